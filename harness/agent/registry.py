@@ -1,0 +1,94 @@
+"""ToolRegistry: tool name -> executor, with fresh state for every run.
+
+An executor is any callable taking the parsed arguments and returning the
+result text; raising :class:`ToolFailure` (or any exception) makes an error
+result that is sent back to the model, which is what error scenarios test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import UnknownNameError
+from harness.model import ToolCall, ToolExecution, ToolResult, ToolSpec
+
+
+class ToolFailure(Exception):
+    """A tool's own failure: its message goes back to the model as an error result."""
+
+
+Executor = Callable[[dict[str, Any]], Any]
+
+
+@dataclass
+class Tool:
+    """A tool the model can call: its spec, how to run it, and where it comes from."""
+
+    spec: ToolSpec
+    execute: Executor
+    source: str = "builtin"
+
+
+@dataclass
+class Fault:
+    """An injected failure: the ``on_call``-th call (1-based) of ``tool`` fails with ``error``."""
+
+    tool: str
+    on_call: int
+    error: str
+
+
+@dataclass
+class ToolRegistry:
+    """The tools of one run, looked up by the name the model sees."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+    faults: list[Fault] = field(default_factory=list)
+    _calls: dict[str, int] = field(default_factory=dict)
+
+    def add(self, tool: Tool) -> None:
+        self.tools[tool.spec.name] = tool
+
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec for tool in self.tools.values()]
+
+    def names(self) -> Iterable[str]:
+        return self.tools.keys()
+
+    def get(self, name: str) -> Tool:
+        try:
+            return self.tools[name]
+        except KeyError:
+            raise UnknownNameError("tool", name, self.tools) from None
+
+    def execute(self, call: ToolCall, turn: int) -> ToolExecution:
+        """Run one call; any failure becomes an error result, never an exception."""
+        started = time.perf_counter()
+        tool = self.tools.get(call.name)
+        source = tool.source if tool else "unknown"
+        if tool is None:
+            content, is_error = f"error: unknown tool {call.name!r}; available: {', '.join(self.tools)}", True
+        elif call.arguments is None:
+            content, is_error = f"error: arguments could not be parsed: {call.parse_error}", True
+        else:
+            self._calls[call.name] = count = self._calls.get(call.name, 0) + 1
+            fault = next((f for f in self.faults if f.tool == call.name and f.on_call == count), None)
+            try:
+                if fault is not None:
+                    raise ToolFailure(fault.error)
+                content, is_error = render(tool.execute(call.arguments)), False
+            except Exception as exc:  # a tool's failure is a result for the model
+                content, is_error = f"error: {exc}", True
+        elapsed = (time.perf_counter() - started) * 1000
+        return ToolExecution(turn, call, ToolResult(call.id, call.name, content, is_error), elapsed, source)
+
+
+def render(value: Any) -> str:
+    """A tool's return value as the text sent to the model (JSON for structures)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

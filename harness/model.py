@@ -1,0 +1,291 @@
+"""Provider-neutral types.
+
+Everything past an adapter speaks these types; raw provider dicts live only
+inside adapters and on the recorded exchange. This module imports nothing
+from the package.
+
+Each type converts to plain JSON data with :func:`to_data` (results files and
+reports are built from that), and the few types that are read back
+(:class:`ToolCall`, :class:`Finding`, ...) have a ``from_data`` classmethod.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+ChoiceMode = Literal["auto", "required", "none", "named"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model: its name, description and JSON Schema of arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ToolSpec:
+        return cls(data["name"], data.get("description", ""), data.get("parameters") or {})
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """What the request asks of the model: ``auto``, ``required``, ``none`` or one named tool."""
+
+    mode: ChoiceMode = "auto"
+    name: str | None = None
+
+    @classmethod
+    def parse(cls, value: str | dict[str, Any] | None) -> ToolChoice:
+        """Read the scenario form: ``auto | required | none | {name: X}``."""
+        if value is None:
+            return cls("auto")
+        if isinstance(value, dict):
+            return cls("named", str(value["name"]))
+        if value in ("auto", "required", "none"):
+            return cls(value)  # type: ignore[arg-type]
+        raise ValueError(f"unknown tool_choice {value!r}")
+
+    def label(self) -> str:
+        return f"named:{self.name}" if self.mode == "named" else self.mode
+
+
+@dataclass
+class ToolCall:
+    """One tool call as the model made it.
+
+    ``arguments`` is the parsed object (``None`` when the wire value could not
+    be parsed into an object: see ``parse_error``); ``raw_arguments`` is exactly
+    what the wire carried (a JSON string for OpenAI-style formats, an object
+    for Ollama, Anthropic and Gemini). ``id`` is the id the harness uses;
+    ``wire_id`` is the id exactly as the provider sent it (``None`` if absent,
+    ``""`` if empty), so a synthesized id is one that differs from it.
+    """
+
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: Any = None
+    id: str | None = None
+    wire_id: str | None = None
+    index: int = 0
+    parse_error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id_synthesized(self) -> bool:
+        """True when the provider sent no usable id and the harness made one up."""
+        return self.id != self.wire_id
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+
+
+@dataclass
+class ToolResult:
+    """What a tool returned (or the error it raised), to be sent back to the model."""
+
+    call_id: str | None
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass
+class Message:
+    """One conversation message in provider-neutral form.
+
+    ``extra`` carries provider data that must be replayed unchanged on the next
+    request of the same wire format (Anthropic thinking blocks, reasoning text).
+    """
+
+    role: Role
+    content: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_result: ToolResult | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Usage:
+    """Token counts as the provider reported them (``None`` where it reported nothing)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    @property
+    def total(self) -> int | None:
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
+@dataclass
+class ProviderError:
+    """An error the provider returned: HTTP status (or the status embedded in a
+    stream error), its error code and message, and anything else useful
+    (Groq's ``failed_generation``, OpenRouter's upstream ``raw``)."""
+
+    status: int
+    message: str
+    code: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Finding:
+    """One observation of a check: ``passed`` or not, how much it matters, why.
+
+    ``evidence`` holds what a user needs to see it for themselves: a deepdiff,
+    the jsonschema errors, or the wire request and response.
+    """
+
+    check_id: str
+    severity: Severity
+    passed: bool
+    detail: str
+    turn_index: int | None = None
+    evidence: dict[str, Any] | None = None
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Finding:
+        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+
+
+def deviation(code: str, detail: str, *, severity: Severity = "warning", **evidence: Any) -> Finding:
+    """A wire deviation noticed by an adapter (always a failed finding, id ``wire.<code>``)."""
+    return Finding(f"wire.{code}", severity, False, detail, evidence=evidence or None)
+
+
+@dataclass
+class ParsedTurn:
+    """One model response, parsed: text, tool calls, finish reason, usage,
+    the provider error if any, and the deviations the adapter noticed."""
+
+    text: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    error: ProviderError | None = None
+    findings: list[Finding] = field(default_factory=list)
+    reasoning: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_message(self) -> Message:
+        """The assistant message to append to the conversation."""
+        return Message("assistant", self.text, list(self.tool_calls), extra=dict(self.extra))
+
+
+@dataclass
+class WireRequest:
+    """A request an adapter built: path relative to the endpoint's base URL,
+    JSON body, extra non-secret headers, and findings about the build itself
+    (an unsupported ``tool_choice``, a quirk the endpoint profile applied)."""
+
+    path: str
+    body: dict[str, Any]
+    stream: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    method: str = "POST"
+
+
+@dataclass
+class WireResponse:
+    """An HTTP response as received (or replayed): status, headers, body text."""
+
+    status: int
+    body: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def content_type(self) -> str:
+        for key, value in self.headers.items():
+            if key.lower() == "content-type":
+                return value
+        return ""
+
+
+@dataclass
+class Exchange:
+    """One request/response round trip with its parsed turn."""
+
+    turn: int
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    parsed: ParsedTurn
+    elapsed_ms: float | None = None
+
+
+@dataclass
+class ToolExecution:
+    """One tool call executed by the harness, with its result."""
+
+    turn: int
+    call: ToolCall
+    result: ToolResult
+    elapsed_ms: float = 0.0
+    source: str = "builtin"
+
+
+StopReason = Literal["final", "max_turns", "loop", "provider_error", "transport_error", "harness_error"]
+
+
+@dataclass
+class Transcript:
+    """Everything that happened in one run of one scenario against one target."""
+
+    target: str
+    scenario_id: str
+    repeat: int = 0
+    tools: list[ToolSpec] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+    executions: list[ToolExecution] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    stop_reason: StopReason = "final"
+    findings: list[Finding] = field(default_factory=list)
+    elapsed_ms: float | None = None
+
+    @property
+    def turns(self) -> list[ParsedTurn]:
+        return [exchange.parsed for exchange in self.exchanges]
+
+    @property
+    def calls(self) -> list[tuple[int, ToolCall]]:
+        """Every tool call of the run with the index of the model turn that made it."""
+        return [(e.turn, call) for e in self.exchanges for call in e.parsed.tool_calls]
+
+    @property
+    def final_text(self) -> str | None:
+        """The text of the last model turn, if it made no call."""
+        if self.exchanges and not self.exchanges[-1].parsed.tool_calls:
+            return self.exchanges[-1].parsed.text
+        return None
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for turn in self.turns:
+            if turn.usage is None:
+                continue
+            if turn.usage.input_tokens is not None:
+                total.input_tokens = (total.input_tokens or 0) + turn.usage.input_tokens
+            if turn.usage.output_tokens is not None:
+                total.output_tokens = (total.output_tokens or 0) + turn.usage.output_tokens
+        return total
+
+
+def to_data(value: Any) -> Any:
+    """Plain JSON data for any of the types above (dataclasses, lists, dicts)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [to_data(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): to_data(item) for key, item in value.items()}
+    return value

@@ -1,0 +1,171 @@
+"""Ollama native ``/api/chat`` (``ollama-chat``).
+
+Arguments are JSON objects; ids exist only since v0.12.10 (older servers send
+none, so ids are synthesized and marked); tool results link by ``tool_name``
+(and ``tool_call_id`` when the call had a wire id); there is no
+``tool_choice`` field at all, so a non-``auto`` choice is a finding, never
+dropped silently. Streams are NDJSON with each call whole in one chunk; the
+last line has ``done: true``; a tool turn ends with ``done_reason: stop``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.model import (
+    Finding,
+    Message,
+    ParsedTurn,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+    WireRequest,
+    deviation,
+)
+from harness.providers.base import (
+    Adapter,
+    RequestOptions,
+    embedded_error,
+    id_findings,
+    join_text,
+    make_call,
+    register,
+)
+from harness.providers.framing import DecodedStream
+
+
+@register
+class OllamaChatAdapter(Adapter):
+    """Ollama's native chat API."""
+
+    format = "ollama-chat"
+    default_path = "/api/chat"
+    argument_wire_type = "object"
+    stream_sentinel = None
+
+    def build_request(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        tool_choice: ToolChoice,
+        options: RequestOptions,
+    ) -> WireRequest:
+        findings: list[Finding] = []
+        synthesized = {c.id for m in messages for c in m.tool_calls if c.id_synthesized}
+        body: dict[str, Any] = {"model": options.model,
+                                "messages": [self.map_message(m, synthesized) for m in messages],
+                                "stream": options.stream}
+        if tools:
+            body["tools"] = [
+                {"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.parameters or {"type": "object", "properties": {}}}}
+                for t in tools
+            ]
+            if tool_choice.mode != "auto":
+                findings.append(Finding(
+                    "wire.tool_choice_unsupported", "warning", False,
+                    f"Ollama's /api/chat has no tool_choice field: {tool_choice.label()!r} could not be sent "
+                    "and the model chose freely"))
+            if options.parallel_tool_calls is not None:
+                findings.append(Finding("wire.parallel_tool_calls_unsupported", "info", False,
+                                        "Ollama's /api/chat has no parallel_tool_calls field"))
+        model_options = {k: v for k, v in (("temperature", options.temperature), ("seed", options.seed),
+                                           ("num_predict", options.max_tokens)) if v is not None}
+        if model_options:
+            body["options"] = model_options
+        body.update(options.extra)
+        return WireRequest(self.default_path, body, options.stream, findings=findings)
+
+    @staticmethod
+    def map_message(message: Message, synthesized: set[str | None]) -> dict[str, Any]:
+        """One message; ids the harness synthesized are never sent back as if Ollama had made them."""
+        if message.role == "tool":
+            result = message.tool_result
+            assert result is not None
+            item = {"role": "tool", "content": result.content, "tool_name": result.name}
+            if result.call_id and result.call_id not in synthesized:
+                item["tool_call_id"] = result.call_id
+            return item
+        wire: dict[str, Any] = {"role": message.role, "content": message.content or ""}
+        if message.tool_calls:
+            wire["tool_calls"] = []
+            for call in message.tool_calls:
+                item_call: dict[str, Any] = {"function": {"index": call.index, "name": call.name,
+                                                          "arguments": call.arguments or {}}}
+                if call.wire_id:
+                    item_call["id"] = call.wire_id
+                wire["tool_calls"].append(item_call)
+        if message.extra.get("thinking"):
+            wire["thinking"] = message.extra["thinking"]
+        return wire
+
+    def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
+        acc = _Accumulator()
+        acc.feed(body)
+        return acc.finish()
+
+    def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
+        acc = _Accumulator()
+        for event in stream.events:
+            if isinstance(event.data, dict):
+                acc.feed(event.data)
+        if stream.events and not acc.done:
+            acc.findings.append(deviation("stream_without_done", "the NDJSON stream ended without done: true"))
+        return acc.finish()
+
+
+class _Accumulator:
+    """Folds Ollama response objects (one, or one per NDJSON line) into a turn."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.raw_calls: list[dict[str, Any]] = []
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self.findings: list[Finding] = []
+        self.error: Any = None
+        self.done = False
+
+    def feed(self, chunk: dict[str, Any]) -> None:
+        error = embedded_error(chunk, 200)
+        if error is not None:
+            self.error = error
+            self.findings.append(deviation("error_chunk_in_stream", "an error line arrived in the 2xx stream"))
+            return
+        message = chunk.get("message") or {}
+        if isinstance(message.get("content"), str):
+            self.text.append(message["content"])
+        if isinstance(message.get("thinking"), str) and message["thinking"]:
+            self.thinking.append(message["thinking"])
+        self.raw_calls.extend(c for c in message.get("tool_calls") or [] if isinstance(c, dict))
+        if chunk.get("done"):
+            self.done = True
+            self.finish_reason = chunk.get("done_reason") or self.finish_reason
+            if "prompt_eval_count" in chunk or "eval_count" in chunk:
+                self.usage = Usage(chunk.get("prompt_eval_count"), chunk.get("eval_count"))
+
+    def finish(self) -> ParsedTurn:
+        calls: list[ToolCall] = []
+        has_index = [("index" in (c.get("function") or {})) for c in self.raw_calls]
+        if any(has_index) and not all(has_index):
+            self.findings.append(Finding("wire.tool_call_index_omitted_on_some_calls", "info", False,
+                                         "function.index is present on some calls and missing on others"))
+        for position, raw in enumerate(self.raw_calls):
+            function = raw.get("function") or {}
+            call, findings = make_call(str(function.get("name", "")), function.get("arguments"), raw.get("id"),
+                                       position, wire_type="object")
+            calls.append(call)
+            for finding in findings:
+                if finding.check_id == "wire.missing_id":
+                    finding = Finding("wire.missing_id", "info", False,
+                                      finding.detail + " (Ollama sends ids only since v0.12.10)")
+                if all(f.check_id != finding.check_id for f in self.findings):
+                    self.findings.append(finding)
+        self.findings.extend(id_findings(calls))
+        thinking = join_text(self.thinking)
+        turn = ParsedTurn(join_text(self.text), calls, self.finish_reason, self.usage, self.error, self.findings,
+                          thinking, {"thinking": thinking} if thinking else {})
+        return turn

@@ -1,0 +1,322 @@
+"""OpenAI Chat Completions (``openai-chat``), and the base of every format shaped like it.
+
+Requests: ``messages`` with assistant ``tool_calls`` (arguments as JSON
+strings) and ``role: tool`` results linked by ``tool_call_id``; ``tools`` as
+``{"type": "function", "function": {...}}``. Responses: whole
+(``choices[0].message``) or SSE deltas assembled by ``index``; both feed the
+same :class:`ChatAccumulator`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from harness.model import (
+    Finding,
+    Message,
+    ParsedTurn,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+    WireRequest,
+    deviation,
+)
+from harness.providers.base import (
+    Adapter,
+    RequestOptions,
+    embedded_error,
+    id_findings,
+    join_text,
+    make_call,
+    register,
+)
+from harness.providers.framing import DecodedStream
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+
+@dataclass
+class _PartialCall:
+    index: int | None
+    id: str | None = None
+    name: str = ""
+    arguments: list[Any] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def raw_arguments(self) -> Any:
+        """String fragments joined; an object (a deviation here) as the last one sent."""
+        if not self.arguments:
+            return None
+        if all(isinstance(a, str) for a in self.arguments):
+            return "".join(self.arguments)
+        return self.arguments[-1]
+
+
+class ChatAccumulator:
+    """Folds OpenAI-shaped messages or stream deltas into one parsed turn.
+
+    A whole response is fed as one delta, so streaming and non-streaming share
+    every rule: calls keyed by ``index`` (a new id under a used index starts a
+    new call), the first name kept, argument fragments concatenated.
+    """
+
+    def __init__(self, *, streaming: bool):
+        self.streaming = streaming
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[_PartialCall] = []
+        self.finish_reasons: list[str] = []
+        self.usage: Usage | None = None
+        self.findings: list[Finding] = []
+        self.error: Any = None
+        self.extra: dict[str, Any] = {}
+        self._noted: set[str] = set()
+
+    def note(self, finding: Finding) -> None:
+        """Record a finding once per turn (streams repeat the same deviation per chunk)."""
+        if finding.check_id not in self._noted:
+            self._noted.add(finding.check_id)
+            self.findings.append(finding)
+
+    def feed_chunk(self, chunk: dict[str, Any], status: int = 200) -> None:
+        error = embedded_error(chunk, status)
+        if error is not None:
+            self.error = error
+            self.note(deviation("error_chunk_in_stream", "an error object arrived inside the 2xx stream"))
+            return
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = read_usage(chunk["usage"])
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") if self.streaming else choice.get("message")
+            if isinstance(delta, dict):
+                self.feed_delta(delta)
+            reason = choice.get("finish_reason")
+            if reason:
+                if self.finish_reasons and reason != self.finish_reasons[-1]:
+                    self.note(deviation("finish_reason_changed", f"finish_reason went from "
+                                        f"{self.finish_reasons[-1]!r} to {reason!r}"))
+                elif self.finish_reasons:
+                    self.note(Finding("wire.finish_reason_repeated", "info", False,
+                                      "finish_reason was sent in more than one chunk"))
+                self.finish_reasons.append(reason)
+
+    def feed_delta(self, delta: dict[str, Any]) -> None:
+        content = delta.get("content")
+        if isinstance(content, str):
+            self.text.append(content)
+        elif isinstance(content, list):
+            self.text.extend(p.get("text", "") for p in content if isinstance(p, dict))
+        for name in REASONING_FIELDS:
+            value = delta.get(name)
+            if isinstance(value, str) and value:
+                self.reasoning.append(value)
+                self.note(Finding(f"wire.reasoning_field:{name}", "info", False,
+                                  f"reasoning text in the non-standard field {name!r}"))
+        if delta.get("function_call"):
+            self.note(deviation("legacy_function_call_field",
+                                "the deprecated function_call field came beside tool_calls",
+                                function_call=delta["function_call"]))
+        if "extra_content" in delta:
+            self.extra["extra_content"] = delta["extra_content"]
+            self.note(Finding("wire.extra_content_field", "info", False,
+                              "message carries extra_content (replayed unchanged)"))
+        for position, item in enumerate(delta.get("tool_calls") or []):
+            if isinstance(item, dict):
+                self.feed_tool_call(item, position)
+
+    def feed_tool_call(self, item: dict[str, Any], position: int) -> None:
+        index = item.get("index")
+        call_id = item.get("id")
+        function = item.get("function") or {}
+        if "type" not in item and (call_id is not None or not self.streaming):
+            self.note(Finding("wire.tool_call_missing_type", "info", False, "tool call without type: function"))
+        current = self._find(index, call_id, position)
+        if current is None:
+            current = _PartialCall(index, call_id)
+            self.calls.append(current)
+        elif call_id is not None:
+            if current.id == call_id and self.streaming:
+                self.note(deviation("id_repeated_in_stream", "the call id is repeated in continuation chunks"))
+            current.id = current.id or call_id
+        name = function.get("name")
+        if isinstance(name, str):
+            if not current.name:
+                current.name = name
+            elif name == "":
+                self.note(Finding("wire.empty_name_in_continuation_chunk", "info", False,
+                                  "continuation chunks carry an empty name"))
+            elif name == current.name:
+                self.note(deviation("name_repeated_in_stream", "the call name is repeated in continuation chunks"))
+            else:
+                self.note(deviation("name_fragmented_in_stream", "the call name arrived in fragments"))
+                current.name += name
+        if "arguments" in function and function["arguments"] is not None:
+            current.arguments.append(function["arguments"])
+        if "extra_content" in item:
+            current.extra["extra_content"] = item["extra_content"]
+
+    def _find(self, index: int | None, call_id: str | None, position: int) -> _PartialCall | None:
+        if not self.streaming:
+            return None  # a whole message: every entry is its own call
+        if index is None:
+            self.note(deviation("tool_call_delta_without_index", "a streamed tool call delta has no index"))
+            if call_id is None and self.calls:
+                return self.calls[-1]
+            return None
+        for call in reversed(self.calls):
+            if call.index == index:
+                if call_id is not None and call.id is not None and call_id != call.id:
+                    self.note(deviation("tool_call_index_reused_for_new_id",
+                                        f"index {index} reused for a new call id {call_id}"))
+                    return None
+                return call
+        return None
+
+    def finish(self, *, wire_type: str = "string") -> ParsedTurn:
+        calls: list[ToolCall] = []
+        for position, partial in enumerate(self.calls):
+            call, findings = make_call(partial.name, partial.raw_arguments(), partial.id, position,
+                                       wire_type=wire_type)
+            call.extra.update(partial.extra)
+            for finding in findings:
+                self.note(finding)
+            calls.append(call)
+        for finding in id_findings(calls):
+            self.note(finding)
+        finish = self.finish_reasons[-1] if self.finish_reasons else None
+        if calls and finish not in (None, "tool_calls", "function_call"):
+            self.note(Finding("wire.finish_stop_with_tool_calls", "info", False,
+                              f"finish_reason is {finish!r} although the turn has tool calls"))
+        if not calls and finish == "tool_calls":
+            self.note(deviation("finish_tool_calls_without_calls",
+                                "finish_reason is 'tool_calls' but the turn has no tool call"))
+        text = join_text(self.text)
+        if text and text.strip() and calls:
+            self.note(Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls"))
+        reasoning = join_text(self.reasoning)
+        extra = dict(self.extra)
+        if reasoning:
+            extra["reasoning"] = reasoning
+        turn = ParsedTurn(text, calls, finish, self.usage, None, self.findings, reasoning, extra)
+        if self.error is not None:
+            turn.error = self.error
+        return turn
+
+
+def read_usage(usage: dict[str, Any]) -> Usage:
+    return Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+
+
+@register
+class OpenAIChatAdapter(Adapter):
+    """OpenAI Chat Completions."""
+
+    format = "openai-chat"
+    default_path = "/v1/chat/completions"
+    named_choice_wire: ClassVar[str] = "object"
+
+    # -- request mapping (pure functions over the neutral types) -----------
+
+    def map_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        return [
+            {"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.parameters or {"type": "object", "properties": {}}}}
+            for t in tools
+        ]
+
+    def map_tool_choice(self, choice: ToolChoice) -> Any:
+        if choice.mode == "named":
+            return {"type": "function", "function": {"name": choice.name}}
+        return choice.mode
+
+    def map_call(self, call: ToolCall) -> dict[str, Any]:
+        raw = call.raw_arguments
+        arguments = raw if isinstance(raw, str) else json.dumps(call.arguments or {})
+        wire: dict[str, Any] = {"id": call.id, "type": "function",
+                                "function": {"name": call.name, "arguments": arguments}}
+        if "extra_content" in call.extra:
+            wire["extra_content"] = call.extra["extra_content"]
+        return wire
+
+    def map_tool_result(self, message: Message) -> dict[str, Any]:
+        assert message.tool_result is not None
+        return {"role": "tool", "tool_call_id": message.tool_result.call_id,
+                "content": message.tool_result.content}
+
+    def map_messages(self, messages: Sequence[Message], findings: list[Finding]) -> list[dict[str, Any]]:
+        wire: list[dict[str, Any]] = []
+        for message in messages:
+            if message.role == "tool":
+                wire.append(self.map_tool_result(message))
+            elif message.role == "assistant":
+                item: dict[str, Any] = {"role": "assistant", "content": message.content}
+                if message.tool_calls:
+                    item["tool_calls"] = [self.map_call(c) for c in message.tool_calls]
+                if item["content"] is None and not self.profile.assistant_content_null:
+                    item["content"] = ""
+                    quirk = self.profile.quirk("assistant_content_null_rejected")
+                    findings.append(Finding(
+                        "wire.quirk:assistant_content_null_rejected", "warning", False,
+                        quirk.detail if quirk else "the endpoint rejects content: null on assistant messages; "
+                        "sent an empty string instead"))
+                if "extra_content" in message.extra:
+                    item["extra_content"] = message.extra["extra_content"]
+                wire.append(item)
+            else:
+                wire.append({"role": message.role, "content": message.content or ""})
+        return wire
+
+    def build_request(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        tool_choice: ToolChoice,
+        options: RequestOptions,
+    ) -> WireRequest:
+        findings: list[Finding] = []
+        body: dict[str, Any] = {"model": options.model, "messages": self.map_messages(messages, findings)}
+        if tools:
+            body["tools"] = self.map_tools(tools)
+            body["tool_choice"] = self.map_tool_choice(tool_choice)
+            findings.extend(self.choice_findings(tool_choice))
+            if options.parallel_tool_calls is not None and self.profile.send_parallel_tool_calls:
+                body["parallel_tool_calls"] = options.parallel_tool_calls
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            body["max_tokens"] = options.max_tokens
+        if options.seed is not None:
+            body["seed"] = options.seed
+        body["stream"] = options.stream
+        if options.stream and self.profile.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        body.update(options.extra)
+        return WireRequest(self.default_path, body, options.stream, findings=findings)
+
+    # -- response parsing ---------------------------------------------------
+
+    def accumulator(self, *, streaming: bool) -> ChatAccumulator:
+        return ChatAccumulator(streaming=streaming)
+
+    def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
+        acc = self.accumulator(streaming=False)
+        acc.feed_chunk(body)
+        return acc.finish(wire_type=self.argument_wire_type)
+
+    def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
+        acc = self.accumulator(streaming=True)
+        for event in stream.events:
+            if not isinstance(event.data, dict):
+                continue
+            if event.event == "error":
+                acc.note(deviation("error_event_in_stream", "an SSE 'event: error' arrived in the stream"))
+                if "error" not in event.data:
+                    event.data = {"error": event.data}
+            acc.feed_chunk(event.data)
+        return acc.finish(wire_type=self.argument_wire_type)
