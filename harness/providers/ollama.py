@@ -65,7 +65,7 @@ class OllamaChatAdapter(Adapter):
             ]
             if tool_choice.mode != "auto":
                 findings.append(Finding(
-                    "wire.tool_choice_unsupported", "warning", False,
+                    "wire.tool_choice_unsupported", "info", False,
                     f"Ollama's /api/chat has no tool_choice field: {tool_choice.label()!r} could not be sent "
                     "and the model chose freely"))
             if options.parallel_tool_calls is not None:

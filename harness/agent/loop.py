@@ -1,0 +1,123 @@
+"""The agent loop: send, parse, execute the calls, send the results back, repeat.
+
+It stops at a final answer (a turn without calls), at ``max_turns``, at a
+repeated identical call (a loop), or at a provider or transport error.
+Everything lands in the :class:`~harness.model.Transcript`; nothing here
+judges the run (that is the checks' job).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from harness.agent.registry import ToolRegistry
+from harness.errors import TransportError
+from harness.model import (
+    Exchange,
+    Finding,
+    Message,
+    ParsedTurn,
+    ProviderError,
+    ToolCall,
+    ToolChoice,
+    ToolExecution,
+    Transcript,
+    WireRequest,
+)
+from harness.providers.base import Adapter, RequestOptions
+from harness.transport import Sent
+
+Send = Callable[[WireRequest], Sent]
+
+
+@dataclass
+class LoopSettings:
+    max_turns: int
+    tool_choice: ToolChoice
+    options: RequestOptions
+
+
+def call_signature(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
+    """What identifies a turn's calls for loop detection: names and canonical arguments."""
+    return sorted((c.name, json.dumps(c.arguments, sort_keys=True)) for c in calls)
+
+
+def turn_choice(first: ToolChoice, turn: int) -> ToolChoice:
+    """The scenario's tool_choice applies to the first turn; forcing it again would never let
+    the model answer, so ``required`` and named choices become ``auto`` afterwards."""
+    if turn == 0 or first.mode in ("auto", "none"):
+        return first
+    return ToolChoice("auto")
+
+
+def run_loop(
+    transcript: Transcript,
+    adapter: Adapter,
+    send: Send,
+    registry: ToolRegistry,
+    messages: Sequence[Message],
+    settings: LoopSettings,
+) -> Transcript:
+    """Drive one conversation to its end, filling ``transcript`` as it goes."""
+    conversation = list(messages)
+    transcript.tools = registry.specs()
+    previous: list[tuple[str, str]] | None = None
+    previous_failed = False
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tool") as pool:
+        for turn in range(settings.max_turns):
+            wire = adapter.build_request(conversation, transcript.tools, turn_choice(settings.tool_choice, turn),
+                                         settings.options)
+            for finding in wire.findings:
+                finding.turn_index = turn
+                transcript.findings.append(finding)
+            try:
+                sent = send(wire)
+            except TransportError as exc:
+                parsed = ParsedTurn(error=ProviderError(0, str(exc), "transport_error"))
+                request = {"method": wire.method, "path": wire.path, "body": wire.body}
+                transcript.exchanges.append(Exchange(turn, request, None, parsed))
+                transcript.stop_reason = "transport_error"
+                break
+            parsed = adapter.parse(sent.response, stream=wire.stream)
+            for finding in [*sent.findings, *parsed.findings]:
+                finding.turn_index = turn
+            transcript.findings.extend(sent.findings)
+            response = {"status": sent.response.status, "headers": sent.response.headers, "body": sent.response.body}
+            transcript.exchanges.append(Exchange(turn, sent.request, response, parsed, sent.elapsed_ms))
+            if parsed.error is not None:
+                transcript.stop_reason = "provider_error"
+                break
+            conversation.append(parsed.as_message())
+            if not parsed.tool_calls:
+                transcript.stop_reason = "final"
+                break
+            signature = call_signature(parsed.tool_calls)
+            if signature == previous and not previous_failed:
+                transcript.stop_reason = "loop"
+                transcript.findings.append(Finding(
+                    "loop.repeated_call", "error", False,
+                    f"turn {turn} repeats the previous turn's calls with the same arguments "
+                    f"after they succeeded: {[name for name, _ in signature]}", turn))
+                break
+            executions = execute(pool, registry, parsed.tool_calls, turn)
+            transcript.executions.extend(executions)
+            conversation.extend(Message("tool", tool_result=e.result) for e in executions)
+            previous, previous_failed = signature, any(e.result.is_error for e in executions)
+        else:
+            transcript.stop_reason = "max_turns"
+    transcript.messages = conversation
+    transcript.elapsed_ms = (time.perf_counter() - started) * 1000
+    return transcript
+
+
+def execute(pool: ThreadPoolExecutor, registry: ToolRegistry, calls: Sequence[ToolCall],
+            turn: int) -> list[ToolExecution]:
+    """Run a turn's calls, concurrently when there are several; results keep the call order."""
+    if len(calls) == 1:
+        return [registry.execute(calls[0], turn)]
+    return list(pool.map(lambda call: registry.execute(call, turn), calls))

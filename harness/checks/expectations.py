@@ -1,0 +1,213 @@
+"""Expectation checks: did the run do what the scenario's ``expect`` block asks?
+
+Expected calls are matched to actual calls as a maximum bipartite matching
+(each actual call serves at most one expected call), so order is judged
+separately from presence. A mismatch shows the closest actual call, the
+matcher's reasons and a deepdiff of expected and actual arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.checks import RunContext, check, passed
+from harness.matchers import args_match
+from harness.model import Finding, ToolCall
+from harness.scenarios import ExpectedCall
+
+Actual = tuple[int, ToolCall]
+
+
+def _fits(expected: ExpectedCall, call: ToolCall) -> bool:
+    return call.name == expected.name and not args_match(expected.args, call.arguments, exact=expected.args_exact)
+
+
+def in_order(expected: tuple[ExpectedCall, ...], actual: list[Actual]) -> dict[int, int]:
+    """Expected index -> actual index, greedily in the listed order (each after the previous)."""
+    found: dict[int, int] = {}
+    start = 0
+    for e, want in enumerate(expected):
+        a = next((i for i in range(start, len(actual)) if _fits(want, actual[i][1])), None)
+        if a is not None:
+            found[e], start = a, a + 1
+    return found
+
+
+def assign(expected: tuple[ExpectedCall, ...], actual: list[Actual]) -> dict[int, int]:
+    """Expected index -> actual index, as many as possible: in the listed order when that
+    matches them all, else a maximum matching (Kuhn's augmenting paths)."""
+    ordered = in_order(expected, actual)
+    if len(ordered) == len(expected):
+        return ordered
+    owner: dict[int, int] = {}
+
+    def place(e: int, seen: set[int]) -> bool:
+        for a, (_, call) in enumerate(actual):
+            if a in seen or not _fits(expected[e], call):
+                continue
+            seen.add(a)
+            if a not in owner or place(owner[a], seen):
+                owner[a] = e
+                return True
+        return False
+
+    for e in range(len(expected)):
+        place(e, set())
+    return {e: a for a, e in owner.items()}
+
+
+def _call_text(name: str, args: Any) -> str:
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items()) if isinstance(args, dict) else args!r})"
+
+
+def _diff(expected: dict[str, Any], actual: dict[str, Any] | None) -> str:
+    from deepdiff import DeepDiff
+
+    return DeepDiff(expected, actual, verbose_level=2).pretty() or "(no structural difference)"
+
+
+def _matching(context: RunContext) -> tuple[tuple[ExpectedCall, ...], list[Actual], dict[int, int]]:
+    expected = context.scenario.expect.calls or ()
+    actual = context.transcript.calls
+    return expected, actual, assign(expected, actual)
+
+
+@check("expect.calls", kind="expectation", weight=3.0)
+def expected_calls(context: RunContext) -> list[Finding]:
+    """Each expected call was made, with arguments matching the scenario's matchers.
+    This is the heart of a scenario: did the model call the right tool the right way?"""
+    expected, actual, matched = _matching(context)
+    if not expected:
+        return []
+    findings = []
+    used = set(matched.values())
+    for e, want in enumerate(expected):
+        if e in matched:
+            turn, call = actual[matched[e]]
+            findings.append(passed("", f"{_call_text(call.name, call.arguments)} in turn {turn}"))
+            continue
+        same_name = [(turn, c) for i, (turn, c) in enumerate(actual) if c.name == want.name and i not in used]
+        if not same_name:
+            made = [c.name for _, c in actual] or "no call"
+            findings.append(Finding("", "error", False, f"expected a call to {want.name!r}; calls made: {made}"))
+            continue
+        turn, closest = same_name[0]
+        problems = args_match(want.args, closest.arguments, exact=want.args_exact)
+        findings.append(Finding(
+            "", "error", False,
+            f"expected {_call_text(want.name, want.args)}; closest call {_call_text(closest.name, closest.arguments)} "
+            f"in turn {turn}: {'; '.join(problems)}",
+            turn, {"expected": want.args, "actual": closest.arguments, "deepdiff": _diff(want.args, closest.arguments)}))
+    return findings
+
+
+@check("expect.order", kind="expectation")
+def call_order(context: RunContext) -> list[Finding]:
+    """With ``order: strict`` (the default) the expected calls happen in the listed order:
+    sequential tasks whose later calls depend on earlier results."""
+    expected, actual, matched = _matching(context)
+    if context.scenario.expect.order != "strict" or len(expected) < 2 or len(matched) < 2:
+        return []
+    if len(in_order(expected, actual)) >= len(matched):
+        return [passed("", "expected calls made in order")]
+    made = [actual[matched[e]][1].name for e in sorted(matched, key=matched.__getitem__)]
+    return [Finding("", "error", False, f"calls made in the order {made}, expected {[c.name for c in expected]}")]
+
+
+@check("expect.parallel", kind="expectation", weight=2.0)
+def parallel_calls(context: RunContext) -> list[Finding]:
+    """With ``parallel: true`` every expected call arrives in one model turn: parallel tool
+    calling, which saves round trips and which some providers or models lack."""
+    expected, actual, matched = _matching(context)
+    if not context.scenario.expect.parallel or not expected:
+        return []
+    turns = sorted({actual[a][0] for a in matched.values()})
+    if len(matched) == len(expected) and len(turns) == 1:
+        return [passed("", f"{len(expected)} calls in turn {turns[0]}")]
+    by_turn = {t: [c.name for turn, c in actual if turn == t] for t in sorted({t for t, _ in actual})}
+    return [Finding("", "error", False, f"expected {len(expected)} calls in one turn; calls by turn: {by_turn}")]
+
+
+@check("expect.extra_calls", kind="expectation")
+def extra_calls(context: RunContext) -> list[Finding]:
+    """No calls beyond the expected ones (unless ``allow_extra``): extra calls cost time and
+    money, and may have side effects."""
+    expected, actual, matched = _matching(context)
+    if not expected or context.scenario.expect.allow_extra:
+        return []
+    extra = [(turn, c) for i, (turn, c) in enumerate(actual) if i not in set(matched.values())]
+    if not extra:
+        return [passed("", "no unexpected calls")]
+    return [Finding("", "warning", False, f"unexpected call {_call_text(c.name, c.arguments)}", turn)
+            for turn, c in extra]
+
+
+@check("expect.no_call", kind="expectation", weight=3.0)
+def no_call(context: RunContext) -> list[Finding]:
+    """When no tool fits the request (or ``tool_choice`` is ``none``) the model answers
+    without calling one: irrelevance detection."""
+    if not context.scenario.expects_no_call:
+        return []
+    calls = context.transcript.calls
+    if not calls:
+        return [passed("", "no tool called")]
+    return [Finding("", "error", False, f"expected no call; got {_call_text(c.name, c.arguments)}", turn)
+            for turn, c in calls]
+
+
+@check("expect.final", kind="expectation", weight=2.0)
+def final_answer(context: RunContext) -> list[Finding]:
+    """The run ends with a text answer matching the scenario's ``final`` matcher: the user
+    gets an answer built from the tool results."""
+    from harness.matchers import match
+
+    matcher = context.scenario.expect.final
+    t = context.transcript
+    if matcher is None or not t.exchanges:
+        return []
+    text = t.final_text
+    if text is None:
+        return [Finding("", "error", False, f"no final answer (the run stopped: {t.stop_reason})")]
+    problems = match(matcher, text)
+    if problems:
+        return [Finding("", "error", False, f"final answer does not match: {'; '.join(problems)}",
+                        len(t.exchanges) - 1, {"text": text, "matcher": matcher})]
+    return [passed("", "final answer matches")]
+
+
+@check("expect.turn_budget", kind="expectation")
+def turn_budget(context: RunContext) -> list[Finding]:
+    """The run finished within ``limits.max_turns`` model turns."""
+    t = context.transcript
+    if not t.exchanges:
+        return []
+    if t.stop_reason == "max_turns":
+        return [Finding("", "error", False, f"no final answer within {context.scenario.max_turns} turns")]
+    return [passed("", f"{len(t.exchanges)} of {context.scenario.max_turns} turns used")]
+
+
+@check("expect.no_loop", kind="expectation")
+def no_loop(context: RunContext) -> list[Finding]:
+    """The model does not repeat a successful call with the same arguments: a loop that
+    an agent would otherwise run until its budget is gone."""
+    t = context.transcript
+    if not t.calls:
+        return []
+    loops = [f for f in t.findings if f.check_id == "loop.repeated_call"]
+    return loops or [passed("", "no repeated identical call")]
+
+
+@check("expect.recovery", kind="expectation", weight=2.0)
+def recovery(context: RunContext) -> list[Finding]:
+    """After a tool returns an error the model goes on: it retries, tries another way or tells
+    the user, and the provider accepts the error result it was sent."""
+    t = context.transcript
+    failed = [e for e in t.executions if e.result.is_error]
+    if not failed:
+        return []
+    last = max(e.turn for e in failed)
+    after = [x for x in t.exchanges if x.turn > last]
+    if after and after[0].parsed.error is None:
+        return [passed("", f"the model continued after the tool error in turn {last}")]
+    reason = "the provider rejected the request carrying the error result" if after else f"the run stopped: {t.stop_reason}"
+    return [Finding("", "error", False, f"no recovery after the tool error in turn {last}: {reason}", last)]

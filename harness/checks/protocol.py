@@ -1,0 +1,166 @@
+"""Protocol checks: does every model turn follow the tool-calling protocol?
+
+They look at the wire (what the adapter noticed), at each call's arguments
+(valid JSON, valid against the tool's schema), names and ids, at whether the
+``tool_choice`` was honoured, and at calls leaked into text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from harness.checks import RunContext, check, passed
+from harness.model import Finding
+
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def _exchange_evidence(context: RunContext, turn: int | None) -> dict[str, Any] | None:
+    """The request and response of a turn, as evidence for a finding."""
+    if turn is None or turn >= len(context.transcript.exchanges):
+        return None
+    exchange = context.transcript.exchanges[turn]
+    return {"request": exchange.request, "response": exchange.response}
+
+
+@check("protocol.wire", kind="protocol")
+def wire_format(context: RunContext) -> list[Finding]:
+    """Every deviation from the provider's wire format that the adapter noticed while
+    building requests and parsing responses (ids, argument encoding, finish reasons,
+    stream framing, endpoint quirks). A user's client library may break on any of them."""
+    t = context.transcript
+    findings = [f for f in t.findings if f.check_id.startswith(("wire.", "transport."))]
+    for turn in t.turns:
+        findings.extend(turn.findings)
+    if not t.exchanges:
+        return []
+    deviations = [f for f in findings if not f.passed]
+    for finding in deviations:
+        if finding.severity != "info" and finding.evidence is None:
+            finding.evidence = _exchange_evidence(context, finding.turn_index)
+    if not any(f.severity != "info" for f in deviations):
+        deviations.insert(0, passed("protocol.wire", f"{len(t.exchanges)} exchange(s) follow the wire format"))
+    return sorted(deviations, key=lambda f: (SEVERITY_RANK[f.severity], f.turn_index or 0))
+
+
+@check("protocol.arguments_json", kind="protocol")
+def arguments_json(context: RunContext) -> list[Finding]:
+    """Each call's arguments parse as a JSON object. Invalid JSON cannot be executed: the
+    agent must fail or guess."""
+    calls = context.transcript.calls
+    if not calls:
+        return []
+    bad = [Finding("", "error", False, f"call {c.name!r}: {c.parse_error}", turn,
+                   {"raw_arguments": c.raw_arguments}) for turn, c in calls if c.parse_error]
+    return bad or [passed("", f"{len(calls)} call(s) have JSON object arguments")]
+
+
+@check("protocol.arguments_schema", kind="protocol")
+def arguments_schema(context: RunContext) -> list[Finding]:
+    """Each call's arguments are valid against the tool's JSON Schema (every error listed):
+    missing required fields, wrong types, values outside an enum, unexpected keys."""
+    import jsonschema
+
+    specs = {spec.name: spec for spec in context.transcript.tools}
+    findings: list[Finding] = []
+    checked = 0
+    for turn, call in context.transcript.calls:
+        spec = specs.get(call.name)
+        if spec is None or call.arguments is None:
+            continue
+        checked += 1
+        validator = jsonschema.Draft202012Validator(spec.parameters or {"type": "object"})
+        errors = sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+            findings.append(Finding("", "error", False, f"call {call.name!r} arguments break its schema: "
+                                    + "; ".join(messages), turn, {"arguments": call.arguments, "errors": messages}))
+    if not checked:
+        return []
+    return findings or [passed("", f"{checked} call(s) match their tool's schema")]
+
+
+@check("protocol.known_tool", kind="protocol")
+def known_tool(context: RunContext) -> list[Finding]:
+    """Every called tool was offered. A hallucinated tool name cannot be executed."""
+    offered = {spec.name for spec in context.transcript.tools}
+    calls = context.transcript.calls
+    if not calls:
+        return []
+    bad = [Finding("", "error", False, f"call to unknown tool {c.name!r}; offered: {sorted(offered)}", turn)
+           for turn, c in calls if c.name not in offered]
+    return bad or [passed("", "every called tool was offered")]
+
+
+@check("protocol.call_ids", kind="protocol")
+def call_ids(context: RunContext) -> list[Finding]:
+    """Call ids the provider sent are unique across the conversation, so each tool result
+    links to exactly one call."""
+    ids = [c.wire_id for _, c in context.transcript.calls if c.wire_id]
+    if not ids:
+        return []
+    duplicates = sorted(i for i, n in Counter(ids).items() if n > 1)
+    if duplicates:
+        return [Finding("", "error", False, f"call ids reused within the conversation: {duplicates}")]
+    return [passed("", f"{len(ids)} call id(s), all unique")]
+
+
+@check("protocol.tool_choice", kind="protocol")
+def tool_choice_honoured(context: RunContext) -> list[Finding]:
+    """The first turn honours ``tool_choice``: ``required`` makes a call, ``none`` makes none,
+    a named choice calls that tool and only it."""
+    choice = context.scenario.tool_choice
+    t = context.transcript
+    if choice.mode == "auto" or not t.exchanges or t.exchanges[0].parsed.error is not None:
+        return []
+    calls = t.exchanges[0].parsed.tool_calls
+    names = [c.name for c in calls]
+    severity = "error" if context.native_tool_choice else "warning"
+    if choice.mode == "required" and not calls:
+        problem = "tool_choice 'required' but the first turn made no call"
+    elif choice.mode == "none" and calls:
+        problem = f"tool_choice 'none' but the first turn called {names}"
+    elif choice.mode == "named" and (not calls or any(n != choice.name for n in names)):
+        problem = f"tool_choice named {choice.name!r} but the first turn called {names or 'nothing'}"
+    else:
+        return [passed("", f"tool_choice {choice.label()!r} honoured")]
+    return [Finding("", severity, False, problem, 0, _exchange_evidence(context, 0))]
+
+
+@check("protocol.native_delivery", kind="protocol")
+def native_delivery(context: RunContext) -> list[Finding]:
+    """In native mode a tool call must arrive in the tool-call fields, not written into the
+    text (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``, bare JSON...): an agent
+    reading only the native fields would miss it."""
+    if context.protocol is not None or not context.transcript.exchanges:
+        return []
+    from harness.providers.text_protocols import detect_leaks
+
+    names = [spec.name for spec in context.transcript.tools]
+    findings: list[Finding] = []
+    for exchange in context.transcript.exchanges:
+        for leak in detect_leaks(exchange.parsed.text, tool_names=names):
+            findings.append(Finding("", "error", False, f"a tool call leaked into the text ({leak.marker}): "
+                                    f"{leak.snippet!r}", exchange.turn, {"text": exchange.parsed.text}))
+    return findings or [passed("", "no tool call written into text")]
+
+
+@check("protocol.provider_error", kind="protocol", weight=2.0)
+def provider_error(context: RunContext) -> list[Finding]:
+    """The provider answered every request without an error. An error status, an error
+    inside a 200 body or stream, or no response at all is a finding with the request and
+    response that show it."""
+    t = context.transcript
+    if not t.exchanges:
+        return []
+    findings = []
+    for exchange in t.exchanges:
+        error = exchange.parsed.error
+        if error is not None:
+            code = f" {error.code}" if error.code else ""
+            findings.append(Finding("", "error", False,
+                                    f"HTTP {error.status}{code}: {error.message or '(empty error message)'}",
+                                    exchange.turn, {"request": exchange.request, "response": exchange.response,
+                                                    "error_detail": error.detail or None}))
+    return findings or [passed("", f"{len(t.exchanges)} request(s) answered without error")]

@@ -1,0 +1,262 @@
+"""The ``harness`` command: a thin shell over the library (parse options, call, print).
+
+Exit codes: 0 success; 1 a score below ``--min-score`` or failed runs with
+``--strict``; 2 bad input (scenario, config, option); 3 a cassette is missing
+or the requests drifted from it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.errors import UserError
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal:  # CI logs and pipes: do not squeeze tables into 80 columns
+        console = Console(stderr=stderr, highlight=False, width=200)
+    return console
+
+
+class HarnessGroup(click.Group):
+    """Turns the harness's user errors into a one-line message and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            _console(stderr=True).print(f"[red]error:[/red] {exc}", markup=True, soft_wrap=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=HarnessGroup)
+@click.version_option(package_name="toolcall-harness")
+def main() -> None:
+    """Provider conformance tests for LLM tool calling."""
+
+
+def _run_options(fn: Any) -> Any:
+    options = [
+        click.option("--target", "-t", "targets", multiple=True, help="Target name or glob (repeatable)."),
+        click.option("--scenario", "-s", "scenario_patterns", multiple=True,
+                     help="Scenario id, glob or category (repeatable)."),
+        click.option("--scenarios", "scenario_dir", default="scenarios", show_default=True,
+                     help="Scenario file or folder."),
+        click.option("--cassettes", default="cassettes", show_default=True, type=click.Path(path_type=Path)),
+        click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path),
+                     help="Folder for results.jsonl and the reports."),
+        click.option("--config", default=None, help="Targets file (default ./harness.toml if present)."),
+        click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 100),
+                     help="Runs per scenario (pass^k)."),
+        click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 64)),
+        click.option("--min-score", default=None, type=click.FloatRange(0, 100),
+                     help="Exit 1 when a target scores below this."),
+        click.option("--strict", is_flag=True, help="Exit 1 when any run fails."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+@main.command()
+@_run_options
+@click.option("--mode", type=click.Choice(["replay", "record", "live"]), default="replay", show_default=True)
+@click.option("--live", "live_flag", is_flag=True, help="Same as --mode live: real calls, nothing written.")
+@click.option("--record-mode", type=click.Choice(["once", "new_episodes", "all"]), default="all",
+              show_default=True, help="With --mode record: vcrpy record mode.")
+def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
+    """Run scenarios against targets (default: replay every recorded target offline)."""
+    _run("live" if live_flag else mode, record_mode, **options)
+
+
+@main.command()
+@_run_options
+@click.option("--record-mode", type=click.Choice(["once", "new_episodes", "all"]), default="all",
+              show_default=True)
+def record(record_mode: str, **options: Any) -> None:
+    """Run live and write cassettes (default targets: the simulated ones)."""
+    _run("record", record_mode, **options)
+
+
+def _run(mode: str, record_mode: str, *, targets: tuple[str, ...], scenario_patterns: tuple[str, ...],
+         scenario_dir: str, cassettes: Path, out: Path, config: str | None, repeat: int, concurrency: int,
+         min_score: float | None, strict: bool) -> None:
+    from harness import scenarios as scenario_lib
+    from harness.errors import ConfigError
+    from harness.reports import write_reports
+    from harness.runner import RunConfig
+    from harness.runner import run as run_all
+    from harness.targets import load_targets, pick
+
+    known = load_targets(config)
+    if targets:
+        chosen = pick(known, list(targets))
+    elif mode == "replay":
+        chosen = [t for name, t in sorted(known.items()) if (cassettes / name).is_dir()]
+        if not chosen:
+            raise ConfigError(f"no recorded target under {cassettes}/; name targets with --target")
+    elif mode == "record":
+        chosen = [t for _, t in sorted(known.items()) if t.simulated]
+    else:
+        raise ConfigError("--live needs at least one --target")
+    selected = scenario_lib.select(scenario_lib.load([scenario_dir]), list(scenario_patterns))
+    if not selected:
+        raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
+    run_config = RunConfig(mode=mode, cassettes=cassettes, results=out / "results.jsonl",  # type: ignore[arg-type]
+                           repeats=repeat, concurrency=concurrency, record_mode=record_mode)  # type: ignore[arg-type]
+    err = _console(stderr=True)
+    total = len(chosen) * len(selected) * repeat
+    err.print(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
+    from rich.progress import Progress
+
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task(mode, total=total)
+        records = run_all(chosen, selected, run_config, on_result=lambda _: progress.advance(task))
+    report, paths = write_reports(records, out)
+    _print_table(report)
+    for record_ in records:
+        if record_["error"]:
+            err.print(f"[red]{record_['target']} {record_['scenario']}:[/red] {record_['error']['message']}",
+                      markup=True, soft_wrap=True)
+    err.print("wrote " + ", ".join(str(p) for p in [run_config.results, *paths]))
+    _exit_code(report, records, min_score, strict)
+
+
+def _print_table(report: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from harness.reports.markdown import matrix
+
+    header, rows = matrix(report)
+    table = Table(title="Tool-calling conformance (0-100)", title_justify="left")
+    for name in header:
+        table.add_column(name, justify="left" if name in ("target", "mode", "model") else "right")
+    for row in rows:
+        table.add_row(*row)
+    console = _console()
+    console.print(table)
+    if report["summary"]["overall"]["simulated_targets"]:
+        console.print(f"[dim]{report['simulated_note']}[/dim]", markup=True)
+
+
+def _exit_code(report: dict[str, Any], records: list[dict[str, Any]], min_score: float | None,
+               strict: bool) -> None:
+    err = _console(stderr=True)
+    if any(r["error"] and r["error"]["kind"].startswith("Cassette") for r in records):
+        err.print("[red]cassette errors: see above; replay never goes live[/red]", markup=True)
+        sys.exit(3)
+    if min_score is not None:
+        low = {n: t["score"] for n, t in report["summary"]["targets"].items()
+               if t["score"] is None or t["score"] < min_score}
+        if low:
+            err.print(f"[red]below --min-score {min_score}:[/red] {low}", markup=True)
+            sys.exit(1)
+    if strict and not all(r["passed"] for r in records):
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+def validate(paths: tuple[str, ...]) -> None:
+    """Validate scenario files (default: ./scenarios)."""
+    from harness import scenarios as scenario_lib
+    from harness.errors import ScenarioError
+
+    failures = 0
+    for path in paths or ("scenarios",):
+        try:
+            loaded = scenario_lib.load([path])
+            click.echo(f"{path}: {len(loaded)} scenario(s) valid")
+        except ScenarioError as exc:
+            failures += 1
+            click.echo(f"error: {exc}", err=True)
+    if failures:
+        sys.exit(2)
+
+
+@main.command(name="list")
+@click.argument("what", type=click.Choice(["targets", "scenarios", "checks", "formats"]), default="targets")
+@click.option("--config", default=None)
+@click.option("--scenarios", "scenario_dir", default="scenarios")
+def list_(what: str, config: str | None, scenario_dir: str) -> None:
+    """List targets, scenarios, checks or wire formats."""
+    from rich.table import Table
+
+    table = Table()
+    if what == "targets":
+        from harness.targets import load_targets
+
+        for column in ("target", "format", "model", "endpoint", "mode", "simulated"):
+            table.add_column(column)
+        for name, t in sorted(load_targets(config).items()):
+            table.add_row(name, t.format, t.model, t.resolved_base_url() or "-",
+                          t.mode_label + (" stream" if t.stream else ""), "yes" if t.simulated else "no")
+    elif what == "scenarios":
+        from harness import scenarios as scenario_lib
+
+        for column in ("scenario", "category", "tools", "description"):
+            table.add_column(column)
+        for s in scenario_lib.load([scenario_dir]):
+            tools = list(s.tools) + [f"mcp:{server}" for server, _ in s.mcp_tools]
+            table.add_row(s.id, s.category, ", ".join(tools), s.description)
+    elif what == "checks":
+        from harness.checks import CHECKS, load_all
+
+        load_all()
+        for column in ("check", "kind", "weight", "what it catches"):
+            table.add_column(column)
+        for c in CHECKS.values():
+            table.add_row(c.id, c.kind, str(c.weight), " ".join(c.doc.split()))
+    else:
+        from harness.providers import formats
+
+        table.add_column("wire format")
+        for name in formats():
+            table.add_row(name)
+    _console().print(table)
+
+
+@main.command()
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--scenarios", "scenario_dir", default="scenarios", show_default=True)
+def sim(port: int, scenario_dir: str) -> None:
+    """Serve the reference simulator on 127.0.0.1 (every wire format, conformant scripted model)."""
+    import time
+
+    from harness import scenarios as scenario_lib
+    from harness.sim.server import SimServer
+    from harness.sim.wire import FORMATS
+
+    with SimServer(scenario_lib.load([scenario_dir]), port=port) as server:
+        for name in FORMATS:
+            click.echo(f"{name}: {server.base_url(name)}")
+        click.echo("simulated targets only: scores from this server are never a model's. Ctrl-C stops it.")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            click.echo("stopped")
+
+
+@main.command()
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
+def report(results: Path, out: Path) -> None:
+    """Rebuild the reports from a results file."""
+    from harness.reports import write_reports
+    from harness.runner import read_results
+
+    built, paths = write_reports(read_results(results), out)
+    _print_table(built)
+    click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,393 @@
+"""Anthropic Messages (``anthropic-messages``).
+
+Requests: top-level ``system``; ``tools`` as ``{name, description,
+input_schema}``; ``tool_choice`` as ``{"type": auto|any|tool|none}`` with
+``disable_parallel_tool_use`` inside it; assistant turns replayed as content
+blocks (raw blocks kept from the parse when they hold thinking the neutral
+types cannot carry); every run of tool results becomes ONE user message whose
+``tool_result`` blocks come first. Replayed ids must match
+``^[a-zA-Z0-9_-]+$`` and are rewritten deterministically otherwise.
+
+Responses: a whole ``message`` or named SSE events (``message_start``,
+``content_block_*``, ``message_delta``, ``message_stop``); the whole message
+is fed to the same :class:`_Accumulator` as one ``message_start`` event.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.model import (
+    Finding,
+    Message,
+    ParsedTurn,
+    ProviderError,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+    WireRequest,
+    deviation,
+)
+from harness.providers.base import (
+    Adapter,
+    RequestOptions,
+    id_findings,
+    join_text,
+    make_call,
+    provider_error,
+    register,
+    synthesize_id,
+)
+from harness.providers.framing import DecodedStream
+
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 1024
+ID_RULE = re.compile(r"^[a-zA-Z0-9_-]+$")
+DELTA_BLOCK = {"text_delta": "text", "citations_delta": "text", "input_json_delta": "tool_use",
+               "thinking_delta": "thinking", "signature_delta": "thinking"}
+NEUTRAL_BLOCKS = ("text", "tool_use")
+
+
+@register
+class AnthropicMessagesAdapter(Adapter):
+    """Anthropic's Messages API."""
+
+    format = "anthropic-messages"
+    default_path = "/v1/messages"
+    argument_wire_type = "object"
+    stream_sentinel = None
+
+    def auth_headers(self, api_key: str) -> dict[str, str]:
+        """Anthropic takes the key in ``x-api-key``, not a Bearer token."""
+        return {"x-api-key": api_key}
+
+    # -- requests -----------------------------------------------------------
+
+    def build_request(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        tool_choice: ToolChoice,
+        options: RequestOptions,
+    ) -> WireRequest:
+        """The Messages request; ``max_tokens`` is mandatory on this API, so it defaults to 1024."""
+        findings: list[Finding] = []
+        body: dict[str, Any] = {"model": options.model,
+                                "max_tokens": options.max_tokens or DEFAULT_MAX_TOKENS}
+        system = [m.content for m in messages if m.role == "system" and m.content]
+        if system:
+            body["system"] = "\n\n".join(system)
+        body["messages"] = self.map_messages(messages, findings)
+        if tools:
+            body["tools"] = [self.map_tool(t) for t in tools]
+            body["tool_choice"] = self.map_tool_choice(tool_choice, options, findings)
+            findings.extend(self.choice_findings(tool_choice))
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.seed is not None:
+            findings.append(Finding("wire.seed_unsupported", "info", False,
+                                    "the Messages API has no seed field; the seed was not sent"))
+        if options.stream:
+            body["stream"] = True
+        body.update(options.extra)
+        headers = {"anthropic-version": API_VERSION}
+        return WireRequest(self.default_path, body, options.stream, headers, findings)
+
+    @staticmethod
+    def map_tool(tool: ToolSpec) -> dict[str, Any]:
+        """One tool; ``input_schema`` is required and must be an object schema."""
+        wire: dict[str, Any] = {"name": tool.name,
+                                "input_schema": tool.parameters or {"type": "object", "properties": {}}}
+        if tool.description:
+            wire["description"] = tool.description
+        return wire
+
+    @staticmethod
+    def map_tool_choice(
+        choice: ToolChoice, options: RequestOptions, findings: list[Finding]
+    ) -> dict[str, Any]:
+        """``required`` is ``any`` here; parallel control lives inside ``tool_choice``."""
+        kinds = {"auto": "auto", "required": "any", "none": "none", "named": "tool"}
+        wire: dict[str, Any] = {"type": kinds[choice.mode]}
+        if choice.mode == "named":
+            wire["name"] = choice.name
+        if options.parallel_tool_calls is False:
+            if choice.mode == "none":
+                findings.append(Finding(
+                    "wire.parallel_tool_calls_not_applicable", "info", False,
+                    "disable_parallel_tool_use cannot go with tool_choice none; not sent"))
+            else:
+                wire["disable_parallel_tool_use"] = True
+        return wire
+
+    def map_messages(self, messages: Sequence[Message], findings: list[Finding]) -> list[dict[str, Any]]:
+        """Conversation messages; tool results are grouped and ids rewritten to Anthropic's rule."""
+        rewritten = sorted({i for m in messages for i in _message_ids(m) if not ID_RULE.match(i)})
+        if rewritten:
+            findings.append(Finding(
+                "wire.id_rewritten", "info", False,
+                f"call ids {rewritten} rewritten to Anthropic's ^[a-zA-Z0-9_-]+$ for replay"))
+        wire: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] | None = None  # the open tool_result message, if any
+        for message in messages:
+            if message.role == "system":
+                continue
+            if message.role == "tool":
+                if results is None:
+                    results = []
+                    wire.append({"role": "user", "content": results})
+                results.append(self.map_tool_result(message))
+                continue
+            if message.role == "user" and results is not None:
+                if message.content:  # the user's words go in the same message, after the results
+                    results.append({"type": "text", "text": message.content})
+            elif message.role == "user":
+                wire.append({"role": "user", "content": message.content or ""})
+            else:
+                wire.append({"role": "assistant", "content": self.map_assistant(message, findings)})
+            results = None
+        return wire
+
+    @staticmethod
+    def map_tool_result(message: Message) -> dict[str, Any]:
+        """One ``tool_result`` block; ``is_error`` only when true, as the SDK sends it."""
+        result = message.tool_result
+        assert result is not None
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": anthropic_id(result.call_id or ""),
+                                 "content": result.content}
+        if result.is_error:
+            block["is_error"] = True
+        return block
+
+    @staticmethod
+    def map_assistant(message: Message, findings: list[Finding]) -> list[dict[str, Any]] | str:
+        """The raw blocks of the parse when kept (thinking must go back unchanged), else rebuilt blocks."""
+        raw = message.extra.get("anthropic_content")
+        if isinstance(raw, list):
+            raw_ids = [b.get("id") for b in raw if isinstance(b, dict) and b.get("type") == "tool_use"]
+            if raw_ids == [anthropic_id(c.id or "") for c in message.tool_calls]:
+                return raw
+            findings.append(deviation(
+                "replay_content_rebuilt", "kept Anthropic content blocks no longer match the message's "
+                "tool calls; blocks rebuilt (thinking not replayed)"))
+        blocks: list[dict[str, Any]] = []
+        if message.content:
+            blocks.append({"type": "text", "text": message.content})
+        for call in message.tool_calls:
+            if call.arguments is None:
+                findings.append(deviation(
+                    "unparsed_arguments_replayed_empty",
+                    f"call {call.id} had unparseable arguments; replayed as input {{}}"))
+            blocks.append({"type": "tool_use", "id": anthropic_id(call.id or ""), "name": call.name,
+                           "input": call.arguments or {}})
+        return blocks or (message.content or "")
+
+    # -- responses ----------------------------------------------------------
+
+    def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
+        """A whole message, fed as one ``message_start`` event carrying its content."""
+        acc = _Accumulator()
+        acc.feed("message_start", {"type": "message_start", "message": body})
+        return acc.finish()
+
+    def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
+        """Named SSE events; a stream must end with ``message_stop``."""
+        acc = _Accumulator()
+        for event in stream.events:
+            if isinstance(event.data, dict):
+                kind = event.data.get("type") or event.event
+                if event.event and kind != event.event:
+                    acc.note(deviation("event_name_mismatch",
+                                       f"SSE event {event.event!r} carries data of type {kind!r}"))
+                acc.feed(str(kind), event.data)
+        if stream.events and not acc.stopped and acc.error is None:
+            acc.note(deviation("stream_without_message_stop", "the stream ended without event: message_stop"))
+        return acc.finish()
+
+
+def anthropic_id(call_id: str) -> str:
+    """The id unchanged when it follows Anthropic's rule, else a deterministic one that does."""
+    return call_id if ID_RULE.match(call_id) else synthesize_id("id", call_id, 0)
+
+
+def _message_ids(message: Message) -> list[str]:
+    ids = [c.id or "" for c in message.tool_calls]
+    if message.tool_result is not None:
+        ids.append(message.tool_result.call_id or "")
+    return ids
+
+
+@dataclass
+class _Block:
+    """One content block as it is assembled: its start object plus the deltas that followed."""
+
+    start: dict[str, Any]
+    text: list[str] = field(default_factory=list)
+    json: list[str] = field(default_factory=list)
+    signature: list[str] = field(default_factory=list)
+    citations: list[Any] = field(default_factory=list)
+
+    @property
+    def type(self) -> str:
+        return str(self.start.get("type"))
+
+    def block(self, call: ToolCall | None) -> dict[str, Any]:
+        """The block as it would appear in a whole message (for replay)."""
+        wire = dict(self.start)
+        if self.type == "text":
+            wire["text"] = str(wire.get("text") or "") + "".join(self.text)
+            if self.citations:
+                wire["citations"] = list(wire.get("citations") or []) + self.citations
+        elif self.type == "thinking":
+            wire["thinking"] = str(wire.get("thinking") or "") + "".join(self.text)
+            wire["signature"] = str(wire.get("signature") or "") + "".join(self.signature)
+        elif call is not None:
+            wire["input"] = call.arguments if call.arguments is not None else {}
+        return wire
+
+
+class _Accumulator:
+    """Folds Messages events (or one whole message) into a turn: blocks by ``index``,
+    ``input_json_delta`` text concatenated per block, the last ``stop_reason`` kept."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, _Block] = {}
+        self.stop_reason: str | None = None
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self.findings: list[Finding] = []
+        self.error: ProviderError | None = None
+        self.stopped = False
+        self._noted: set[str] = set()
+
+    def note(self, finding: Finding) -> None:
+        """Record a finding once per turn (streams repeat the same deviation per event)."""
+        if finding.check_id not in self._noted:
+            self._noted.add(finding.check_id)
+            self.findings.append(finding)
+
+    def feed(self, kind: str, data: dict[str, Any]) -> None:
+        """Fold one event (named by its ``type``) into the turn."""
+        if kind == "error" or "error" in data:
+            self.note(deviation("error_event_in_stream", "an error event arrived in the 2xx stream"))
+            self.error = provider_error(data.get("error") or data, 200, embedded=True)
+        elif kind == "message_start":
+            message = data.get("message") or {}
+            self.read_usage(message.get("usage"))
+            self.stop_reason = message.get("stop_reason") or self.stop_reason
+            for position, block in enumerate(message.get("content") or []):
+                self.feed("content_block_start", {"index": position, "content_block": block})
+        elif kind == "content_block_start":
+            index = data.get("index")
+            if not isinstance(index, int) or index in self.blocks:
+                self.note(deviation("content_block_index_reused", f"content_block_start with index {index!r} "
+                                    "reuses or lacks an index; the later block replaces the earlier one"))
+            self.blocks[index if isinstance(index, int) else len(self.blocks)] = _Block(
+                dict(data.get("content_block") or {}))
+        elif kind == "content_block_delta":
+            self.feed_delta(data.get("index"), data.get("delta") or {})
+        elif kind == "message_delta":
+            self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
+            self.read_usage(data.get("usage"))
+        elif kind == "message_stop":
+            self.stopped = True
+        elif kind not in ("ping", "content_block_stop"):
+            self.note(Finding("wire.unknown_stream_event", "info", False,
+                              f"unknown stream event {kind!r} ignored"))
+
+    def feed_delta(self, index: Any, delta: dict[str, Any]) -> None:
+        """Append a delta to its started block; a delta for no block is a deviation."""
+        block = self.blocks.get(index) if isinstance(index, int) else None
+        kind = str(delta.get("type"))
+        if block is None:
+            self.note(deviation("delta_without_block_start", f"a {kind} delta for block {index!r}, which was "
+                                "never started; dropped", delta=delta))
+            return
+        if block.type in DELTA_BLOCK.values() and DELTA_BLOCK.get(kind, block.type) != block.type:
+            self.note(deviation("delta_type_mismatch", f"a {kind} delta for a {block.type} block"))
+        if kind == "text_delta":
+            block.text.append(str(delta.get("text") or ""))
+        elif kind == "thinking_delta":
+            block.text.append(str(delta.get("thinking") or ""))
+        elif kind == "signature_delta":
+            block.signature.append(str(delta.get("signature") or ""))
+        elif kind == "citations_delta":
+            block.citations.append(delta.get("citation"))
+        elif kind == "input_json_delta":
+            partial = delta.get("partial_json")
+            if partial == "":
+                self.note(Finding("wire.empty_partial_json_delta", "info", False,
+                                  "an input_json_delta with partial_json \"\" arrived"))
+            block.json.append(str(partial or ""))
+        else:
+            self.note(Finding("wire.unknown_delta_type", "info", False,
+                              f"unknown delta type {kind!r} ignored"))
+
+    def read_usage(self, usage: Any) -> None:
+        """``message_start`` carries input tokens, ``message_delta`` the cumulative output tokens."""
+        if isinstance(usage, dict):
+            self.input_tokens = usage.get("input_tokens", self.input_tokens)
+            self.output_tokens = usage.get("output_tokens", self.output_tokens)
+
+    def finish(self) -> ParsedTurn:
+        """The turn: blocks in index order, calls made, stop reason and ids checked."""
+        text: list[str] = []
+        thinking: list[str] = []
+        calls: list[ToolCall] = []
+        content: list[dict[str, Any]] = []
+        for _, block in sorted(self.blocks.items()):
+            call = self.make_call(block, len(calls)) if block.type == "tool_use" else None
+            if call is not None:
+                calls.append(call)
+            elif block.type == "text":
+                text.append(str(block.start.get("text") or "") + "".join(block.text))
+            elif block.type == "thinking":
+                thinking.append(str(block.start.get("thinking") or "") + "".join(block.text))
+            elif block.type != "redacted_thinking":
+                self.note(Finding(f"wire.unknown_content_block:{block.type}", "info", False,
+                                  f"content block of type {block.type!r} kept for replay only"))
+            content.append(block.block(call))
+        for finding in id_findings(calls):
+            self.note(finding)
+        bad = [c.wire_id for c in calls if c.wire_id and not ID_RULE.match(c.wire_id)]
+        if bad:
+            self.note(deviation("id_format", f"tool_use ids {bad} break Anthropic's rule ^[a-zA-Z0-9_-]+$"))
+        self.check_stop_reason(calls)
+        joined = join_text(text)
+        if joined and joined.strip() and calls:
+            self.note(Finding("wire.text_with_tool_calls", "info", False,
+                              "the turn has text beside tool calls"))
+        extra: dict[str, Any] = {}
+        if any(b.type not in NEUTRAL_BLOCKS for b in self.blocks.values()):
+            extra["anthropic_content"] = content
+        usage = None if self.input_tokens is None and self.output_tokens is None else \
+            Usage(self.input_tokens, self.output_tokens)
+        return ParsedTurn(joined, calls, self.stop_reason, usage, self.error, self.findings,
+                          join_text(thinking), extra)
+
+    def make_call(self, block: _Block, position: int) -> ToolCall:
+        """A whole message carries ``input`` as an object; a stream carries it as JSON text deltas,
+        and an empty buffer leaves the start block's ``{}`` (as the SDK does for argument-less tools)."""
+        name = block.start.get("name")
+        if not isinstance(name, str) or not name:
+            self.note(deviation("tool_call_missing_name", f"tool_use block {position} has no name"))
+        buffer = "".join(block.json)
+        raw, wire_type = (buffer, "string") if buffer else (block.start.get("input"), "object")
+        call, findings = make_call(str(name or ""), raw, block.start.get("id"), position, wire_type=wire_type)
+        for finding in findings:
+            self.note(finding)
+        return call
+
+    def check_stop_reason(self, calls: list[ToolCall]) -> None:
+        """``stop_reason`` must be ``tool_use`` exactly when the turn has tool_use blocks."""
+        if calls and self.stop_reason != "tool_use":
+            reason = self.stop_reason or "missing"
+            self.note(deviation(f"stop_reason_{reason}_with_tool_use",
+                                f"stop_reason is {self.stop_reason!r} although the turn has tool_use blocks"))
+        if not calls and self.stop_reason == "tool_use":
+            self.note(deviation("stop_reason_tool_use_without_tool_use",
+                                "stop_reason is 'tool_use' but the turn has no tool_use block"))

@@ -1,0 +1,202 @@
+"""Cassettes: one plain vcrpy YAML file per (target, scenario), played or recorded
+by an injected httpx transport.
+
+We drive vcrpy's :class:`vcr.cassette.Cassette` from our own transport instead
+of vcrpy's global patches, so many runs can replay concurrently in one
+process. Requests match on method, path, query and the *normalised* JSON body
+(not host or port, so a cassette recorded against a server on any port
+replays). Secrets are scrubbed before an interaction is stored in memory, so
+they never reach disk.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from harness.errors import CassetteDriftError, CassetteMissingError
+from harness.transport import SECRET_HEADERS
+
+Mode = Literal["replay", "record", "live"]
+RecordMode = Literal["once", "new_episodes", "all"]
+SECRET_QUERY = frozenset({"key", "api_key", "apikey", "access_token", "token"})
+SCRUBBED = "<scrubbed>"
+
+
+def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int = 0) -> Path:
+    """``cassettes/<target>/<scenario-id>.yaml`` (``<scenario-id>@<k>.yaml`` for repeat k > 0)."""
+    name = scenario_id if repeat == 0 else f"{scenario_id}@{repeat}"
+    return Path(root) / target / f"{name}.yaml"
+
+
+# -- scrubbing ---------------------------------------------------------------
+
+
+def scrub_uri(uri: str) -> str:
+    parts = urlsplit(uri)
+    if not parts.query:
+        return uri
+    query = [(k, SCRUBBED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, True)]
+    return urlunsplit(parts._replace(query=urlencode(query, safe="<>")))
+
+
+VOLATILE_HEADERS = frozenset({"host", "content-length", "user-agent", "accept-encoding", "connection"})
+
+
+def scrub_request(request: Any) -> Any:
+    """vcrpy hook: drop secret headers (and transport noise), mask secret query parameters."""
+    for name in list(request.headers):
+        if name.lower() in SECRET_HEADERS or name.lower() in VOLATILE_HEADERS:
+            del request.headers[name]
+    request.uri = scrub_uri(request.uri)
+    return request
+
+
+def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+    """vcrpy hook: drop cookies and any echoed secret header from the stored response."""
+    response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() not in SECRET_HEADERS}
+    return response
+
+
+# -- matching ------------------------------------------------------------------
+
+
+def normalised_body(request: Any) -> str:
+    """The body as canonical JSON (sorted keys), or its text when it is not JSON."""
+    raw = request.body or b""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
+    try:
+        return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+    except (json.JSONDecodeError, ValueError):
+        return text
+
+
+def _match_method(r1: Any, r2: Any) -> None:
+    assert r1.method == r2.method, f"method {r1.method} != {r2.method}"
+
+
+def _match_path(r1: Any, r2: Any) -> None:
+    assert r1.path == r2.path, f"path {r1.path} != {r2.path}"
+
+
+def _match_query(r1: Any, r2: Any) -> None:
+    assert r1.query == r2.query, f"query {r1.query} != {r2.query}"
+
+
+def _match_body(r1: Any, r2: Any) -> None:
+    assert normalised_body(r1) == normalised_body(r2), "body differs"
+
+
+MATCH_ON = (_match_method, _match_path, _match_query, _match_body)
+
+
+def drift_diff(recorded: Any, new: Any) -> str:
+    """A readable diff of a recorded and a new request body (deepdiff on the JSON)."""
+    from deepdiff import DeepDiff
+
+    def load(request: Any) -> Any:
+        try:
+            return json.loads(normalised_body(request))
+        except ValueError:
+            return normalised_body(request)
+
+    if recorded.path != new.path:
+        return f"path: recorded {recorded.path}, now {new.path}"
+    diff = DeepDiff(load(recorded), load(new), verbose_level=2)
+    text = diff.pretty() if diff else "(bodies equal; method or query differ)"
+    lines = text.splitlines()
+    return "\n".join(lines[:40] + ([f"... {len(lines) - 40} more lines"] if len(lines) > 40 else []))
+
+
+# -- the transport ---------------------------------------------------------------------
+
+
+class CassetteTransport(httpx.BaseTransport):
+    """Plays a cassette (``replay``) or records into one (``record``) around a real transport.
+
+    In replay mode a request the cassette does not hold raises
+    :class:`CassetteDriftError` with the diff against the closest recorded
+    request; nothing is ever sent.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        mode: Mode,
+        target: str,
+        scenario_id: str,
+        inner: httpx.BaseTransport | None = None,
+        record_mode: RecordMode = "all",
+    ):
+        from vcr.cassette import Cassette
+        from vcr.record_mode import RecordMode as VcrRecordMode
+
+        self.path = Path(path)
+        self.mode = mode
+        self.target, self.scenario_id = target, scenario_id
+        self.inner = inner
+        if mode == "replay" and not self.path.is_file():
+            raise CassetteMissingError(str(self.path), target, scenario_id)
+        vcr_mode = VcrRecordMode.NONE if mode == "replay" else VcrRecordMode(record_mode)
+        settings = {"path": str(self.path), "record_mode": vcr_mode, "match_on": MATCH_ON,
+                    "before_record_request": scrub_request, "before_record_response": scrub_response}
+        # "all" starts from an empty cassette: a fresh recording replaces the old one entirely.
+        fresh = mode == "record" and record_mode == "all"
+        self.cassette = Cassette(**settings) if fresh else Cassette.load(**settings)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        from vcr.request import Request as VcrRequest
+
+        body = request.read()
+        vcr_request = VcrRequest(request.method, str(request.url), body, dict(request.headers))
+        if self.cassette.can_play_response_for(vcr_request):
+            return self._play(self.cassette.play_response(vcr_request), request)
+        if self.mode == "replay" or self.inner is None:
+            raise CassetteDriftError(str(self.path), self.scenario_id, self._closest(vcr_request))
+        started = time.perf_counter()
+        response = self.inner.handle_request(request)
+        try:
+            content = response.read()
+        finally:
+            response.close()
+        elapsed = round((time.perf_counter() - started) * 1000, 1)
+        self.cassette.append(vcr_request, {
+            "status": {"code": response.status_code, "message": response.reason_phrase},
+            "headers": {k: list(response.headers.get_list(k)) for k in response.headers},
+            "body": {"string": content.decode("utf-8", errors="replace")},
+            "elapsed_ms": elapsed,
+        })
+        return httpx.Response(response.status_code, headers=response.headers, content=content,
+                              request=request, extensions={"harness_elapsed_ms": elapsed})
+
+    @staticmethod
+    def _play(recorded: dict[str, Any], request: httpx.Request) -> httpx.Response:
+        body = recorded["body"]["string"]
+        content = body.encode("utf-8") if isinstance(body, str) else (body or b"")
+        headers = [(k, v) for k, values in recorded.get("headers", {}).items() for v in values]
+        headers = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "transfer-encoding")]
+        return httpx.Response(recorded["status"]["code"], headers=headers, content=content, request=request,
+                              extensions={"harness_elapsed_ms": recorded.get("elapsed_ms")})
+
+    def _closest(self, request: Any) -> str:
+        candidates = [r for r in self.cassette.requests if r.method == request.method and r.path == request.path]
+        unplayed = [r for i, r in enumerate(self.cassette.requests)
+                    if self.cassette.play_counts[i] == 0 and r in candidates]
+        if not candidates:
+            recorded = ", ".join(sorted({f"{r.method} {r.path}" for r in self.cassette.requests})) or "nothing"
+            return f"no recorded request to {request.method} {request.path}; the cassette holds: {recorded}"
+        closest = (unplayed or candidates)[0]
+        return "diff of the closest recorded request body -> the new one:\n" + drift_diff(closest, request)
+
+    def save(self) -> None:
+        """Write the cassette (record mode only; replay never writes)."""
+        if self.mode == "record" and self.cassette.dirty:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.cassette._save(force=True)
+

@@ -1,0 +1,91 @@
+"""Scores: per run, scenario, category, target and overall, 0-100, with a 0-5 grade.
+
+A run's score is the weighted share of its applicable checks that passed (a
+``warn`` counts half). A run *passes* when no check fails. A scenario's score
+is the mean over its repeats; a category's the mean over its scenarios; a
+target's the mean over its categories (each category weighs the same, so a
+suite with many single-call scenarios does not drown the rest). pass@1 is the
+share of runs that pass; pass^k the share of scenarios whose k runs all pass.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from statistics import mean
+from typing import Any
+
+CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
+GRADES = ((95.0, 5), (85.0, 4), (70.0, 3), (50.0, 2), (25.0, 1))
+
+
+def run_score(checks: Iterable[dict[str, Any]]) -> float | None:
+    """Weighted share of passed checks, from check records ``{status, weight}``."""
+    total = earned = 0.0
+    for item in checks:
+        if item["status"] in CREDIT:
+            total += item["weight"]
+            earned += item["weight"] * CREDIT[item["status"]]
+    return round(100 * earned / total, 2) if total else None
+
+
+def grade(score: float | None) -> int | None:
+    """0-5: 5 from 95, 4 from 85, 3 from 70, 2 from 50, 1 from 25."""
+    if score is None:
+        return None
+    return next((g for threshold, g in GRADES if score >= threshold), 0)
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(mean(present), 2) if present else None
+
+
+def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Scores of every target (with its categories and scenarios) and overall, from run records."""
+    by_target: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_target[record["target"]].append(record)
+    targets = {}
+    for name in sorted(by_target):
+        runs = by_target[name]
+        scenarios: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for run in runs:
+            scenarios[run["scenario"]].append(run)
+        scenario_rows = {}
+        categories: dict[str, list[float | None]] = defaultdict(list)
+        for scenario_id in sorted(scenarios):
+            reps = sorted(scenarios[scenario_id], key=lambda r: r["repeat"])
+            scored = [r for r in reps if r["score"] is not None]
+            score = _mean(r["score"] for r in scored)
+            row = {
+                "category": reps[0]["category"],
+                "score": score,
+                "runs": len(reps),
+                "passed_runs": sum(1 for r in reps if r["passed"]),
+                "pass_all": bool(scored) and all(r["passed"] for r in reps),
+                "errors": [r["error"] for r in reps if r.get("error")],
+            }
+            scenario_rows[scenario_id] = row
+            categories[row["category"]].append(score)
+        category_scores = {c: _mean(v) for c, v in sorted(categories.items())}
+        score = _mean(category_scores.values())
+        counted = [r for r in runs if r["score"] is not None]
+        targets[name] = {
+            "info": runs[0]["target_info"],
+            "score": score,
+            "grade": grade(score),
+            "categories": {c: {"score": s, "grade": grade(s)} for c, s in category_scores.items()},
+            "pass_at_1": round(sum(r["passed"] for r in counted) / len(counted), 4) if counted else None,
+            "pass_all_k": round(sum(row["pass_all"] for row in scenario_rows.values()) / len(scenario_rows), 4),
+            "runs": len(runs),
+            "scenarios": scenario_rows,
+        }
+    overall = _mean(t["score"] for t in targets.values())
+    real = [t["score"] for t in targets.values() if not t["info"]["simulated"]]
+    return {
+        "targets": targets,
+        "overall": {"score": overall, "grade": grade(overall), "targets": len(targets),
+                    "simulated_targets": sum(1 for t in targets.values() if t["info"]["simulated"]),
+                    "real_targets_score": _mean(real)},
+    }

@@ -1,0 +1,85 @@
+"""The simulator's scripted model: answers each scenario the way its ``expect`` block says.
+
+It finds the scenario from the conversation's opening messages and plays the
+expected calls, one per turn (all in one turn when the scenario expects
+parallel calls), then a final answer built to satisfy the ``final`` matcher.
+It never looks at the harness's checks: it is an independent, conformant
+counterpart, and a simulated one: its scores are never a model's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.matchers import example
+from harness.scenarios import Scenario
+
+
+@dataclass
+class Reply:
+    """What the scripted model says this turn: calls, or a final text."""
+
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    text: str | None = None
+
+
+@dataclass
+class Conversation:
+    """The parts of a request the scripted model reads, whatever the wire format."""
+
+    opening: list[tuple[str, str]]  # (role, text) of the system/user messages before any tool call
+    assistant_turns: int
+    tool_names: list[str]
+
+
+def opening_key(opening: list[tuple[str, str]]) -> str:
+    """What identifies a scenario's conversation: its opening user messages (system prompts
+    are left out: prompted modes add the tool protocol to them)."""
+    text = "\n".join(content.strip() for role, content in opening if role == "user")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ScriptedModel:
+    """Looks up scenarios by opening messages and scripts their turns."""
+
+    def __init__(self, scenarios: list[Scenario]):
+        self.scenarios: dict[str, Scenario] = {}
+        for scenario in scenarios:
+            key = opening_key([(m.role, m.content or "") for m in scenario.messages])
+            other = self.scenarios.get(key)
+            if other is not None and other.id != scenario.id:
+                raise ValueError(f"scenarios {other.id} and {scenario.id} open with the same user messages; "
+                                 "the simulator could not tell them apart")
+            self.scenarios[key] = scenario
+
+    def find(self, conversation: Conversation) -> Scenario | None:
+        return self.scenarios.get(opening_key(conversation.opening))
+
+    def plan(self, scenario: Scenario) -> list[list[tuple[str, dict[str, Any]]]]:
+        expected = scenario.expect.calls or ()
+        calls = [(c.name, example(c.args)) for c in expected]
+        if not calls or scenario.expects_no_call:
+            return []
+        return [calls] if scenario.expect.parallel else [[call] for call in calls]
+
+    def reply(self, scenario: Scenario, conversation: Conversation) -> Reply:
+        steps = self.plan(scenario)
+        turn = conversation.assistant_turns - sum(1 for m in scenario.messages if m.role == "assistant")
+        if turn < len(steps):
+            return Reply(list(steps[turn]))
+        final = scenario.expect.final
+        return Reply(text=str(example(final)) if final is not None else "Done.")
+
+
+def sim_id(*parts: Any, length: int = 9) -> str:
+    """A deterministic alphanumeric id (9 characters satisfy every provider's rule)."""
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    number = int(digest, 16)
+    out = []
+    for _ in range(length):
+        number, rest = divmod(number, len(alphabet))
+        out.append(alphabet[rest])
+    return "".join(out)

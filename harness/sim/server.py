@@ -1,0 +1,100 @@
+"""``harness sim``: the reference simulator, serving every wire format on 127.0.0.1.
+
+Each format lives under its own prefix, so one server serves them all::
+
+    http://127.0.0.1:PORT/openai-chat/v1/chat/completions
+    http://127.0.0.1:PORT/mistral-chat/v1/chat/completions
+    http://127.0.0.1:PORT/ollama-chat/api/chat
+
+Its scripted model is conformant; its targets are simulated and labelled so.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from harness.scenarios import Scenario
+from harness.sim.script import ScriptedModel
+from harness.sim.wire import FORMATS, Response
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the harness reports, not the sim
+        return
+
+    def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
+        _, _, rest = self.path.partition("/")
+        fmt_name, _, _ = rest.partition("/")
+        fmt = FORMATS.get(fmt_name)
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        if fmt is None:
+            self._send(Response(404, "application/json", json.dumps(
+                {"error": f"sim: unknown format {fmt_name!r}; serving: {sorted(FORMATS)}"})))
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self._send(fmt.error(400, f"sim: request body is not JSON: {exc}"))
+            return
+        self._send(self.server.answer(fmt_name, self.path, body))
+
+    def _send(self, response: Response) -> None:
+        data = response.body.encode("utf-8")
+        self.send_response(response.status)
+        self.send_header("content-type", response.content_type)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], model: ScriptedModel):
+        super().__init__(address, _Handler)
+        self.model = model
+
+    def answer(self, fmt_name: str, path: str, body: dict[str, Any]) -> Response:
+        fmt = FORMATS[fmt_name]
+        conversation = fmt.read(body)
+        scenario = self.model.find(conversation)
+        if scenario is None:
+            return fmt.error(400, "sim: no bundled scenario opens with these messages")
+        reply = self.model.reply(scenario, conversation)
+        return fmt.respond(body, reply, f"{scenario.id}/{conversation.assistant_turns}")
+
+
+class SimServer:
+    """The simulator in a background thread; a context manager that always stops it."""
+
+    def __init__(self, scenarios: list[Scenario], host: str = "127.0.0.1", port: int = 0):
+        self._server = _Server((host, port), ScriptedModel(scenarios))
+        self._thread = threading.Thread(target=self._server.serve_forever, name="harness-sim", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def base_url(self, fmt: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{fmt}"
+
+    def start(self) -> SimServer:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

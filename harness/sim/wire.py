@@ -1,0 +1,158 @@
+"""The simulator's side of each wire format: read a request, write a conformant response.
+
+This is server code written from the formats' documentation, independent of
+the client adapters it is used to test. Streams are cut into small fragments
+so that clients must really assemble them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.sim.script import Conversation, Reply, sim_id
+
+CREATED = 1767225600  # 2026-01-01T00:00:00Z: responses are deterministic
+CREATED_ISO = "2026-01-01T00:00:00Z"
+
+
+@dataclass
+class Response:
+    status: int
+    content_type: str
+    body: str
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _tokens(value: Any) -> int:
+    """A deterministic stand-in for a token count (about four characters a token)."""
+    return max(1, len(json.dumps(value)) // 4)
+
+
+def _sse(chunks: list[Any], *, done: bool = True) -> str:
+    out = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks)
+    return out + ("data: [DONE]\n\n" if done else "")
+
+
+def _openai_like_conversation(body: dict[str, Any]) -> Conversation:
+    messages = body.get("messages") or []
+    opening: list[tuple[str, str]] = []
+    for message in messages:
+        if message.get("role") not in ("system", "user"):
+            break
+        content = message.get("content")
+        opening.append((message["role"], content if isinstance(content, str) else json.dumps(content)))
+    tools = [t.get("function", {}).get("name", "") for t in body.get("tools") or []]
+    assistants = sum(1 for m in messages if m.get("role") == "assistant")
+    return Conversation(opening, assistants, tools)
+
+
+# -- OpenAI Chat Completions and Mistral ------------------------------------------
+
+
+def _chat_calls(reply: Reply, seed: str, *, mistral: bool) -> list[dict[str, Any]]:
+    calls = []
+    for i, (name, args) in enumerate(reply.calls):
+        call_id = sim_id(seed, i) if mistral else "call_" + sim_id(seed, i, length=20)
+        calls.append({"id": call_id, "type": "function",
+                      "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}})
+    return calls
+
+
+def _chat_respond(body: dict[str, Any], reply: Reply, seed: str, *, mistral: bool) -> Response:
+    model = body.get("model", "sim")
+    calls = _chat_calls(reply, seed, mistral=mistral)
+    finish = "tool_calls" if calls else "stop"
+    usage = {"prompt_tokens": _tokens(body.get("messages")), "completion_tokens": _tokens([reply.text, calls])}
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    base = {"id": "chatcmpl-" + sim_id(seed, "c"), "created": CREATED, "model": model}
+    if not body.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if calls:
+            message["tool_calls"] = calls
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        return Response(200, "application/json",
+                        json.dumps({**base, "object": "chat.completion", "choices": [choice], "usage": usage}))
+    chunk = {**base, "object": "chat.completion.chunk"}
+
+    def delta(d: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": finish_reason}]}
+
+    chunks = [delta({"role": "assistant", "content": ""})]
+    chunks += [delta({"content": piece}) for piece in _pieces(reply.text or "", 12) if piece]
+    for i, call in enumerate(calls):
+        if mistral:  # Mistral sends each call whole in one chunk
+            chunks.append(delta({"tool_calls": [{**call, "index": i}]}))
+            continue
+        head = {"index": i, "id": call["id"], "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""}}
+        chunks.append(delta({"tool_calls": [head]}))
+        chunks += [delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+                   for piece in _pieces(call["function"]["arguments"], 10)]
+    chunks.append(delta({}, finish))
+    if mistral or (body.get("stream_options") or {}).get("include_usage"):
+        if mistral:
+            chunks[-1]["usage"] = usage
+        else:
+            chunks.append({**chunk, "choices": [], "usage": usage})
+    return Response(200, "text/event-stream", _sse(chunks))
+
+
+def _chat_error(status: int, message: str) -> Response:
+    return Response(status, "application/json",
+                    json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}))
+
+
+# -- Ollama native ----------------------------------------------------------------------
+
+
+def _ollama_respond(body: dict[str, Any], reply: Reply, seed: str) -> Response:
+    calls = [{"id": "call_" + sim_id(seed, i, length=8).lower(),
+              "function": {"index": i, "name": name, "arguments": args}}
+             for i, (name, args) in enumerate(reply.calls)]
+    base = {"model": body.get("model", "sim"), "created_at": CREATED_ISO}
+    done = {"done": True, "done_reason": "stop", "total_duration": 1000, "load_duration": 10,
+            "prompt_eval_count": _tokens(body.get("messages")), "eval_count": _tokens([reply.text, calls])}
+    if body.get("stream") is False:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or ""}
+        if calls:
+            message["tool_calls"] = calls
+        return Response(200, "application/json", json.dumps({**base, "message": message, **done}))
+    lines = [{**base, "message": {"role": "assistant", "content": piece}, "done": False}
+             for piece in _pieces(reply.text or "", 12) if piece]
+    lines += [{**base, "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False}
+              for call in calls]
+    lines.append({**base, "message": {"role": "assistant", "content": ""}, **done})
+    return Response(200, "application/x-ndjson", "".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _ollama_error(status: int, message: str) -> Response:
+    return Response(status, "application/json", json.dumps({"error": message}))
+
+
+@dataclass(frozen=True)
+class SimFormat:
+    """One wire format on the simulator: the path it serves, and its reader and writer."""
+
+    name: str
+    path: str
+    read: Callable[[dict[str, Any]], Conversation]
+    respond: Callable[[dict[str, Any], Reply, str], Response]
+    error: Callable[[int, str], Response]
+
+
+FORMATS: dict[str, SimFormat] = {
+    "openai-chat": SimFormat(
+        "openai-chat", "/v1/chat/completions", _openai_like_conversation,
+        lambda body, reply, seed: _chat_respond(body, reply, seed, mistral=False), _chat_error),
+    "mistral-chat": SimFormat(
+        "mistral-chat", "/v1/chat/completions", _openai_like_conversation,
+        lambda body, reply, seed: _chat_respond(body, reply, seed, mistral=True), _chat_error),
+    "ollama-chat": SimFormat(
+        "ollama-chat", "/api/chat", _openai_like_conversation, _ollama_respond, _ollama_error),
+}
