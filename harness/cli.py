@@ -232,7 +232,7 @@ def sim(port: int, scenario_dir: str) -> None:
 
     from harness import scenarios as scenario_lib
     from harness.sim.server import SimServer
-    from harness.sim.wire import FORMATS
+    from harness.sim.formats import FORMATS
 
     with SimServer(scenario_lib.load([scenario_dir]), port=port) as server:
         for name in FORMATS:

@@ -37,12 +37,19 @@ def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int =
 # -- scrubbing ---------------------------------------------------------------
 
 
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
 def scrub_uri(uri: str) -> str:
+    """Mask secret query parameters; drop the port of loopback servers (random on each start),
+    so re-recording a local server gives the same cassette."""
     parts = urlsplit(uri)
-    if not parts.query:
-        return uri
-    query = [(k, SCRUBBED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, True)]
-    return urlunsplit(parts._replace(query=urlencode(query, safe="<>")))
+    if parts.hostname in LOOPBACK and parts.port:
+        parts = parts._replace(netloc=f"{parts.hostname}:0")
+    if parts.query:
+        query = [(k, SCRUBBED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, True)]
+        parts = parts._replace(query=urlencode(query, safe="<>"))
+    return urlunsplit(parts)
 
 
 VOLATILE_HEADERS = frozenset({"host", "content-length", "user-agent", "accept-encoding", "connection"})

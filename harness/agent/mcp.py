@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
 import os
 import signal
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from harness.agent._mcp_loop import LoopThread
 from harness.agent._mcp_proc import TOKEN_VARIABLE, is_alive, kill_all, root_pid, token_pids
 from harness.agent._mcp_schema import normalize_schema, schema_issues
 from harness.agent._mcp_types import (
@@ -66,8 +66,6 @@ __all__ = [
     "normalize_schema",
     "schema_issues",
 ]
-
-T = TypeVar("T")
 
 CALL_GRACE_S = 2.0
 """Extra wait beyond a call's own timeout before the caller stops waiting regardless."""
@@ -107,8 +105,7 @@ class MCPManager:
             self._servers[spec.name] = _Server(spec)
         self._issues: list[MCPIssue] = []
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._loop: LoopThread | None = None
         self._state = "new"
 
     # -- sync API ---------------------------------------------------------------------
@@ -118,13 +115,11 @@ class MCPManager:
         if self._state != "new":
             raise ServerError(f"MCPManager cannot start: it is {self._state}")
         self._state = "started"
-        loop = self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=_run_loop, args=(loop,), name="mcp-manager", daemon=True)
-        self._thread.start()
+        self._loop = LoopThread("mcp-manager")
         atexit.register(self.close)
         budget = max((s.spec.timeout_s for s in self._servers.values()), default=0) + STOP_WAIT_S
         try:
-            self._run(self._start_all(), budget)
+            self._loop.run(self._start_all(), budget)
         except BaseException:  # KeyboardInterrupt included: leave nothing running
             self.close()
             raise
@@ -151,7 +146,7 @@ class MCPManager:
             raise MCPCallError(f"MCPManager is {self._state}", server=server, tool=tool)
         timeout = state.spec.timeout_s if timeout_s is None else timeout_s
         wait = timeout + CALL_GRACE_S + STOP_WAIT_S
-        return self._run(self._call(state, tool, arguments or {}, timeout), wait)
+        return self._loop.run(self._call(state, tool, arguments or {}, timeout), wait)
 
     def close(self) -> None:
         """Stop every server and the loop; kill anything left over (recorded as ``orphan``)."""
@@ -161,12 +156,14 @@ class MCPManager:
         self._state = "closing"
         atexit.unregister(self.close)
         try:
-            self._run(self._stop_all(), STOP_WAIT_S + 2)
+            if self._loop is not None:
+                self._loop.run(self._stop_all(), STOP_WAIT_S + 2)
         except (ServerError, RuntimeError):
             pass  # the sweep below still runs
         finally:
             self._sweep()
-            self._stop_loop()
+            if self._loop is not None:
+                self._loop.stop()
             for state in self._servers.values():
                 if state.stderr is not None:
                     state.stderr.close()
@@ -233,7 +230,7 @@ class MCPManager:
             tools.append(Tool(spec, self._executor(tool.server, tool.name), source=f"mcp:{tool.server}"))
         return tools
 
-    def _executor(self, server: str, tool: str) -> Any:
+    def _executor(self, server: str, tool: str) -> Callable[[dict[str, Any]], str]:
         def execute(arguments: dict[str, Any]) -> str:
             try:
                 result = self.call(server, tool, arguments)
@@ -251,19 +248,6 @@ class MCPManager:
         except KeyError:
             raise UnknownNameError("MCP server", server, self._servers) from None
 
-    def _run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
-        """Run ``coro`` on the loop and wait; on timeout or interrupt cancel it and re-raise."""
-        assert self._loop is not None
-        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ServerError(f"MCP manager: no answer within {timeout:.1f}s") from None
-        except BaseException:
-            future.cancel()
-            raise
-
     def _record(self, state: _Server, kind: IssueKind, detail: str, tool: str | None = None) -> MCPIssue:
         issue = MCPIssue(state.spec.name, kind, detail, self.stderr_tail(state.spec.name), tool)
         with self._lock:
@@ -279,13 +263,6 @@ class MCPManager:
             if left:
                 kill_all(left)
                 self._record(state, "orphan", f"processes {left} outlived shutdown and were killed")
-
-    def _stop_loop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(5)
 
     # -- on the loop ------------------------------------------------------------------
 
@@ -359,10 +336,8 @@ class MCPManager:
 
         name = state.spec.name
         client = state.client
-        if client is None or state.death is not None:
-            why = f"{state.death.kind}: {state.death.detail}" if state.death else "stopped"
-            message = f"MCP server {name!r} is not running ({why})"
-            raise MCPCallError(message, server=name, tool=tool, issue=state.death)
+        if client is None or state.death is not None or state.stopping:
+            raise _not_running(state, tool)
         if state.pid is not None and not is_alive(state.pid, state.token):
             issue = await self._retire(state, "crashed", f"process {state.pid} exited", tool)
             message = f"MCP server {name!r} crashed before {tool!r}"
@@ -372,6 +347,8 @@ class MCPManager:
                 result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except (MCPError, TimeoutError) as exc:
             code = exc.code if isinstance(exc, MCPError) else REQUEST_TIMEOUT
+            if state.death is not None or state.stopping:  # another call or close() stopped it
+                raise _not_running(state, tool) from None
             if code == REQUEST_TIMEOUT:
                 detail = f"{tool!r} gave no answer within {timeout:g}s"
                 issue = await self._retire(state, "timeout", detail, tool)
@@ -406,6 +383,10 @@ class MCPManager:
             await asyncio.wait({state.task}, timeout=STOP_WAIT_S)
 
     async def _stop_all(self) -> None:
+        for state in self._servers.values():  # a crash while idle would otherwise go unnoticed
+            pid = state.pid if state.client is not None and state.death is None else None
+            if pid is not None and not is_alive(pid, state.token):
+                self._record(state, "crashed", f"process {pid} exited while idle")
         await asyncio.gather(*(self._stop(state) for state in self._servers.values()))
 
 
@@ -421,17 +402,10 @@ async def _list_tools(server: str, client: Client) -> list[MCPTool]:
     return tools
 
 
-def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        pending = asyncio.all_tasks(loop)
-        for task in pending:
-            task.cancel()
-        if pending:
-            loop.run_until_complete(asyncio.wait(pending, timeout=STOP_WAIT_S))
-        loop.close()
+def _not_running(state: _Server, tool: str) -> MCPCallError:
+    why = f"{state.death.kind}: {state.death.detail}" if state.death else "stopped"
+    message = f"MCP server {state.spec.name!r} is not running ({why})"
+    return MCPCallError(message, server=state.spec.name, tool=tool, issue=state.death)
 
 
 def _describe(exc: BaseException) -> str:

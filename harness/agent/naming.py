@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -158,38 +159,30 @@ class ToolNamer:
         for pair, name in plain.items():
             groups.setdefault(name, []).append(pair)
         names: dict[tuple[str, str], str] = {}
+        reasons: dict[tuple[str, str], list[str]] = {}
         for name, members in groups.items():
             unchanged = [pair for pair in members if raw[pair] == name]
             keeper = unchanged[0] if len(unchanged) == 1 else None
             for pair in members:
-                reasons = []
-                if name != raw[pair]:
-                    reasons.append("sanitised")
+                why = reasons[pair] = ["sanitised"] if name != raw[pair] else []
                 if len(name) > self.rules.max_len:
-                    reasons.append("truncated")
+                    why.append("truncated")
                 if name in reserved:
-                    reasons.append("reserved name")
+                    why.append("reserved name")
                 elif len(members) > 1 and pair != keeper:
-                    reasons.append("collision")
-                if not reasons or reasons == ["sanitised"]:
-                    names[pair] = name
-                else:
-                    names[pair] = self._suffixed(name, pair, HASH_LENGTHS[0])
-                if reasons:
-                    self.changes[names[pair]] = ", ".join(reasons)
+                    why.append("collision")
+                keep = why in ([], ["sanitised"])
+                names[pair] = name if keep else self._suffixed(name, pair, HASH_LENGTHS[0])
         for length in HASH_LENGTHS[1:]:  # a suffixed name may, very rarely, hit another name
-            seen: dict[str, int] = {}
-            for name in [*names.values(), *reserved]:
-                seen[name] = seen.get(name, 0) + 1
-            clashing = [pair for pair, name in names.items() if seen[name] > 1 and name in self.changes]
+            counts = Counter([*names.values(), *reserved])
+            clashing = [pair for pair, name in names.items() if counts[name] > 1 and reasons[pair]]
             if not clashing:
                 break
             for pair in clashing:
-                reason = self.changes.pop(names[pair])
                 names[pair] = self._suffixed(plain[pair], pair, length)
-                self.changes[names[pair]] = reason
         if len(set(names.values())) != len(names) or set(names.values()) & reserved:
             raise ConfigError("could not give every MCP tool a unique name")  # pragma: no cover
+        self.changes = {names[pair]: ", ".join(why) for pair, why in sorted(reasons.items()) if why}
         return names
 
     def _suffixed(self, name: str, pair: tuple[str, str], length: int) -> str:

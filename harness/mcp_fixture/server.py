@@ -120,7 +120,10 @@ def create_server() -> MCPServer[Any]:
         except KeyError:
             raise ToolError(f"unknown symbol {name!r}") from None
 
-    @server.tool(description="Read a corpus file, optionally only lines start_line..end_line (1-based).")
+    @server.tool(
+        description="Read a corpus file, optionally only lines start_line..end_line (1-based).",
+        structured_output=False,
+    )
     def read_file(path: str, start_line: int | None = None, end_line: int | None = None) -> str:
         if path not in CORPUS:
             raise ToolError(f"unknown path {path!r}; known: {', '.join(sorted(CORPUS))}")
@@ -133,7 +136,11 @@ def create_server() -> MCPServer[Any]:
     def list_files() -> str:
         return "\n".join(sorted(CORPUS))
 
-    @server.tool(name="search.files", description="Lines containing query, as path:line: text.")
+    @server.tool(
+        name="search.files",
+        description="Lines containing query, as path:line: text.",
+        structured_output=False,
+    )
     def search_files(query: str) -> str:
         hits = [
             f"{path}:{number}: {text}"
@@ -143,7 +150,7 @@ def create_server() -> MCPServer[Any]:
         ]
         return "\n".join(hits) or "no matches"
 
-    @server.tool(description="Fail on demand: mode ok | error | crash | hang.")
+    @server.tool(description="Fail on demand: mode ok | error | crash | hang.", structured_output=False)
     async def flaky(mode: Literal["ok", "error", "crash", "hang"] = "ok") -> str:
         if mode == "error":
             raise ToolError("flaky: error requested")

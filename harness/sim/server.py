@@ -18,7 +18,8 @@ from typing import Any
 
 from harness.scenarios import Scenario
 from harness.sim.script import ScriptedModel
-from harness.sim.wire import FORMATS, Response
+from harness.sim.formats import FORMATS
+from harness.sim.wire import Response, SimRequest
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -43,7 +44,7 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as exc:
             self._send(fmt.error(400, f"sim: request body is not JSON: {exc}"))
             return
-        self._send(self.server.answer(fmt_name, self.path, body))
+        self._send(self.server.answer(fmt_name, SimRequest(self.path[len(fmt_name) + 1:], body)))
 
     def _send(self, response: Response) -> None:
         data = response.body.encode("utf-8")
@@ -61,14 +62,14 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
         self.model = model
 
-    def answer(self, fmt_name: str, path: str, body: dict[str, Any]) -> Response:
+    def answer(self, fmt_name: str, request: SimRequest) -> Response:
         fmt = FORMATS[fmt_name]
-        conversation = fmt.read(body)
+        conversation = fmt.read(request)
         scenario = self.model.find(conversation)
         if scenario is None:
             return fmt.error(400, "sim: no bundled scenario opens with these messages")
         reply = self.model.reply(scenario, conversation)
-        return fmt.respond(body, reply, f"{scenario.id}/{conversation.assistant_turns}")
+        return fmt.respond(request, reply, f"{scenario.id}/{conversation.assistant_turns}")
 
 
 class SimServer:

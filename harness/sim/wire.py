@@ -19,6 +19,14 @@ CREATED_ISO = "2026-01-01T00:00:00Z"
 
 
 @dataclass
+class SimRequest:
+    """A request as the simulator sees it: the path after the format prefix, and the JSON body."""
+
+    path: str
+    body: dict[str, Any]
+
+
+@dataclass
 class Response:
     status: int
     content_type: str
@@ -39,7 +47,8 @@ def _sse(chunks: list[Any], *, done: bool = True) -> str:
     return out + ("data: [DONE]\n\n" if done else "")
 
 
-def _openai_like_conversation(body: dict[str, Any]) -> Conversation:
+def _openai_like_conversation(request: SimRequest) -> Conversation:
+    body = request.body
     messages = body.get("messages") or []
     opening: list[tuple[str, str]] = []
     for message in messages:
@@ -64,7 +73,8 @@ def _chat_calls(reply: Reply, seed: str, *, mistral: bool) -> list[dict[str, Any
     return calls
 
 
-def _chat_respond(body: dict[str, Any], reply: Reply, seed: str, *, mistral: bool) -> Response:
+def _chat_respond(request: SimRequest, reply: Reply, seed: str, *, mistral: bool) -> Response:
+    body = request.body
     model = body.get("model", "sim")
     calls = _chat_calls(reply, seed, mistral=mistral)
     finish = "tool_calls" if calls else "stop"
@@ -111,7 +121,8 @@ def _chat_error(status: int, message: str) -> Response:
 # -- Ollama native ----------------------------------------------------------------------
 
 
-def _ollama_respond(body: dict[str, Any], reply: Reply, seed: str) -> Response:
+def _ollama_respond(request: SimRequest, reply: Reply, seed: str) -> Response:
+    body = request.body
     calls = [{"id": "call_" + sim_id(seed, i, length=8).lower(),
               "function": {"index": i, "name": name, "arguments": args}}
              for i, (name, args) in enumerate(reply.calls)]
@@ -137,22 +148,16 @@ def _ollama_error(status: int, message: str) -> Response:
 
 @dataclass(frozen=True)
 class SimFormat:
-    """One wire format on the simulator: the path it serves, and its reader and writer."""
+    """One wire format on the simulator: how to read its requests and write its responses and errors."""
 
     name: str
-    path: str
-    read: Callable[[dict[str, Any]], Conversation]
-    respond: Callable[[dict[str, Any], Reply, str], Response]
+    read: Callable[[SimRequest], Conversation]
+    respond: Callable[[SimRequest, Reply, str], Response]
     error: Callable[[int, str], Response]
 
 
-FORMATS: dict[str, SimFormat] = {
-    "openai-chat": SimFormat(
-        "openai-chat", "/v1/chat/completions", _openai_like_conversation,
-        lambda body, reply, seed: _chat_respond(body, reply, seed, mistral=False), _chat_error),
-    "mistral-chat": SimFormat(
-        "mistral-chat", "/v1/chat/completions", _openai_like_conversation,
-        lambda body, reply, seed: _chat_respond(body, reply, seed, mistral=True), _chat_error),
-    "ollama-chat": SimFormat(
-        "ollama-chat", "/api/chat", _openai_like_conversation, _ollama_respond, _ollama_error),
-}
+OPENAI = SimFormat("openai-chat", _openai_like_conversation,
+                   lambda request, reply, seed: _chat_respond(request, reply, seed, mistral=False), _chat_error)
+MISTRAL = SimFormat("mistral-chat", _openai_like_conversation,
+                    lambda request, reply, seed: _chat_respond(request, reply, seed, mistral=True), _chat_error)
+OLLAMA = SimFormat("ollama-chat", _openai_like_conversation, _ollama_respond, _ollama_error)

@@ -81,9 +81,10 @@ def test_find_symbol_then_read_file(manager: MCPManager) -> None:
     found = manager.call(SERVER_NAME, "find_symbol", {"name": "distance_to"})
     assert found.structured == {"path": "src/geometry.py", "line": 14, "kind": "method"}
     assert not found.is_error and '"line": 14' in found.text
-    text = manager.call(SERVER_NAME, "read_file", {"path": "src/geometry.py", "start_line": 14, "end_line": 15})
+    lines = {"path": "src/geometry.py", "start_line": 14, "end_line": 15}
+    text = manager.call(SERVER_NAME, "read_file", lines)
     assert text == MCPCallResult(
-        "    def distance_to(self, other: \"Point\") -> float:\n"
+        '    def distance_to(self, other: "Point") -> float:\n'
         "        return math.hypot(self.x - other.x, self.y - other.y)"
     )
 
@@ -91,8 +92,10 @@ def test_find_symbol_then_read_file(manager: MCPManager) -> None:
 def test_other_fixture_tools(manager: MCPManager) -> None:
     assert manager.call(SERVER_NAME, "list_files").text == "README.md\nsrc/geometry.py\nsrc/inventory.py"
     hits = manager.call(SERVER_NAME, "search.files", {"query": "MAX_ITEMS"}).text.splitlines()
-    assert hits == ["src/inventory.py:5: MAX_ITEMS = 100", "src/inventory.py:16:     return Item(item.sku, "
-                    "min(MAX_ITEMS, item.quantity + amount))"]
+    assert hits == [
+        "src/inventory.py:5: MAX_ITEMS = 100",
+        "src/inventory.py:15:     return Item(item.sku, min(MAX_ITEMS, item.quantity + amount))",
+    ]
     assert manager.call(SERVER_NAME, "flaky", {"mode": "ok"}).text == "ok"
 
 
@@ -200,7 +203,7 @@ def test_hung_call_times_out_and_the_server_is_stopped() -> None:
     with MCPManager([fixture_spec(timeout_s=5)]) as manager:
         pids = manager.pids(SERVER_NAME)
         started = time.perf_counter()
-        with pytest.raises(MCPCallError, match="timed out after 0.5s") as hang:
+        with pytest.raises(MCPCallError, match=r"timed out after 0\.5s") as hang:
             manager.call(SERVER_NAME, "flaky", {"mode": "hang"}, timeout_s=0.5)
         assert time.perf_counter() - started < 3
         issue = hang.value.issue
@@ -308,7 +311,10 @@ def test_render_result_describes_non_text_parts() -> None:
 def test_issue_to_finding() -> None:
     finding = MCPIssue("git", "protocol_error", "'x': JSON-RPC error -32602", "trace", "x").to_finding(3)
     assert (finding.check_id, finding.severity, finding.passed, finding.turn_index) == (
-        "mcp.protocol_error", "warning", False, 3
+        "mcp.protocol_error",
+        "warning",
+        False,
+        3,
     )
     assert finding.evidence == {"server": "git", "tool": "x", "stderr_tail": "trace"}
 
@@ -363,7 +369,7 @@ def test_schema_issues_gemini() -> None:
 def test_schema_issues_other_families() -> None:
     assert schema_issues(MESSY, "openai") == []
     assert schema_issues(MESSY, "anthropic") == []
-    assert schema_issues({"type": "array"}, "mistral") == [": root \"type\" is 'array', not \"object\""]
+    assert schema_issues({"type": "array"}, "mistral") == [': root "type" is \'array\', not "object"']
     invalid = schema_issues({"type": "object", "properties": {"a": {"type": 5}}}, "anthropic")
     assert len(invalid) == 1 and "draft 2020-12" in invalid[0]
 
@@ -374,3 +380,44 @@ def test_fixture_schemas_are_clean_except_known_gemini_gaps(manager: MCPManager)
         assert schema_issues(schema, "openai") == [] and schema_issues(schema, "anthropic") == []
     flaky = next(t for t in manager.tools() if t.name == "flaky")
     assert schema_issues(flaky.input_schema, "gemini") == []
+
+
+def test_crash_while_idle_is_reported_at_close() -> None:
+    manager = MCPManager([fixture_spec(timeout_s=5)])
+    manager.start()
+    [pid] = manager.pids(SERVER_NAME)
+    os.kill(pid, signal.SIGKILL)
+    assert gone([pid])
+    manager.close()
+    assert [(i.kind, i.detail) for i in manager.issues] == [("crashed", f"process {pid} exited while idle")]
+
+
+def test_close_during_a_call_stops_it_without_a_crash_issue() -> None:
+    manager = MCPManager([fixture_spec(timeout_s=5)])
+    manager.start()
+    pids = manager.pids(SERVER_NAME)
+    errors: list[BaseException] = []
+
+    def hang() -> None:
+        try:
+            manager.call(SERVER_NAME, "flaky", {"mode": "hang"}, timeout_s=5)
+        except BaseException as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=hang)
+    worker.start()
+    time.sleep(0.3)
+    started = time.perf_counter()
+    manager.close()
+    worker.join(5)
+    assert time.perf_counter() - started < 4
+    assert len(errors) == 1 and isinstance(errors[0], MCPCallError), errors
+    assert "not running (stopped)" in str(errors[0])
+    assert manager.issues == [] and gone(pids)
+
+
+def test_fixture_index() -> None:
+    assert INDEX["Point"] == {"path": "src/geometry.py", "line": 8, "kind": "class"}
+    assert INDEX["TOLERANCE"] == {"path": "src/geometry.py", "line": 5, "kind": "constant"}
+    assert INDEX["restock"] == {"path": "src/inventory.py", "line": 14, "kind": "function"}
+    assert INDEX["__init__"]["kind"] == "method"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -161,8 +162,17 @@ def test_same_names_in_another_process() -> None:
         "print(json.dumps(ToolNamer(pairs, 'openai').mapping(), sort_keys=True))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(NASTY_PAIRS)], env=env, capture_output=True, text=True, check=True
-    ).stdout
+    command = [sys.executable, "-c", code, json.dumps(NASTY_PAIRS)]
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     here = {name: list(pair) for name, pair in ToolNamer(NASTY_PAIRS, "openai").mapping().items()}
     assert json.loads(out) == here
+
+
+def test_a_suffixed_name_never_takes_an_existing_name() -> None:
+    h8 = hashlib.sha256(b"s\x00a.b").hexdigest()[:8]
+    trap = ("s", f"a_b_{h8}")  # exactly what ("s", "a.b") would get with an 8-digit suffix
+    namer = ToolNamer([("s", "a.b"), ("s", "a_b"), trap])
+    assert namer.exposed(*trap) == f"mcp__s__a_b_{h8}"
+    dotted = namer.exposed("s", "a.b")
+    assert dotted == "mcp__s__a_b_" + hashlib.sha256(b"s\x00a.b").hexdigest()[:16]
+    assert len(set(namer)) == 3
