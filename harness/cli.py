@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -45,19 +45,43 @@ def main() -> None:
 def _run_options(fn: Any) -> Any:
     options = [
         click.option("--target", "-t", "targets", multiple=True, help="Target name or glob (repeatable)."),
-        click.option("--scenario", "-s", "scenario_patterns", multiple=True,
-                     help="Scenario id, glob or category (repeatable)."),
-        click.option("--scenarios", "scenario_dir", default="scenarios", show_default=True,
-                     help="Scenario file or folder."),
+        click.option(
+            "--scenario",
+            "-s",
+            "scenario_patterns",
+            multiple=True,
+            help="Scenario id, glob or category (repeatable).",
+        ),
+        click.option(
+            "--scenarios",
+            "scenario_dir",
+            default="scenarios",
+            show_default=True,
+            help="Scenario file or folder.",
+        ),
         click.option("--cassettes", default="cassettes", show_default=True, type=click.Path(path_type=Path)),
-        click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path),
-                     help="Folder for results.jsonl and the reports."),
+        click.option(
+            "--out",
+            default="reports",
+            show_default=True,
+            type=click.Path(path_type=Path),
+            help="Folder for results.jsonl and the reports.",
+        ),
         click.option("--config", default=None, help="Targets file (default ./harness.toml if present)."),
-        click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 100),
-                     help="Runs per scenario (pass^k)."),
+        click.option(
+            "--repeat",
+            default=1,
+            show_default=True,
+            type=click.IntRange(1, 100),
+            help="Runs per scenario (pass^k).",
+        ),
         click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 64)),
-        click.option("--min-score", default=None, type=click.FloatRange(0, 100),
-                     help="Exit 1 when a target scores below this."),
+        click.option(
+            "--min-score",
+            default=None,
+            type=click.FloatRange(0, 100),
+            help="Exit 1 when a target scores below this.",
+        ),
         click.option("--strict", is_flag=True, help="Exit 1 when any run fails."),
     ]
     for option in reversed(options):
@@ -69,8 +93,13 @@ def _run_options(fn: Any) -> Any:
 @_run_options
 @click.option("--mode", type=click.Choice(["replay", "record", "live"]), default="replay", show_default=True)
 @click.option("--live", "live_flag", is_flag=True, help="Same as --mode live: real calls, nothing written.")
-@click.option("--record-mode", type=click.Choice(["once", "new_episodes", "all"]), default="all",
-              show_default=True, help="With --mode record: vcrpy record mode.")
+@click.option(
+    "--record-mode",
+    type=click.Choice(["once", "new_episodes", "all"]),
+    default="all",
+    show_default=True,
+    help="With --mode record: vcrpy record mode.",
+)
 def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
     """Run scenarios against targets (default: replay every recorded target offline)."""
     _run("live" if live_flag else mode, record_mode, **options)
@@ -78,18 +107,32 @@ def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
 
 @main.command()
 @_run_options
-@click.option("--record-mode", type=click.Choice(["once", "new_episodes", "all"]), default="all",
-              show_default=True)
+@click.option(
+    "--record-mode", type=click.Choice(["once", "new_episodes", "all"]), default="all", show_default=True
+)
 def record(record_mode: str, **options: Any) -> None:
     """Run live and write cassettes (default targets: the simulated ones)."""
     _run("record", record_mode, **options)
 
 
-def _run(mode: str, record_mode: str, *, targets: tuple[str, ...], scenario_patterns: tuple[str, ...],
-         scenario_dir: str, cassettes: Path, out: Path, config: str | None, repeat: int, concurrency: int,
-         min_score: float | None, strict: bool) -> None:
+def _run(
+    mode: str,
+    record_mode: str,
+    *,
+    targets: tuple[str, ...],
+    scenario_patterns: tuple[str, ...],
+    scenario_dir: str,
+    cassettes: Path,
+    out: Path,
+    config: str | None,
+    repeat: int,
+    concurrency: int,
+    min_score: float | None,
+    strict: bool,
+) -> None:
     from harness import scenarios as scenario_lib
     from harness.errors import ConfigError
+    from harness.recording import Mode, RecordMode
     from harness.reports import write_reports
     from harness.runner import RunConfig
     from harness.runner import run as run_all
@@ -109,8 +152,14 @@ def _run(mode: str, record_mode: str, *, targets: tuple[str, ...], scenario_patt
     selected = scenario_lib.select(scenario_lib.load([scenario_dir]), list(scenario_patterns))
     if not selected:
         raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
-    run_config = RunConfig(mode=mode, cassettes=cassettes, results=out / "results.jsonl",  # type: ignore[arg-type]
-                           repeats=repeat, concurrency=concurrency, record_mode=record_mode)  # type: ignore[arg-type]
+    run_config = RunConfig(
+        mode=cast(Mode, mode),
+        cassettes=cassettes,
+        results=out / "results.jsonl",
+        repeats=repeat,
+        concurrency=concurrency,
+        record_mode=cast(RecordMode, record_mode),
+    )
     err = _console(stderr=True)
     total = len(chosen) * len(selected) * repeat
     err.print(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
@@ -123,8 +172,11 @@ def _run(mode: str, record_mode: str, *, targets: tuple[str, ...], scenario_patt
     _print_table(report)
     for record_ in records:
         if record_["error"]:
-            err.print(f"[red]{record_['target']} {record_['scenario']}:[/red] {record_['error']['message']}",
-                      markup=True, soft_wrap=True)
+            err.print(
+                f"[red]{record_['target']} {record_['scenario']}:[/red] {record_['error']['message']}",
+                markup=True,
+                soft_wrap=True,
+            )
     err.print("wrote " + ", ".join(str(p) for p in [run_config.results, *paths]))
     _exit_code(report, records, min_score, strict)
 
@@ -146,15 +198,19 @@ def _print_table(report: dict[str, Any]) -> None:
         console.print(f"[dim]{report['simulated_note']}[/dim]", markup=True)
 
 
-def _exit_code(report: dict[str, Any], records: list[dict[str, Any]], min_score: float | None,
-               strict: bool) -> None:
+def _exit_code(
+    report: dict[str, Any], records: list[dict[str, Any]], min_score: float | None, strict: bool
+) -> None:
     err = _console(stderr=True)
     if any(r["error"] and r["error"]["kind"].startswith("Cassette") for r in records):
         err.print("[red]cassette errors: see above; replay never goes live[/red]", markup=True)
         sys.exit(3)
     if min_score is not None:
-        low = {n: t["score"] for n, t in report["summary"]["targets"].items()
-               if t["score"] is None or t["score"] < min_score}
+        low = {
+            n: t["score"]
+            for n, t in report["summary"]["targets"].items()
+            if t["score"] is None or t["score"] < min_score
+        }
         if low:
             err.print(f"[red]below --min-score {min_score}:[/red] {low}", markup=True)
             sys.exit(1)
@@ -196,8 +252,14 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
         for column in ("target", "format", "model", "endpoint", "mode", "simulated"):
             table.add_column(column)
         for name, t in sorted(load_targets(config).items()):
-            table.add_row(name, t.format, t.model, t.resolved_base_url() or "-",
-                          t.mode_label + (" stream" if t.stream else ""), "yes" if t.simulated else "no")
+            table.add_row(
+                name,
+                t.format,
+                t.model,
+                t.resolved_base_url() or "-",
+                t.mode_label + (" stream" if t.stream else ""),
+                "yes" if t.simulated else "no",
+            )
     elif what == "scenarios":
         from harness import scenarios as scenario_lib
 
@@ -231,8 +293,8 @@ def sim(port: int, scenario_dir: str) -> None:
     import time
 
     from harness import scenarios as scenario_lib
-    from harness.sim.server import SimServer
     from harness.sim.formats import FORMATS
+    from harness.sim.server import SimServer
 
     with SimServer(scenario_lib.load([scenario_dir]), port=port) as server:
         for name in FORMATS:
@@ -241,6 +303,46 @@ def sim(port: int, scenario_dir: str) -> None:
         try:
             while True:
                 time.sleep(3600)
+        except KeyboardInterrupt:
+            click.echo("stopped")
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--format", "wire_format", default=None, help="Force the wire format (default: detect).")
+def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None) -> None:
+    """Print every tool call and finding of cassettes or raw response bodies (never sends anything)."""
+    import json
+
+    from harness.audit import audit_paths, render_table, to_json
+
+    entries = audit_paths(list(files), wire_format=wire_format)
+    if as_json:
+        click.echo(json.dumps(to_json(entries), indent=2, ensure_ascii=False))
+    else:
+        _console().print(render_table(entries))
+
+
+@main.group()
+def local() -> None:
+    """A real model on this machine (needs the [local] extra)."""
+
+
+@local.command()
+@click.option("--model", default="gemma3-270m", show_default=True)
+@click.option("--port", default=None, type=click.IntRange(1, 65535), help="Default: a free port.")
+def serve(model: str, port: int | None) -> None:
+    """Serve a local model on 127.0.0.1 until Ctrl-C (OpenAI-compatible)."""
+    import time
+
+    from harness.local import local_server
+
+    with local_server(model, port=port) as server:
+        click.echo(f"{model}: {server.base_url}/v1/chat/completions (log: {server.log_path}). Ctrl-C stops it.")
+        try:
+            while server.process.poll() is None:
+                time.sleep(1)
         except KeyboardInterrupt:
             click.echo("stopped")
 

@@ -21,8 +21,8 @@ reference simulator uses to answer like a conformant model.
 from __future__ import annotations
 
 import re
-import re._constants as sre_constants  # the regex parser, to build examples (public sre_* is deprecated)
-import re._parser as sre_parse
+import re._constants as sre_constants  # type: ignore[import-not-found]  # public sre_* is deprecated
+import re._parser as sre_parse  # type: ignore[import-not-found]
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +36,18 @@ JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "null": lambda v: v is None,
 }
 MATCHERS = frozenset(
-    {"exact", "contains", "contains_any", "contains_all", "not_contains", "regex", "type", "any_of", "subset", "any"}
+    {
+        "exact",
+        "contains",
+        "contains_any",
+        "contains_all",
+        "not_contains",
+        "regex",
+        "type",
+        "any_of",
+        "subset",
+        "any",
+    }
 )
 
 
@@ -67,22 +78,37 @@ def match(expected: Any, actual: Any, path: str = "$") -> list[str]:
         if isinstance(expected, list):
             if not isinstance(actual, list) or len(actual) != len(expected):
                 return [f"{path}: expected a list of {len(expected)}, got {actual!r}"]
-            return [p for i, (e, a) in enumerate(zip(expected, actual, strict=True)) for p in match(e, a, f"{path}[{i}]")]
-        if expected == actual and type(expected) is type(actual) or (
-            isinstance(expected, int | float) and isinstance(actual, int | float)
-            and not isinstance(expected, bool) and not isinstance(actual, bool) and expected == actual
+            return [
+                p
+                for i, (e, a) in enumerate(zip(expected, actual, strict=True))
+                for p in match(e, a, f"{path}[{i}]")
+            ]
+        if (expected == actual and type(expected) is type(actual)) or (
+            isinstance(expected, int | float)
+            and isinstance(actual, int | float)
+            and not isinstance(expected, bool)
+            and not isinstance(actual, bool)
+            and expected == actual
         ):
             return []
         return [f"{path}: expected {expected!r}, got {actual!r}"]
-    (kind, operand), = expected.items()
+    ((kind, operand),) = expected.items()
     if kind == "exact":
-        return [] if actual == operand and type(actual) is type(operand) else [
-            f"{path}: expected exactly {operand!r}, got {actual!r}"]
+        return (
+            []
+            if actual == operand and type(actual) is type(operand)
+            else [f"{path}: expected exactly {operand!r}, got {actual!r}"]
+        )
     if kind == "contains":
-        return [] if _contains(actual, operand) else [f"{path}: expected to contain {operand!r}, got {actual!r}"]
+        return (
+            [] if _contains(actual, operand) else [f"{path}: expected to contain {operand!r}, got {actual!r}"]
+        )
     if kind == "contains_any":
-        return [] if any(_contains(actual, o) for o in operand) else [
-            f"{path}: expected to contain one of {operand!r}, got {actual!r}"]
+        return (
+            []
+            if any(_contains(actual, o) for o in operand)
+            else [f"{path}: expected to contain one of {operand!r}, got {actual!r}"]
+        )
     if kind == "contains_all":
         missing = [o for o in operand if not _contains(actual, o)]
         return [] if not missing else [f"{path}: missing {missing!r} in {actual!r}"]
@@ -94,11 +120,17 @@ def match(expected: Any, actual: Any, path: str = "$") -> list[str]:
         return [f"{path}: expected to match /{operand}/, got {actual!r}"]
     if kind == "type":
         types = operand if isinstance(operand, list) else [operand]
-        return [] if any(JSON_TYPES[t](actual) for t in types) else [
-            f"{path}: expected type {operand}, got {type(actual).__name__} {actual!r}"]
+        return (
+            []
+            if any(JSON_TYPES[t](actual) for t in types)
+            else [f"{path}: expected type {operand}, got {type(actual).__name__} {actual!r}"]
+        )
     if kind == "any_of":
-        return [] if any(match(o, actual, path) == [] for o in operand) else [
-            f"{path}: matches none of {operand!r}, got {actual!r}"]
+        return (
+            []
+            if any(match(o, actual, path) == [] for o in operand)
+            else [f"{path}: matches none of {operand!r}, got {actual!r}"]
+        )
     if kind == "subset":
         if not isinstance(actual, dict):
             return [f"{path}: expected an object, got {actual!r}"]
@@ -128,7 +160,7 @@ def check_matcher(expected: Any) -> list[str]:
     """Problems with a matcher itself (bad regex, unknown type), for scenario validation."""
     problems: list[str] = []
     if is_matcher(expected):
-        (kind, operand), = expected.items()
+        ((kind, operand),) = expected.items()
         if kind == "regex":
             try:
                 re.compile(operand)
@@ -156,8 +188,15 @@ def check_matcher(expected: Any) -> list[str]:
 
 # -- examples: a value that matches, for the reference simulator -------------
 
-_TYPE_EXAMPLES: dict[str, Any] = {"string": "example", "integer": 1, "number": 1, "boolean": True,
-                                  "object": {}, "array": [], "null": None}
+_TYPE_EXAMPLES: dict[str, Any] = {
+    "string": "example",
+    "integer": 1,
+    "number": 1,
+    "boolean": True,
+    "object": {},
+    "array": [],
+    "null": None,
+}
 
 
 def example(expected: Any) -> Any:
@@ -168,7 +207,7 @@ def example(expected: Any) -> Any:
         if isinstance(expected, list):
             return [example(v) for v in expected]
         return expected
-    (kind, operand), = expected.items()
+    ((kind, operand),) = expected.items()
     if kind == "exact":
         return operand
     if kind in ("contains", "contains_any"):

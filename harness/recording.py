@@ -66,7 +66,9 @@ def scrub_request(request: Any) -> Any:
 
 def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
     """vcrpy hook: drop cookies and any echoed secret header from the stored response."""
-    response["headers"] = {k: v for k, v in response.get("headers", {}).items() if k.lower() not in SECRET_HEADERS}
+    response["headers"] = {
+        k: v for k, v in response.get("headers", {}).items() if k.lower() not in SECRET_HEADERS
+    }
     return response
 
 
@@ -151,8 +153,13 @@ class CassetteTransport(httpx.BaseTransport):
         if mode == "replay" and not self.path.is_file():
             raise CassetteMissingError(str(self.path), target, scenario_id)
         vcr_mode = VcrRecordMode.NONE if mode == "replay" else VcrRecordMode(record_mode)
-        settings = {"path": str(self.path), "record_mode": vcr_mode, "match_on": MATCH_ON,
-                    "before_record_request": scrub_request, "before_record_response": scrub_response}
+        settings = {
+            "path": str(self.path),
+            "record_mode": vcr_mode,
+            "match_on": MATCH_ON,
+            "before_record_request": scrub_request,
+            "before_record_response": scrub_response,
+        }
         # "all" starts from an empty cassette: a fresh recording replaces the old one entirely.
         fresh = mode == "record" and record_mode == "all"
         self.cassette = Cassette(**settings) if fresh else Cassette.load(**settings)
@@ -173,14 +180,22 @@ class CassetteTransport(httpx.BaseTransport):
         finally:
             response.close()
         elapsed = round((time.perf_counter() - started) * 1000, 1)
-        self.cassette.append(vcr_request, {
-            "status": {"code": response.status_code, "message": response.reason_phrase},
-            "headers": {k: list(response.headers.get_list(k)) for k in response.headers},
-            "body": {"string": content.decode("utf-8", errors="replace")},
-            "elapsed_ms": elapsed,
-        })
-        return httpx.Response(response.status_code, headers=response.headers, content=content,
-                              request=request, extensions={"harness_elapsed_ms": elapsed})
+        self.cassette.append(
+            vcr_request,
+            {
+                "status": {"code": response.status_code, "message": response.reason_phrase},
+                "headers": {k: list(response.headers.get_list(k)) for k in response.headers},
+                "body": {"string": content.decode("utf-8", errors="replace")},
+                "elapsed_ms": elapsed,
+            },
+        )
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            content=content,
+            request=request,
+            extensions={"harness_elapsed_ms": elapsed},
+        )
 
     @staticmethod
     def _play(recorded: dict[str, Any], request: httpx.Request) -> httpx.Response:
@@ -188,15 +203,27 @@ class CassetteTransport(httpx.BaseTransport):
         content = body.encode("utf-8") if isinstance(body, str) else (body or b"")
         headers = [(k, v) for k, values in recorded.get("headers", {}).items() for v in values]
         headers = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "transfer-encoding")]
-        return httpx.Response(recorded["status"]["code"], headers=headers, content=content, request=request,
-                              extensions={"harness_elapsed_ms": recorded.get("elapsed_ms")})
+        return httpx.Response(
+            recorded["status"]["code"],
+            headers=headers,
+            content=content,
+            request=request,
+            extensions={"harness_elapsed_ms": recorded.get("elapsed_ms")},
+        )
 
     def _closest(self, request: Any) -> str:
-        candidates = [r for r in self.cassette.requests if r.method == request.method and r.path == request.path]
-        unplayed = [r for i, r in enumerate(self.cassette.requests)
-                    if self.cassette.play_counts[i] == 0 and r in candidates]
+        candidates = [
+            r for r in self.cassette.requests if r.method == request.method and r.path == request.path
+        ]
+        unplayed = [
+            r
+            for i, r in enumerate(self.cassette.requests)
+            if self.cassette.play_counts[i] == 0 and r in candidates
+        ]
         if not candidates:
-            recorded = ", ".join(sorted({f"{r.method} {r.path}" for r in self.cassette.requests})) or "nothing"
+            recorded = (
+                ", ".join(sorted({f"{r.method} {r.path}" for r in self.cassette.requests})) or "nothing"
+            )
             return f"no recorded request to {request.method} {request.path}; the cassette holds: {recorded}"
         closest = (unplayed or candidates)[0]
         return "diff of the closest recorded request body -> the new one:\n" + drift_diff(closest, request)
@@ -206,4 +233,3 @@ class CassetteTransport(httpx.BaseTransport):
         if self.mode == "record" and self.cassette.dirty:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.cassette._save(force=True)
-

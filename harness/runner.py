@@ -67,11 +67,16 @@ def endpoints(targets: list[Target], scenarios: list[Scenario], mode: Mode) -> I
     with contextlib.ExitStack() as stack:
         found: dict[str, Endpoint] = {}
         sim = None
+        local: dict[str, str] = {}  # local model -> base URL: one server per model, shared by its targets
         for target in targets:
             adapter = target.adapter()
-            if mode == "replay":
-                found[target.name] = Endpoint(f"{REPLAY_HOST}/{target.format}" if target.simulated else
-                                              target.resolved_base_url() or REPLAY_HOST)
+            if mode == "replay":  # nothing is contacted; only the path must match the recording
+                if target.simulated:
+                    found[target.name] = Endpoint(f"{REPLAY_HOST}/{target.format}")
+                elif target.local_model:
+                    found[target.name] = Endpoint(REPLAY_HOST)
+                else:
+                    found[target.name] = Endpoint(target.resolved_base_url() or REPLAY_HOST)
                 continue
             if target.simulated:
                 if sim is None:
@@ -82,8 +87,9 @@ def endpoints(targets: list[Target], scenarios: list[Scenario], mode: Mode) -> I
             elif target.local_model:
                 from harness.local import local_server
 
-                server = stack.enter_context(local_server(target.local_model))
-                found[target.name] = Endpoint(server.base_url)
+                if target.local_model not in local:
+                    local[target.local_model] = stack.enter_context(local_server(target.local_model)).base_url
+                found[target.name] = Endpoint(local[target.local_model])
             else:
                 base = target.resolved_base_url()
                 if not base:
@@ -95,13 +101,17 @@ def endpoints(targets: list[Target], scenarios: list[Scenario], mode: Mode) -> I
 
 def build_registry(scenario: Scenario) -> ToolRegistry:
     """Fresh tools for one run, with the scenario's injected faults."""
-    registry = ToolRegistry(faults=[Fault(f["tool"], f.get("on_call", 1), f["error"]) for f in scenario.faults])
+    registry = ToolRegistry(
+        faults=[Fault(f["tool"], f.get("on_call", 1), f["error"]) for f in scenario.faults]
+    )
     for name in scenario.tools:
         registry.add(builtin_tool(name))
     return registry
 
 
-def run_one(target: Target, scenario: Scenario, repeat: int, endpoint: Endpoint, config: RunConfig) -> dict[str, Any]:
+def run_one(
+    target: Target, scenario: Scenario, repeat: int, endpoint: Endpoint, config: RunConfig
+) -> dict[str, Any]:
     """One run of one scenario against one target: the scored result record."""
     transcript = Transcript(target.name, scenario.id, repeat)
     error: dict[str, str] | None = None
@@ -113,15 +123,32 @@ def run_one(target: Target, scenario: Scenario, repeat: int, endpoint: Endpoint,
         inner = None if config.mode == "replay" else httpx.HTTPTransport()
         client_transport: httpx.BaseTransport | None = inner
         if config.mode != "live":
-            cassette = CassetteTransport(cassette_path(config.cassettes, target.name, scenario.id, repeat),
-                                         mode=config.mode, target=target.name, scenario_id=scenario.id,
-                                         inner=inner, record_mode=config.record_mode)
+            cassette = CassetteTransport(
+                cassette_path(config.cassettes, target.name, scenario.id, repeat),
+                mode=config.mode,
+                target=target.name,
+                scenario_id=scenario.id,
+                inner=inner,
+                record_mode=config.record_mode,
+            )
             client_transport = cassette
-        transport = Transport(endpoint.base_url, auth_headers=endpoint.auth_headers,
-                              client_transport=client_transport, timeout_s=target.timeout_s,
-                              retries=config.retries, sleep=(lambda s: None) if config.mode == "replay" else None)
-        options = RequestOptions(target.model, target.stream, target.temperature, target.max_tokens, target.seed,
-                                 scenario.parallel_tool_calls, dict(target.request_options))
+        transport = Transport(
+            endpoint.base_url,
+            auth_headers=endpoint.auth_headers,
+            client_transport=client_transport,
+            timeout_s=target.timeout_s,
+            retries=config.retries,
+            sleep=(lambda s: None) if config.mode == "replay" else None,
+        )
+        options = RequestOptions(
+            target.model,
+            target.stream,
+            target.temperature,
+            target.max_tokens,
+            target.seed,
+            scenario.parallel_tool_calls,
+            dict(target.request_options),
+        )
         settings = LoopSettings(scenario.max_turns, scenario.tool_choice, options)
         try:
             run_loop(transcript, adapter, transport.send, registry, scenario.messages, settings)
@@ -129,15 +156,30 @@ def run_one(target: Target, scenario: Scenario, repeat: int, endpoint: Endpoint,
             transport.close()
         if cassette is not None:
             cassette.save()
-        context = RunContext(transcript, scenario, target.protocol,
-                             native_tool_choice="required" in target.endpoint_profile().tool_choice)
-        checks = [{"id": r.id, "kind": r.kind, "weight": r.weight, "status": r.status,
-                   "findings": to_data(r.findings)} for r in run_checks(context)]
+        context = RunContext(
+            transcript,
+            scenario,
+            target.protocol,
+            native_tool_choice="required" in target.endpoint_profile().tool_choice,
+        )
+        checks = [
+            {
+                "id": r.id,
+                "kind": r.kind,
+                "weight": r.weight,
+                "status": r.status,
+                "findings": to_data(r.findings),
+            }
+            for r in run_checks(context)
+        ]
     except CassetteError as exc:
         error = {"kind": type(exc).__name__, "message": str(exc)}
     except Exception as exc:  # a harness fault: recorded, the other runs go on
-        error = {"kind": "HarnessError", "message": f"{type(exc).__name__}: {exc}",
-                 "traceback": traceback.format_exc(limit=8)}
+        error = {
+            "kind": "HarnessError",
+            "message": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(limit=8),
+        }
     score = None if error else run_score(checks)
     return {
         "schema": RESULT_SCHEMA,
@@ -165,8 +207,11 @@ def run(
     config.results.parent.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     lock = threading.Lock()
-    limits = {t.name: threading.Semaphore(max(1, t.concurrency)) for t in targets}
-    with endpoints(targets, scenarios, config.mode) as found, config.results.open("w", encoding="utf-8") as out:
+    with (
+        endpoints(targets, scenarios, config.mode) as found,
+        config.results.open("w", encoding="utf-8") as out,
+    ):
+        limits = _limits(targets, found)
 
         def task(target: Target, scenario: Scenario, repeat: int) -> None:
             with limits[target.name]:
@@ -182,6 +227,20 @@ def run(
             for future in [pool.submit(task, *job) for job in jobs]:
                 future.result()
     return sorted(records, key=lambda r: (r["target"], r["scenario"], r["repeat"]))
+
+
+def _limits(targets: list[Target], found: dict[str, Endpoint]) -> dict[str, threading.Semaphore]:
+    """One concurrency limit per target; targets sharing a managed local server share its limit
+    (the smallest of theirs), since the server answers one request at a time."""
+    shared: dict[str, threading.Semaphore] = {}
+    limits = {}
+    for target in sorted(targets, key=lambda t: t.concurrency):
+        if target.local_model:
+            base = found[target.name].base_url
+            limits[target.name] = shared.setdefault(base, threading.Semaphore(max(1, target.concurrency)))
+        else:
+            limits[target.name] = threading.Semaphore(max(1, target.concurrency))
+    return limits
 
 
 def _write(out: TextIO, record: dict[str, Any], lock: threading.Lock) -> None:

@@ -7,6 +7,7 @@ pointer, and every error of the file is listed, not just the first.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -63,7 +64,7 @@ class Scenario:
     mcp_tools: tuple[tuple[str, tuple[str, ...] | None], ...] = ()
     mcp_servers: tuple[MCPServerSpec, ...] = ()
     mcp_naming: str = "prefixed"
-    tool_choice: ToolChoice = ToolChoice()
+    tool_choice: ToolChoice = field(default_factory=ToolChoice)
     parallel_tool_calls: bool | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     faults: tuple[dict[str, Any], ...] = ()
@@ -82,7 +83,7 @@ def scenario_schema() -> dict[str, Any]:
     return json.loads(text)  # type: ignore[no-any-return]
 
 
-def _line_of(node: yaml.Node | None, path: list[str | int]) -> int | None:
+def _line_of(node: yaml.Node | None, path: Sequence[object]) -> int | None:
     """The 1-based line of the YAML node at ``path`` (or of its nearest existing parent)."""
     line = node.start_mark.line + 1 if node is not None else None
     for part in path:
@@ -98,7 +99,7 @@ def _line_of(node: yaml.Node | None, path: list[str | int]) -> int | None:
     return line
 
 
-def _pointer(path: list[str | int]) -> str:
+def _pointer(path: Sequence[object]) -> str:
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path) if path else "/"
 
 
@@ -113,8 +114,9 @@ def load_file(path: str | Path) -> list[Scenario]:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise ScenarioError(str(path), f"invalid YAML: {getattr(exc, 'problem', exc)}",
-                            line=mark.line + 1 if mark else None) from exc
+        raise ScenarioError(
+            str(path), f"invalid YAML: {getattr(exc, 'problem', exc)}", line=mark.line + 1 if mark else None
+        ) from exc
     items = data if isinstance(data, list) else [data]
     nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
     validator = jsonschema.Draft202012Validator(scenario_schema())
@@ -126,9 +128,15 @@ def load_file(path: str | Path) -> list[Scenario]:
             path_parts = list(first.absolute_path)
             more = "".join(
                 f"\n  line {_line_of(item_node, list(e.absolute_path))} {_pointer(list(e.absolute_path))}: "
-                f"{e.message}" for e in errors[1:])
-            raise ScenarioError(str(path), first.message + (f"; other errors:{more}" if more else ""),
-                                line=_line_of(item_node, path_parts), pointer=_pointer(path_parts))
+                f"{e.message}"
+                for e in errors[1:]
+            )
+            raise ScenarioError(
+                str(path),
+                first.message + (f"; other errors:{more}" if more else ""),
+                line=_line_of(item_node, path_parts),
+                pointer=_pointer(path_parts),
+            )
         scenarios.append(_build(item, str(path), item_node))
     return scenarios
 
@@ -139,32 +147,53 @@ def _build(data: dict[str, Any], path: str, node: yaml.Node) -> Scenario:
         problems = check_matcher(call.get("args") or {})
         if problems:
             where = ["expect", "calls", i, "args"]
-            raise ScenarioError(path, "; ".join(problems), line=_line_of(node, where), pointer=_pointer(where))
+            raise ScenarioError(
+                path, "; ".join(problems), line=_line_of(node, where), pointer=_pointer(where)
+            )
     problems = check_matcher(expect.get("final"))
     if problems:
-        raise ScenarioError(path, "; ".join(problems), line=_line_of(node, ["expect", "final"]),
-                            pointer="/expect/final")
+        raise ScenarioError(
+            path, "; ".join(problems), line=_line_of(node, ["expect", "final"]), pointer="/expect/final"
+        )
     servers = tuple(
-        MCPServerSpec(name, spec["command"], tuple(spec.get("args", ())), dict(spec.get("env", {})),
-                      spec.get("cwd"), float(spec.get("timeout_s", 20.0)), spec.get("fixture"))
+        MCPServerSpec(
+            name,
+            spec["command"],
+            tuple(spec.get("args", ())),
+            dict(spec.get("env", {})),
+            spec.get("cwd"),
+            float(spec.get("timeout_s", 20.0)),
+            spec.get("fixture"),
+        )
         for name, spec in (data.get("mcp_servers") or {}).items()
     )
     builtin = tuple(t for t in data.get("tools", []) if isinstance(t, str))
-    mcp = tuple((t["mcp"], tuple(t["tools"]) if "tools" in t else None)
-                for t in data.get("tools", []) if isinstance(t, dict))
+    mcp = tuple(
+        (t["mcp"], tuple(t["tools"]) if "tools" in t else None)
+        for t in data.get("tools", [])
+        if isinstance(t, dict)
+    )
     for index, (server, _) in enumerate(mcp):
         if server not in {s.name for s in servers}:
             where = ["tools", index, "mcp"]
-            raise ScenarioError(path, f"MCP server {server!r} is not declared in mcp_servers",
-                                line=_line_of(node, where), pointer=_pointer(where))
+            raise ScenarioError(
+                path,
+                f"MCP server {server!r} is not declared in mcp_servers",
+                line=_line_of(node, where),
+                pointer=_pointer(where),
+            )
     return Scenario(
         id=data["id"],
         category=data["category"],
         description=data.get("description", ""),
         messages=tuple(Message(m["role"], m["content"]) for m in data["messages"]),
         expect=Expectation(
-            calls=None if "calls" not in expect else tuple(
-                ExpectedCall(c["name"], c.get("args") or {}, c.get("args_exact", False)) for c in expect["calls"]),
+            calls=None
+            if "calls" not in expect
+            else tuple(
+                ExpectedCall(c["name"], c.get("args") or {}, c.get("args_exact", False))
+                for c in expect["calls"]
+            ),
             order=expect.get("order", "strict"),
             parallel=expect.get("parallel", False),
             allow_extra=expect.get("allow_extra", False),
@@ -203,8 +232,11 @@ def load(paths: list[str | Path]) -> list[Scenario]:
     for file in files:
         for scenario in load_file(file):
             if scenario.id in scenarios:
-                raise ScenarioError(str(file), f"duplicate scenario id {scenario.id!r} "
-                                    f"(also in {scenarios[scenario.id].path})", pointer="/id")
+                raise ScenarioError(
+                    str(file),
+                    f"duplicate scenario id {scenario.id!r} (also in {scenarios[scenario.id].path})",
+                    pointer="/id",
+                )
             scenarios[scenario.id] = scenario
     return sorted(scenarios.values(), key=lambda s: s.id)
 
@@ -215,5 +247,10 @@ def select(scenarios: list[Scenario], patterns: list[str] | None) -> list[Scenar
 
     if not patterns:
         return scenarios
-    return [s for s in scenarios
-            if any(fnmatch.fnmatch(s.id, p) or s.category == p or fnmatch.fnmatch(s.category, p) for p in patterns)]
+    return [
+        s
+        for s in scenarios
+        if any(
+            fnmatch.fnmatch(s.id, p) or s.category == p or fnmatch.fnmatch(s.category, p) for p in patterns
+        )
+    ]

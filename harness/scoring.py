@@ -77,7 +77,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
             "grade": grade(score),
             "categories": {c: {"score": s, "grade": grade(s)} for c, s in category_scores.items()},
             "pass_at_1": round(sum(r["passed"] for r in counted) / len(counted), 4) if counted else None,
-            "pass_all_k": round(sum(row["pass_all"] for row in scenario_rows.values()) / len(scenario_rows), 4),
+            "pass_all_k": round(
+                sum(row["pass_all"] for row in scenario_rows.values()) / len(scenario_rows), 4
+            ),
             "runs": len(runs),
             "scenarios": scenario_rows,
         }
@@ -85,7 +87,11 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     real = [t["score"] for t in targets.values() if not t["info"]["simulated"]]
     return {
         "targets": targets,
-        "overall": {"score": overall, "grade": grade(overall), "targets": len(targets),
-                    "simulated_targets": sum(1 for t in targets.values() if t["info"]["simulated"]),
-                    "real_targets_score": _mean(real)},
+        "overall": {
+            "score": overall,
+            "grade": grade(overall),
+            "targets": len(targets),
+            "simulated_targets": sum(1 for t in targets.values() if t["info"]["simulated"]),
+            "real_targets_score": _mean(real),
+        },
     }

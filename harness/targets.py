@@ -48,7 +48,7 @@ class Target:
     @property
     def local_model(self) -> str | None:
         """The managed local model's name for ``local:<name>`` targets."""
-        return self.base_url[len(LOCAL_PREFIX):] if self.base_url.startswith(LOCAL_PREFIX) else None
+        return self.base_url[len(LOCAL_PREFIX) :] if self.base_url.startswith(LOCAL_PREFIX) else None
 
     @property
     def mode_label(self) -> str:
@@ -62,8 +62,9 @@ class Target:
         return self.base_url or self.endpoint_profile().base_url
 
     def api_key_variable(self) -> str | None:
-        return self.api_key_env or (None if self.simulated or self.local_model else
-                                    self.endpoint_profile().api_key_env)
+        return self.api_key_env or (
+            None if self.simulated or self.local_model else self.endpoint_profile().api_key_env
+        )
 
     def adapter(self) -> Adapter:
         adapter = adapter_class(self.format)(self.endpoint_profile())
@@ -75,9 +76,16 @@ class Target:
 
     def info(self) -> dict[str, Any]:
         """What reports show about the target."""
-        return {"name": self.name, "format": self.format, "model": self.model, "simulated": self.simulated,
-                "stream": self.stream, "mode": self.mode_label, "profile": self.endpoint_profile().name,
-                "description": self.description}
+        return {
+            "name": self.name,
+            "format": self.format,
+            "model": self.model,
+            "simulated": self.simulated,
+            "stream": self.stream,
+            "mode": self.mode_label,
+            "profile": self.endpoint_profile().name,
+            "description": self.description,
+        }
 
 
 _KEYS = {f.name for f in fields(Target)} - {"name"}
@@ -90,8 +98,9 @@ def _targets_from(data: dict[str, Any], source: str) -> dict[str, Target]:
             raise ConfigError(f"{source}: [targets.{name}] must be a table")
         unknown = set(raw) - _KEYS
         if unknown:
-            raise ConfigError(f"{source}: [targets.{name}] has unknown keys {sorted(unknown)}; "
-                              f"known: {sorted(_KEYS)}")
+            raise ConfigError(
+                f"{source}: [targets.{name}] has unknown keys {sorted(unknown)}; known: {sorted(_KEYS)}"
+            )
         for required in ("format", "model"):
             if required not in raw:
                 raise ConfigError(f"{source}: [targets.{name}] needs {required!r}")

@@ -41,8 +41,9 @@ def api_key(env_name: str | None) -> str | None:
     return value
 
 
-SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie", "set-cookie",
-                            "proxy-authorization"})
+SECRET_HEADERS = frozenset(
+    {"authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie", "set-cookie", "proxy-authorization"}
+)
 
 
 def masked(headers: dict[str, str]) -> dict[str, str]:
@@ -86,15 +87,26 @@ class Transport:
         headers = {"content-type": "application/json", **wire.headers, **self.auth_headers}
         if wire.stream:
             headers.setdefault("accept", "text/event-stream")
-        record = {"method": wire.method, "url": self.url(wire.path), "headers": masked(headers), "body": wire.body}
+        record = {
+            "method": wire.method,
+            "url": self.url(wire.path),
+            "headers": masked(headers),
+            "body": wire.body,
+        }
         findings: list[Finding] = []
         for attempt in range(self.retries + 1):
             response, elapsed = self._send_once(wire, headers)
             if response.status not in RETRY_STATUSES or attempt == self.retries:
                 return Sent(record, response, elapsed, findings)
             wait = min(self._retry_after(response), self.max_backoff_s)
-            findings.append(Finding("transport.retried", "info", False,
-                                    f"HTTP {response.status}; retried after {wait:.1f}s (attempt {attempt + 1})"))
+            findings.append(
+                Finding(
+                    "transport.retried",
+                    "info",
+                    False,
+                    f"HTTP {response.status}; retried after {wait:.1f}s (attempt {attempt + 1})",
+                )
+            )
             self.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -114,8 +126,9 @@ class Transport:
         elapsed = response.extensions.get("harness_elapsed_ms")
         if elapsed is None:
             elapsed = (time.perf_counter() - started) * 1000
-        return WireResponse(response.status_code, body.decode("utf-8", errors="replace"),
-                            dict(response.headers)), elapsed
+        return WireResponse(
+            response.status_code, body.decode("utf-8", errors="replace"), dict(response.headers)
+        ), elapsed
 
     @staticmethod
     def _retry_after(response: WireResponse) -> float:

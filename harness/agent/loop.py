@@ -70,8 +70,9 @@ def run_loop(
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tool") as pool:
         for turn in range(settings.max_turns):
-            wire = adapter.build_request(conversation, transcript.tools, turn_choice(settings.tool_choice, turn),
-                                         settings.options)
+            wire = adapter.build_request(
+                conversation, transcript.tools, turn_choice(settings.tool_choice, turn), settings.options
+            )
             for finding in wire.findings:
                 finding.turn_index = turn
                 transcript.findings.append(finding)
@@ -87,7 +88,11 @@ def run_loop(
             for finding in [*sent.findings, *parsed.findings]:
                 finding.turn_index = turn
             transcript.findings.extend(sent.findings)
-            response = {"status": sent.response.status, "headers": sent.response.headers, "body": sent.response.body}
+            response = {
+                "status": sent.response.status,
+                "headers": sent.response.headers,
+                "body": sent.response.body,
+            }
             transcript.exchanges.append(Exchange(turn, sent.request, response, parsed, sent.elapsed_ms))
             if parsed.error is not None:
                 transcript.stop_reason = "provider_error"
@@ -99,10 +104,16 @@ def run_loop(
             signature = call_signature(parsed.tool_calls)
             if signature == previous and not previous_failed:
                 transcript.stop_reason = "loop"
-                transcript.findings.append(Finding(
-                    "loop.repeated_call", "error", False,
-                    f"turn {turn} repeats the previous turn's calls with the same arguments "
-                    f"after they succeeded: {[name for name, _ in signature]}", turn))
+                transcript.findings.append(
+                    Finding(
+                        "loop.repeated_call",
+                        "error",
+                        False,
+                        f"turn {turn} repeats the previous turn's calls with the same arguments "
+                        f"after they succeeded: {[name for name, _ in signature]}",
+                        turn,
+                    )
+                )
                 break
             executions = execute(pool, registry, parsed.tool_calls, turn)
             transcript.executions.extend(executions)
@@ -115,8 +126,9 @@ def run_loop(
     return transcript
 
 
-def execute(pool: ThreadPoolExecutor, registry: ToolRegistry, calls: Sequence[ToolCall],
-            turn: int) -> list[ToolExecution]:
+def execute(
+    pool: ThreadPoolExecutor, registry: ToolRegistry, calls: Sequence[ToolCall], turn: int
+) -> list[ToolExecution]:
     """Run a turn's calls, concurrently when there are several; results keep the call order."""
     if len(calls) == 1:
         return [registry.execute(calls[0], turn)]

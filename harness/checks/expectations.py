@@ -19,7 +19,9 @@ Actual = tuple[int, ToolCall]
 
 
 def _fits(expected: ExpectedCall, call: ToolCall) -> bool:
-    return call.name == expected.name and not args_match(expected.args, call.arguments, exact=expected.args_exact)
+    return call.name == expected.name and not args_match(
+        expected.args, call.arguments, exact=expected.args_exact
+    )
 
 
 def in_order(expected: tuple[ExpectedCall, ...], actual: list[Actual]) -> dict[int, int]:
@@ -57,7 +59,8 @@ def assign(expected: tuple[ExpectedCall, ...], actual: list[Actual]) -> dict[int
 
 
 def _call_text(name: str, args: Any) -> str:
-    return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items()) if isinstance(args, dict) else args!r})"
+    shown = ", ".join(f"{k}={v!r}" for k, v in args.items()) if isinstance(args, dict) else repr(args)
+    return f"{name}({shown})"
 
 
 def _diff(expected: dict[str, Any], actual: dict[str, Any] | None) -> str:
@@ -89,15 +92,27 @@ def expected_calls(context: RunContext) -> list[Finding]:
         same_name = [(turn, c) for i, (turn, c) in enumerate(actual) if c.name == want.name and i not in used]
         if not same_name:
             made = [c.name for _, c in actual] or "no call"
-            findings.append(Finding("", "error", False, f"expected a call to {want.name!r}; calls made: {made}"))
+            findings.append(
+                Finding("", "error", False, f"expected a call to {want.name!r}; calls made: {made}")
+            )
             continue
         turn, closest = same_name[0]
         problems = args_match(want.args, closest.arguments, exact=want.args_exact)
-        findings.append(Finding(
-            "", "error", False,
-            f"expected {_call_text(want.name, want.args)}; closest call {_call_text(closest.name, closest.arguments)} "
-            f"in turn {turn}: {'; '.join(problems)}",
-            turn, {"expected": want.args, "actual": closest.arguments, "deepdiff": _diff(want.args, closest.arguments)}))
+        findings.append(
+            Finding(
+                "",
+                "error",
+                False,
+                f"expected {_call_text(want.name, want.args)}; closest call "
+                f"{_call_text(closest.name, closest.arguments)} in turn {turn}: {'; '.join(problems)}",
+                turn,
+                {
+                    "expected": want.args,
+                    "actual": closest.arguments,
+                    "deepdiff": _diff(want.args, closest.arguments),
+                },
+            )
+        )
     return findings
 
 
@@ -111,7 +126,9 @@ def call_order(context: RunContext) -> list[Finding]:
     if len(in_order(expected, actual)) >= len(matched):
         return [passed("", "expected calls made in order")]
     made = [actual[matched[e]][1].name for e in sorted(matched, key=matched.__getitem__)]
-    return [Finding("", "error", False, f"calls made in the order {made}, expected {[c.name for c in expected]}")]
+    return [
+        Finding("", "error", False, f"calls made in the order {made}, expected {[c.name for c in expected]}")
+    ]
 
 
 @check("expect.parallel", kind="expectation", weight=2.0)
@@ -125,7 +142,9 @@ def parallel_calls(context: RunContext) -> list[Finding]:
     if len(matched) == len(expected) and len(turns) == 1:
         return [passed("", f"{len(expected)} calls in turn {turns[0]}")]
     by_turn = {t: [c.name for turn, c in actual if turn == t] for t in sorted({t for t, _ in actual})}
-    return [Finding("", "error", False, f"expected {len(expected)} calls in one turn; calls by turn: {by_turn}")]
+    return [
+        Finding("", "error", False, f"expected {len(expected)} calls in one turn; calls by turn: {by_turn}")
+    ]
 
 
 @check("expect.extra_calls", kind="expectation")
@@ -138,8 +157,10 @@ def extra_calls(context: RunContext) -> list[Finding]:
     extra = [(turn, c) for i, (turn, c) in enumerate(actual) if i not in set(matched.values())]
     if not extra:
         return [passed("", "no unexpected calls")]
-    return [Finding("", "warning", False, f"unexpected call {_call_text(c.name, c.arguments)}", turn)
-            for turn, c in extra]
+    return [
+        Finding("", "warning", False, f"unexpected call {_call_text(c.name, c.arguments)}", turn)
+        for turn, c in extra
+    ]
 
 
 @check("expect.no_call", kind="expectation", weight=3.0)
@@ -151,8 +172,10 @@ def no_call(context: RunContext) -> list[Finding]:
     calls = context.transcript.calls
     if not calls:
         return [passed("", "no tool called")]
-    return [Finding("", "error", False, f"expected no call; got {_call_text(c.name, c.arguments)}", turn)
-            for turn, c in calls]
+    return [
+        Finding("", "error", False, f"expected no call; got {_call_text(c.name, c.arguments)}", turn)
+        for turn, c in calls
+    ]
 
 
 @check("expect.final", kind="expectation", weight=2.0)
@@ -170,8 +193,16 @@ def final_answer(context: RunContext) -> list[Finding]:
         return [Finding("", "error", False, f"no final answer (the run stopped: {t.stop_reason})")]
     problems = match(matcher, text)
     if problems:
-        return [Finding("", "error", False, f"final answer does not match: {'; '.join(problems)}",
-                        len(t.exchanges) - 1, {"text": text, "matcher": matcher})]
+        return [
+            Finding(
+                "",
+                "error",
+                False,
+                f"final answer does not match: {'; '.join(problems)}",
+                len(t.exchanges) - 1,
+                {"text": text, "matcher": matcher},
+            )
+        ]
     return [passed("", "final answer matches")]
 
 
@@ -209,5 +240,9 @@ def recovery(context: RunContext) -> list[Finding]:
     after = [x for x in t.exchanges if x.turn > last]
     if after and after[0].parsed.error is None:
         return [passed("", f"the model continued after the tool error in turn {last}")]
-    reason = "the provider rejected the request carrying the error result" if after else f"the run stopped: {t.stop_reason}"
+    reason = (
+        "the provider rejected the request carrying the error result"
+        if after
+        else f"the run stopped: {t.stop_reason}"
+    )
     return [Finding("", "error", False, f"no recovery after the tool error in turn {last}: {reason}", last)]

@@ -7,40 +7,46 @@ They look at the wire (what the adapter noticed), at each call's arguments
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
 from harness.checks import RunContext, check, passed
-from harness.model import Finding
+from harness.model import Finding, Severity
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
-
-
-def _exchange_evidence(context: RunContext, turn: int | None) -> dict[str, Any] | None:
-    """The request and response of a turn, as evidence for a finding."""
-    if turn is None or turn >= len(context.transcript.exchanges):
-        return None
-    exchange = context.transcript.exchanges[turn]
-    return {"request": exchange.request, "response": exchange.response}
 
 
 @check("protocol.wire", kind="protocol")
 def wire_format(context: RunContext) -> list[Finding]:
     """Every deviation from the provider's wire format that the adapter noticed while
     building requests and parsing responses (ids, argument encoding, finish reasons,
-    stream framing, endpoint quirks). A user's client library may break on any of them."""
+    stream framing, endpoint quirks). A user's client library may break on any of them.
+    A deviation seen in several turns is reported once, with the turns listed."""
     t = context.transcript
-    findings = [f for f in t.findings if f.check_id.startswith(("wire.", "transport."))]
-    for turn in t.turns:
-        findings.extend(turn.findings)
     if not t.exchanges:
         return []
-    deviations = [f for f in findings if not f.passed]
-    for finding in deviations:
-        if finding.severity != "info" and finding.evidence is None:
-            finding.evidence = _exchange_evidence(context, finding.turn_index)
+    noticed = [f for f in t.findings if f.check_id.startswith(("wire.", "transport."))]
+    noticed += [f for turn in t.turns for f in turn.findings]
+    merged: dict[tuple[str, str], Finding] = {}
+    turns: dict[tuple[str, str], list[int]] = {}
+    for finding in (f for f in noticed if not f.passed):
+        key = (finding.check_id, finding.detail)
+        merged.setdefault(key, finding)
+        if finding.turn_index is not None and finding.turn_index not in turns.setdefault(key, []):
+            turns[key].append(finding.turn_index)
+    deviations = []
+    for key, finding in merged.items():
+        seen = turns.get(key, [])
+        if len(seen) > 1:
+            finding = dataclasses.replace(
+                finding, detail=f"{finding.detail} (turns {', '.join(map(str, seen))})"
+            )
+        deviations.append(finding)
     if not any(f.severity != "info" for f in deviations):
-        deviations.insert(0, passed("protocol.wire", f"{len(t.exchanges)} exchange(s) follow the wire format"))
+        deviations.insert(
+            0, passed("protocol.wire", f"{len(t.exchanges)} exchange(s) follow the wire format")
+        )
     return sorted(deviations, key=lambda f: (SEVERITY_RANK[f.severity], f.turn_index or 0))
 
 
@@ -51,8 +57,13 @@ def arguments_json(context: RunContext) -> list[Finding]:
     calls = context.transcript.calls
     if not calls:
         return []
-    bad = [Finding("", "error", False, f"call {c.name!r}: {c.parse_error}", turn,
-                   {"raw_arguments": c.raw_arguments}) for turn, c in calls if c.parse_error]
+    bad = [
+        Finding(
+            "", "error", False, f"call {c.name!r}: {c.parse_error}", turn, {"raw_arguments": c.raw_arguments}
+        )
+        for turn, c in calls
+        if c.parse_error
+    ]
     return bad or [passed("", f"{len(calls)} call(s) have JSON object arguments")]
 
 
@@ -74,8 +85,16 @@ def arguments_schema(context: RunContext) -> list[Finding]:
         errors = sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
         if errors:
             messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
-            findings.append(Finding("", "error", False, f"call {call.name!r} arguments break its schema: "
-                                    + "; ".join(messages), turn, {"arguments": call.arguments, "errors": messages}))
+            findings.append(
+                Finding(
+                    "",
+                    "error",
+                    False,
+                    f"call {call.name!r} arguments break its schema: " + "; ".join(messages),
+                    turn,
+                    {"arguments": call.arguments, "errors": messages},
+                )
+            )
     if not checked:
         return []
     return findings or [passed("", f"{checked} call(s) match their tool's schema")]
@@ -88,8 +107,11 @@ def known_tool(context: RunContext) -> list[Finding]:
     calls = context.transcript.calls
     if not calls:
         return []
-    bad = [Finding("", "error", False, f"call to unknown tool {c.name!r}; offered: {sorted(offered)}", turn)
-           for turn, c in calls if c.name not in offered]
+    bad = [
+        Finding("", "error", False, f"call to unknown tool {c.name!r}; offered: {sorted(offered)}", turn)
+        for turn, c in calls
+        if c.name not in offered
+    ]
     return bad or [passed("", "every called tool was offered")]
 
 
@@ -116,7 +138,7 @@ def tool_choice_honoured(context: RunContext) -> list[Finding]:
         return []
     calls = t.exchanges[0].parsed.tool_calls
     names = [c.name for c in calls]
-    severity = "error" if context.native_tool_choice else "warning"
+    severity: Severity = "error" if context.native_tool_choice else "warning"
     if choice.mode == "required" and not calls:
         problem = "tool_choice 'required' but the first turn made no call"
     elif choice.mode == "none" and calls:
@@ -125,14 +147,15 @@ def tool_choice_honoured(context: RunContext) -> list[Finding]:
         problem = f"tool_choice named {choice.name!r} but the first turn called {names or 'nothing'}"
     else:
         return [passed("", f"tool_choice {choice.label()!r} honoured")]
-    return [Finding("", severity, False, problem, 0, _exchange_evidence(context, 0))]
+    return [Finding("", severity, False, problem, 0)]
 
 
 @check("protocol.native_delivery", kind="protocol")
 def native_delivery(context: RunContext) -> list[Finding]:
     """In native mode a tool call must arrive in the tool-call fields, not written into the
     text (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``, bare JSON...): an agent
-    reading only the native fields would miss it."""
+    reading only the native fields would miss it. A call the provider rejected and echoed
+    back (Groq's ``failed_generation``) counts too."""
     if context.protocol is not None or not context.transcript.exchanges:
         return []
     from harness.providers.text_protocols import detect_leaks
@@ -140,17 +163,38 @@ def native_delivery(context: RunContext) -> list[Finding]:
     names = [spec.name for spec in context.transcript.tools]
     findings: list[Finding] = []
     for exchange in context.transcript.exchanges:
+        error = exchange.parsed.error
+        generated = error.detail.get("failed_generation") if error else None
+        for leak in detect_leaks(generated if isinstance(generated, str) else None, tool_names=names):
+            findings.append(
+                Finding(
+                    "",
+                    "error",
+                    False,
+                    f"the provider rejected a tool call the model wrote as text "
+                    f"({leak.marker}, in failed_generation): {leak.snippet!r}",
+                    exchange.turn,
+                )
+            )
         for leak in detect_leaks(exchange.parsed.text, tool_names=names):
-            findings.append(Finding("", "error", False, f"a tool call leaked into the text ({leak.marker}): "
-                                    f"{leak.snippet!r}", exchange.turn, {"text": exchange.parsed.text}))
+            findings.append(
+                Finding(
+                    "",
+                    "error",
+                    False,
+                    f"a tool call leaked into the text ({leak.marker}): {leak.snippet!r}",
+                    exchange.turn,
+                    {"text": exchange.parsed.text},
+                )
+            )
     return findings or [passed("", "no tool call written into text")]
 
 
 @check("protocol.provider_error", kind="protocol", weight=2.0)
 def provider_error(context: RunContext) -> list[Finding]:
     """The provider answered every request without an error. An error status, an error
-    inside a 200 body or stream, or no response at all is a finding with the request and
-    response that show it."""
+    inside a 200 body or stream, an empty stream, or no response at all is a finding; its
+    turn points at the request and response that show it."""
     t = context.transcript
     if not t.exchanges:
         return []
@@ -159,8 +203,14 @@ def provider_error(context: RunContext) -> list[Finding]:
         error = exchange.parsed.error
         if error is not None:
             code = f" {error.code}" if error.code else ""
-            findings.append(Finding("", "error", False,
-                                    f"HTTP {error.status}{code}: {error.message or '(empty error message)'}",
-                                    exchange.turn, {"request": exchange.request, "response": exchange.response,
-                                                    "error_detail": error.detail or None}))
+            findings.append(
+                Finding(
+                    "",
+                    "error",
+                    False,
+                    f"HTTP {error.status}{code}: {error.message or '(empty error message)'}",
+                    exchange.turn,
+                    {"error_detail": error.detail} if error.detail else None,
+                )
+            )
     return findings or [passed("", f"{len(t.exchanges)} request(s) answered without error")]

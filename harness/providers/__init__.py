@@ -19,4 +19,13 @@ def load_all() -> None:
                 raise
 
 
-__all__ = ["Adapter", "Profile", "Quirk", "RequestOptions", "adapter_class", "formats", "load_all", "register"]
+__all__ = [
+    "Adapter",
+    "Profile",
+    "Quirk",
+    "RequestOptions",
+    "adapter_class",
+    "formats",
+    "load_all",
+    "register",
+]

@@ -402,8 +402,10 @@ class Leak:
 _PARAGRAPH_END = r"(?=\n\s*\n|\Z)"
 _LEAK_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("tool_call", re.compile(r"<tool_call\b[^>]*>.*?(?:</tool_call>|\Z)", re.S)),
-    ("function_calls", re.compile(
-        r"<function_calls>.*?(?:</function_calls>|\Z)|<invoke\s+name=.*?(?:</invoke>|\Z)", re.S)),
+    (
+        "function_calls",
+        re.compile(r"<function_calls>.*?(?:</function_calls>|\Z)|<invoke\s+name=.*?(?:</invoke>|\Z)", re.S),
+    ),
     ("TOOL_CALLS", re.compile(r"\[TOOL_CALLS\].*?" + _PARAGRAPH_END, re.S)),
     ("python_tag", re.compile(r"<\|python_tag\|>.*?" + _PARAGRAPH_END, re.S)),
     ("functiongemma", re.compile(r"<start_function_call>.*?(?:<end_function_call>|\Z)", re.S)),
@@ -421,8 +423,12 @@ def _json_marker(value: Any) -> str | None:
     if isinstance(value.get("tool_calls"), list):
         return "tool_calls_json"
     for call in (value, value.get("function")):
-        if (isinstance(call, dict) and isinstance(call.get("name"), str) and "description" not in call
-                and any(isinstance(call.get(k), dict | str) for k in ("arguments", "parameters"))):
+        if (
+            isinstance(call, dict)
+            and isinstance(call.get("name"), str)
+            and "description" not in call
+            and any(isinstance(call.get(k), dict | str) for k in ("arguments", "parameters"))
+        ):
             return "name_arguments_json"
     return None
 

@@ -47,8 +47,13 @@ from harness.providers.framing import DecodedStream
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 1024
 ID_RULE = re.compile(r"^[a-zA-Z0-9_-]+$")
-DELTA_BLOCK = {"text_delta": "text", "citations_delta": "text", "input_json_delta": "tool_use",
-               "thinking_delta": "thinking", "signature_delta": "thinking"}
+DELTA_BLOCK = {
+    "text_delta": "text",
+    "citations_delta": "text",
+    "input_json_delta": "tool_use",
+    "thinking_delta": "thinking",
+    "signature_delta": "thinking",
+}
 NEUTRAL_BLOCKS = ("text", "tool_use")
 
 
@@ -76,8 +81,10 @@ class AnthropicMessagesAdapter(Adapter):
     ) -> WireRequest:
         """The Messages request; ``max_tokens`` is mandatory on this API, so it defaults to 1024."""
         findings: list[Finding] = []
-        body: dict[str, Any] = {"model": options.model,
-                                "max_tokens": options.max_tokens or DEFAULT_MAX_TOKENS}
+        body: dict[str, Any] = {
+            "model": options.model,
+            "max_tokens": options.max_tokens or DEFAULT_MAX_TOKENS,
+        }
         system = [m.content for m in messages if m.role == "system" and m.content]
         if system:
             body["system"] = "\n\n".join(system)
@@ -89,8 +96,14 @@ class AnthropicMessagesAdapter(Adapter):
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.seed is not None:
-            findings.append(Finding("wire.seed_unsupported", "info", False,
-                                    "the Messages API has no seed field; the seed was not sent"))
+            findings.append(
+                Finding(
+                    "wire.seed_unsupported",
+                    "info",
+                    False,
+                    "the Messages API has no seed field; the seed was not sent",
+                )
+            )
         if options.stream:
             body["stream"] = True
         body.update(options.extra)
@@ -100,8 +113,10 @@ class AnthropicMessagesAdapter(Adapter):
     @staticmethod
     def map_tool(tool: ToolSpec) -> dict[str, Any]:
         """One tool; ``input_schema`` is required and must be an object schema."""
-        wire: dict[str, Any] = {"name": tool.name,
-                                "input_schema": tool.parameters or {"type": "object", "properties": {}}}
+        wire: dict[str, Any] = {
+            "name": tool.name,
+            "input_schema": tool.parameters or {"type": "object", "properties": {}},
+        }
         if tool.description:
             wire["description"] = tool.description
         return wire
@@ -117,9 +132,14 @@ class AnthropicMessagesAdapter(Adapter):
             wire["name"] = choice.name
         if options.parallel_tool_calls is False:
             if choice.mode == "none":
-                findings.append(Finding(
-                    "wire.parallel_tool_calls_not_applicable", "info", False,
-                    "disable_parallel_tool_use cannot go with tool_choice none; not sent"))
+                findings.append(
+                    Finding(
+                        "wire.parallel_tool_calls_not_applicable",
+                        "info",
+                        False,
+                        "disable_parallel_tool_use cannot go with tool_choice none; not sent",
+                    )
+                )
             else:
                 wire["disable_parallel_tool_use"] = True
         return wire
@@ -128,9 +148,14 @@ class AnthropicMessagesAdapter(Adapter):
         """Conversation messages; tool results are grouped and ids rewritten to Anthropic's rule."""
         rewritten = sorted({i for m in messages for i in _message_ids(m) if not ID_RULE.match(i)})
         if rewritten:
-            findings.append(Finding(
-                "wire.id_rewritten", "info", False,
-                f"call ids {rewritten} rewritten to Anthropic's ^[a-zA-Z0-9_-]+$ for replay"))
+            findings.append(
+                Finding(
+                    "wire.id_rewritten",
+                    "info",
+                    False,
+                    f"call ids {rewritten} rewritten to Anthropic's ^[a-zA-Z0-9_-]+$ for replay",
+                )
+            )
         wire: list[dict[str, Any]] = []
         results: list[dict[str, Any]] | None = None  # the open tool_result message, if any
         for message in messages:
@@ -157,8 +182,11 @@ class AnthropicMessagesAdapter(Adapter):
         """One ``tool_result`` block; ``is_error`` only when true, as the SDK sends it."""
         result = message.tool_result
         assert result is not None
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": anthropic_id(result.call_id or ""),
-                                 "content": result.content}
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": anthropic_id(result.call_id or ""),
+            "content": result.content,
+        }
         if result.is_error:
             block["is_error"] = True
         return block
@@ -171,19 +199,32 @@ class AnthropicMessagesAdapter(Adapter):
             raw_ids = [b.get("id") for b in raw if isinstance(b, dict) and b.get("type") == "tool_use"]
             if raw_ids == [anthropic_id(c.id or "") for c in message.tool_calls]:
                 return raw
-            findings.append(deviation(
-                "replay_content_rebuilt", "kept Anthropic content blocks no longer match the message's "
-                "tool calls; blocks rebuilt (thinking not replayed)"))
+            findings.append(
+                deviation(
+                    "replay_content_rebuilt",
+                    "kept Anthropic content blocks no longer match the message's "
+                    "tool calls; blocks rebuilt (thinking not replayed)",
+                )
+            )
         blocks: list[dict[str, Any]] = []
         if message.content:
             blocks.append({"type": "text", "text": message.content})
         for call in message.tool_calls:
             if call.arguments is None:
-                findings.append(deviation(
-                    "unparsed_arguments_replayed_empty",
-                    f"call {call.id} had unparseable arguments; replayed as input {{}}"))
-            blocks.append({"type": "tool_use", "id": anthropic_id(call.id or ""), "name": call.name,
-                           "input": call.arguments or {}})
+                findings.append(
+                    deviation(
+                        "unparsed_arguments_replayed_empty",
+                        f"call {call.id} had unparseable arguments; replayed as input {{}}",
+                    )
+                )
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": anthropic_id(call.id or ""),
+                    "name": call.name,
+                    "input": call.arguments or {},
+                }
+            )
         return blocks or (message.content or "")
 
     # -- responses ----------------------------------------------------------
@@ -201,8 +242,11 @@ class AnthropicMessagesAdapter(Adapter):
             if isinstance(event.data, dict):
                 kind = event.data.get("type") or event.event
                 if event.event and kind != event.event:
-                    acc.note(deviation("event_name_mismatch",
-                                       f"SSE event {event.event!r} carries data of type {kind!r}"))
+                    acc.note(
+                        deviation(
+                            "event_name_mismatch", f"SSE event {event.event!r} carries data of type {kind!r}"
+                        )
+                    )
                 acc.feed(str(kind), event.data)
         if stream.events and not acc.stopped and acc.error is None:
             acc.note(deviation("stream_without_message_stop", "the stream ended without event: message_stop"))
@@ -284,10 +328,16 @@ class _Accumulator:
         elif kind == "content_block_start":
             index = data.get("index")
             if not isinstance(index, int) or index in self.blocks:
-                self.note(deviation("content_block_index_reused", f"content_block_start with index {index!r} "
-                                    "reuses or lacks an index; the later block replaces the earlier one"))
+                self.note(
+                    deviation(
+                        "content_block_index_reused",
+                        f"content_block_start with index {index!r} "
+                        "reuses or lacks an index; the later block replaces the earlier one",
+                    )
+                )
             self.blocks[index if isinstance(index, int) else len(self.blocks)] = _Block(
-                dict(data.get("content_block") or {}))
+                dict(data.get("content_block") or {})
+            )
         elif kind == "content_block_delta":
             self.feed_delta(data.get("index"), data.get("delta") or {})
         elif kind == "message_delta":
@@ -296,16 +346,22 @@ class _Accumulator:
         elif kind == "message_stop":
             self.stopped = True
         elif kind not in ("ping", "content_block_stop"):
-            self.note(Finding("wire.unknown_stream_event", "info", False,
-                              f"unknown stream event {kind!r} ignored"))
+            self.note(
+                Finding("wire.unknown_stream_event", "info", False, f"unknown stream event {kind!r} ignored")
+            )
 
     def feed_delta(self, index: Any, delta: dict[str, Any]) -> None:
         """Append a delta to its started block; a delta for no block is a deviation."""
         block = self.blocks.get(index) if isinstance(index, int) else None
         kind = str(delta.get("type"))
         if block is None:
-            self.note(deviation("delta_without_block_start", f"a {kind} delta for block {index!r}, which was "
-                                "never started; dropped", delta=delta))
+            self.note(
+                deviation(
+                    "delta_without_block_start",
+                    f"a {kind} delta for block {index!r}, which was never started; dropped",
+                    delta=delta,
+                )
+            )
             return
         if block.type in DELTA_BLOCK.values() and DELTA_BLOCK.get(kind, block.type) != block.type:
             self.note(deviation("delta_type_mismatch", f"a {kind} delta for a {block.type} block"))
@@ -320,12 +376,19 @@ class _Accumulator:
         elif kind == "input_json_delta":
             partial = delta.get("partial_json")
             if partial == "":
-                self.note(Finding("wire.empty_partial_json_delta", "info", False,
-                                  "an input_json_delta with partial_json \"\" arrived"))
+                self.note(
+                    Finding(
+                        "wire.empty_partial_json_delta",
+                        "info",
+                        False,
+                        'an input_json_delta with partial_json "" arrived',
+                    )
+                )
             block.json.append(str(partial or ""))
         else:
-            self.note(Finding("wire.unknown_delta_type", "info", False,
-                              f"unknown delta type {kind!r} ignored"))
+            self.note(
+                Finding("wire.unknown_delta_type", "info", False, f"unknown delta type {kind!r} ignored")
+            )
 
     def read_usage(self, usage: Any) -> None:
         """``message_start`` carries input tokens, ``message_delta`` the cumulative output tokens."""
@@ -348,8 +411,14 @@ class _Accumulator:
             elif block.type == "thinking":
                 thinking.append(str(block.start.get("thinking") or "") + "".join(block.text))
             elif block.type != "redacted_thinking":
-                self.note(Finding(f"wire.unknown_content_block:{block.type}", "info", False,
-                                  f"content block of type {block.type!r} kept for replay only"))
+                self.note(
+                    Finding(
+                        f"wire.unknown_content_block:{block.type}",
+                        "info",
+                        False,
+                        f"content block of type {block.type!r} kept for replay only",
+                    )
+                )
             content.append(block.block(call))
         for finding in id_findings(calls):
             self.note(finding)
@@ -359,15 +428,20 @@ class _Accumulator:
         self.check_stop_reason(calls)
         joined = join_text(text)
         if joined and joined.strip() and calls:
-            self.note(Finding("wire.text_with_tool_calls", "info", False,
-                              "the turn has text beside tool calls"))
+            self.note(
+                Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls")
+            )
         extra: dict[str, Any] = {}
         if any(b.type not in NEUTRAL_BLOCKS for b in self.blocks.values()):
             extra["anthropic_content"] = content
-        usage = None if self.input_tokens is None and self.output_tokens is None else \
-            Usage(self.input_tokens, self.output_tokens)
-        return ParsedTurn(joined, calls, self.stop_reason, usage, self.error, self.findings,
-                          join_text(thinking), extra)
+        usage = (
+            None
+            if self.input_tokens is None and self.output_tokens is None
+            else Usage(self.input_tokens, self.output_tokens)
+        )
+        return ParsedTurn(
+            joined, calls, self.stop_reason, usage, self.error, self.findings, join_text(thinking), extra
+        )
 
     def make_call(self, block: _Block, position: int) -> ToolCall:
         """A whole message carries ``input`` as an object; a stream carries it as JSON text deltas,
@@ -386,8 +460,16 @@ class _Accumulator:
         """``stop_reason`` must be ``tool_use`` exactly when the turn has tool_use blocks."""
         if calls and self.stop_reason != "tool_use":
             reason = self.stop_reason or "missing"
-            self.note(deviation(f"stop_reason_{reason}_with_tool_use",
-                                f"stop_reason is {self.stop_reason!r} although the turn has tool_use blocks"))
+            self.note(
+                deviation(
+                    f"stop_reason_{reason}_with_tool_use",
+                    f"stop_reason is {self.stop_reason!r} although the turn has tool_use blocks",
+                )
+            )
         if not calls and self.stop_reason == "tool_use":
-            self.note(deviation("stop_reason_tool_use_without_tool_use",
-                                "stop_reason is 'tool_use' but the turn has no tool_use block"))
+            self.note(
+                deviation(
+                    "stop_reason_tool_use_without_tool_use",
+                    "stop_reason is 'tool_use' but the turn has no tool_use block",
+                )
+            )

@@ -116,19 +116,41 @@ class Adapter(ABC):
                 "wire.tool_choice_unsupported",
                 "info",
                 False,
-                f"profile {self.profile.name!r} documents tool_choice {tool_choice.label()!r} as unsupported; "
-                "sent anyway so the run shows what the endpoint does",
+                f"profile {self.profile.name!r} documents tool_choice {tool_choice.label()!r} as "
+                "unsupported; sent anyway so the run shows what the endpoint does",
             )
         ]
 
     # -- responses --------------------------------------------------------
 
     def parse(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
-        """Parse a whole response: an error status, a JSON body, or a stream body."""
+        """Parse a whole response: an error status, a JSON body, or a stream body.
+
+        A body shaped so badly that the accumulator cannot read it (a ``null``
+        where an object belongs, a string where a list belongs) is a provider
+        fault: a failed turn with a finding, never an exception.
+        """
+        try:
+            return self._parse(response, stream=stream)
+        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+            detail = f"the {self.format} body is malformed and could not be read: {type(exc).__name__}: {exc}"
+            return ParsedTurn(
+                error=ProviderError(response.status, detail, "malformed_body"),
+                findings=[deviation("malformed_body", detail, severity="error")],
+            )
+
+    def _parse(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
         if response.status >= 400:
             return ParsedTurn(error=error_from_body(response.status, response.body))
         if stream:
             decoded = decode_stream(response.body)
+            if decoded.framing == "empty":
+                return ParsedTurn(
+                    error=ProviderError(
+                        response.status, "HTTP 2xx with an empty stream body", "empty_stream"
+                    ),
+                    findings=framing_findings(decoded, self.stream_sentinel),
+                )
             turn = self.parse_stream(decoded)
             turn.findings[:0] = framing_findings(decoded, self.stream_sentinel)
             return turn
@@ -229,7 +251,9 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
                 deviation("arguments_string_not_object", "arguments came as a JSON string, not an object")
             )
         if not raw.strip():
-            findings.append(deviation("arguments_empty_string", "arguments are an empty string; treated as {}"))
+            findings.append(
+                deviation("arguments_empty_string", "arguments are an empty string; treated as {}")
+            )
             return {}, None, findings
         try:
             value = json.loads(raw)
@@ -252,12 +276,21 @@ def make_call(
 ) -> tuple[ToolCall, list[Finding]]:
     """A :class:`ToolCall` from wire parts, with id and argument findings."""
     arguments, error, findings = parse_arguments(raw_arguments, wire_type=wire_type)
-    call = ToolCall(name, arguments, raw_arguments, call_id or synthesize_id(name, raw_arguments, index),
-                    call_id, index, error)
+    call = ToolCall(
+        name,
+        arguments,
+        raw_arguments,
+        call_id or synthesize_id(name, raw_arguments, index),
+        call_id,
+        index,
+        error,
+    )
     if call_id is None:
         findings.append(deviation("missing_id", f"call {index} ({name}) has no id; synthesized {call.id}"))
     elif call_id == "":
-        findings.append(deviation("empty_id", f"call {index} ({name}) has an empty id; synthesized {call.id}"))
+        findings.append(
+            deviation("empty_id", f"call {index} ({name}) has an empty id; synthesized {call.id}")
+        )
     return call, findings
 
 
@@ -272,7 +305,9 @@ def id_findings(calls: Sequence[ToolCall]) -> list[Finding]:
             duplicates.append(call.wire_id)
         seen.add(call.wire_id)
     if duplicates:
-        return [deviation("duplicate_tool_call_ids", f"duplicate tool call ids: {duplicates}", severity="error")]
+        return [
+            deviation("duplicate_tool_call_ids", f"duplicate tool call ids: {duplicates}", severity="error")
+        ]
     return []
 
 
@@ -306,7 +341,9 @@ def provider_error(error: Any, status: int, *, embedded: bool = False) -> Provid
                 break
     detail = {k: v for k, v in error.items() if k not in ("message", "code", "type", "status")}
     message = error.get("message")
-    return ProviderError(status, str(message) if message is not None else json.dumps(error), error_code(error), detail)
+    return ProviderError(
+        status, str(message) if message is not None else json.dumps(error), error_code(error), detail
+    )
 
 
 def error_from_body(status: int, text: str) -> ProviderError:
@@ -345,7 +382,9 @@ def framing_findings(stream: DecodedStream, sentinel: str | None) -> list[Findin
         return findings
     if stream.comments:
         findings.append(
-            Finding("wire.sse_comment_lines", "info", False, f"{len(stream.comments)} SSE comment line(s) skipped")
+            Finding(
+                "wire.sse_comment_lines", "info", False, f"{len(stream.comments)} SSE comment line(s) skipped"
+            )
         )
     if stream.undecodable:
         findings.append(
@@ -357,7 +396,9 @@ def framing_findings(stream: DecodedStream, sentinel: str | None) -> list[Findin
             )
         )
     if stream.unterminated:
-        findings.append(deviation("sse_final_event_unterminated", "the last SSE event has no blank line after it"))
+        findings.append(
+            deviation("sse_final_event_unterminated", "the last SSE event has no blank line after it")
+        )
     if sentinel == "[DONE]" and stream.framing == "sse" and not stream.done_sentinel:
         findings.append(deviation("stream_without_done", "the SSE stream ended without data: [DONE]"))
     return findings

@@ -45,9 +45,21 @@ from harness.providers.base import (
 from harness.providers.framing import DecodedStream
 
 # google.ai.generativelanguage.v1beta Candidate.FinishReason, for int-encoded enums.
-FINISH_REASONS = ("FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER",
-                  "LANGUAGE", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL",
-                  "IMAGE_SAFETY", "UNEXPECTED_TOOL_CALL")
+FINISH_REASONS = (
+    "FINISH_REASON_UNSPECIFIED",
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "OTHER",
+    "LANGUAGE",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "IMAGE_SAFETY",
+    "UNEXPECTED_TOOL_CALL",
+)
 FAILED_CALL_REASONS = ("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL")
 MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE", "named": "ANY"}
 PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
@@ -78,8 +90,11 @@ class GeminiGenerateAdapter(Adapter):
         """The request; the model and the streaming mode are part of the path on this API."""
         findings: list[Finding] = []
         model = options.model.removeprefix("models/")
-        path = (f"/v1beta/models/{model}:streamGenerateContent?alt=sse" if options.stream
-                else f"/v1beta/models/{model}:generateContent")
+        path = (
+            f"/v1beta/models/{model}:streamGenerateContent?alt=sse"
+            if options.stream
+            else f"/v1beta/models/{model}:generateContent"
+        )
         body: dict[str, Any] = {"contents": self.map_contents(messages, findings)}
         system = [m.content for m in messages if m.role == "system" and m.content]
         if system:
@@ -92,10 +107,19 @@ class GeminiGenerateAdapter(Adapter):
             body["toolConfig"] = {"functionCallingConfig": config}
             findings.extend(self.choice_findings(tool_choice))
             if options.parallel_tool_calls is not None:
-                findings.append(Finding("wire.parallel_tool_calls_unsupported", "info", False,
-                                        "the native Gemini API has no parallel tool call control; not sent"))
-        settings = (("temperature", options.temperature), ("maxOutputTokens", options.max_tokens),
-                    ("seed", options.seed))
+                findings.append(
+                    Finding(
+                        "wire.parallel_tool_calls_unsupported",
+                        "info",
+                        False,
+                        "the native Gemini API has no parallel tool call control; not sent",
+                    )
+                )
+        settings = (
+            ("temperature", options.temperature),
+            ("maxOutputTokens", options.max_tokens),
+            ("seed", options.seed),
+        )
         generation = {k: v for k, v in settings if v is not None}
         if generation:
             body["generationConfig"] = generation
@@ -149,12 +173,20 @@ class GeminiGenerateAdapter(Adapter):
         """Text parts as parsed (with their signatures) when kept, then the calls with theirs."""
         kept = message.extra.get("gemini_text_parts")
         parts: list[dict[str, Any]] = (
-            [dict(p) for p in kept] if isinstance(kept, list)
-            else [{"text": message.content}] if message.content else [])
+            [dict(p) for p in kept]
+            if isinstance(kept, list)
+            else [{"text": message.content}]
+            if message.content
+            else []
+        )
         for call in message.tool_calls:
             if call.arguments is None:
-                findings.append(deviation("unparsed_arguments_replayed_empty",
-                                          f"call {call.id} had unparseable arguments; replayed as args {{}}"))
+                findings.append(
+                    deviation(
+                        "unparsed_arguments_replayed_empty",
+                        f"call {call.id} had unparseable arguments; replayed as args {{}}",
+                    )
+                )
             function: dict[str, Any] = {"name": call.name, "args": call.arguments or {}}
             if call.wire_id:
                 function["id"] = call.wire_id
@@ -176,8 +208,14 @@ class GeminiGenerateAdapter(Adapter):
         """Each event is a whole ``GenerateContentResponse``; the last one carries ``finishReason``."""
         acc = _Accumulator()
         if stream.framing == "json-array":
-            acc.note(Finding("wire.stream_json_array", "info", False,
-                             "the stream is a JSON array of responses (no alt=sse)"))
+            acc.note(
+                Finding(
+                    "wire.stream_json_array",
+                    "info",
+                    False,
+                    "the stream is a JSON array of responses (no alt=sse)",
+                )
+            )
         for event in stream.events:
             if isinstance(event.data, dict):
                 acc.feed(event.data)
@@ -245,11 +283,20 @@ class _Accumulator:
         reason = str(value)
         if isinstance(value, int):
             reason = FINISH_REASONS[value] if 0 <= value < len(FINISH_REASONS) else str(value)
-            self.note(Finding("wire.finish_reason_integer_enum", "info", False,
-                              f"finishReason is the integer enum {value} ({reason})"))
+            self.note(
+                Finding(
+                    "wire.finish_reason_integer_enum",
+                    "info",
+                    False,
+                    f"finishReason is the integer enum {value} ({reason})",
+                )
+            )
         if self.finish_reason is not None and reason != self.finish_reason:
-            self.note(deviation("finish_reason_changed", f"finishReason went from {self.finish_reason!r} "
-                                f"to {reason!r}"))
+            self.note(
+                deviation(
+                    "finish_reason_changed", f"finishReason went from {self.finish_reason!r} to {reason!r}"
+                )
+            )
         self.finish_reason = reason
         self.finish_message = message if isinstance(message, str) else self.finish_message
 
@@ -267,8 +314,11 @@ class _Accumulator:
         last = self.text_parts[-1] if self.text_parts else None
         signature = part.get("thoughtSignature")
         thought = bool(part.get("thought"))
-        if (last is None or bool(last.get("thought")) != thought
-                or (signature is not None and "thoughtSignature" in last)):
+        if (
+            last is None
+            or bool(last.get("thought")) != thought
+            or (signature is not None and "thoughtSignature" in last)
+        ):
             last = {"text": ""}
             if thought:
                 last["thought"] = True
@@ -280,20 +330,36 @@ class _Accumulator:
     def feed_call(self, function: Any, signature: Any) -> None:
         """A whole call, or the start, continuation or end of a streamed one."""
         if signature is not None:
-            self.note(Finding("wire.thought_signature_on_function_call", "info", False,
-                              "a functionCall part carries a thoughtSignature (replayed unchanged)"))
+            self.note(
+                Finding(
+                    "wire.thought_signature_on_function_call",
+                    "info",
+                    False,
+                    "a functionCall part carries a thoughtSignature (replayed unchanged)",
+                )
+            )
         if not isinstance(function, dict) or not function:
-            self.note(Finding("wire.empty_function_call_part", "info" if self.open else "warning", False,
-                              "an empty functionCall part arrived" +
-                              ("; it ends the streamed call" if self.open else " outside any call; ignored")))
+            self.note(
+                Finding(
+                    "wire.empty_function_call_part",
+                    "info" if self.open else "warning",
+                    False,
+                    "an empty functionCall part arrived"
+                    + ("; it ends the streamed call" if self.open else " outside any call; ignored"),
+                )
+            )
             self.open = None
             return
         if self.open is not None and "name" not in function:
             call = self.open
         else:
             if self.open is not None:
-                self.note(deviation("streamed_call_not_closed",
-                                    "a new functionCall started while a streamed one still had willContinue"))
+                self.note(
+                    deviation(
+                        "streamed_call_not_closed",
+                        "a new functionCall started while a streamed one still had willContinue",
+                    )
+                )
             if not function.get("name"):
                 self.note(deviation("tool_call_missing_name", "a functionCall part has no name"))
             args = function.get("args")
@@ -306,15 +372,22 @@ class _Accumulator:
         if isinstance(function.get("partialArgs"), list):
             self.apply_partial_args(call, function["partialArgs"])
         if "args" in function and call is self.open:
-            self.note(deviation("args_in_continuation",
-                                "a continuation part of a streamed call carries args"))
+            self.note(
+                deviation("args_in_continuation", "a continuation part of a streamed call carries args")
+            )
             call.args = function["args"]
         self.open = call if function.get("willContinue") else None
 
     def apply_partial_args(self, call: _PartialCall, partial_args: list[Any]) -> None:
         """Vertex streamed arguments: each value set at its ``jsonPath``; strings concatenate."""
-        self.note(Finding("wire.streamed_partial_args", "info", False,
-                          "function call arguments streamed as partialArgs (Vertex) and assembled"))
+        self.note(
+            Finding(
+                "wire.streamed_partial_args",
+                "info",
+                False,
+                "function call arguments streamed as partialArgs (Vertex) and assembled",
+            )
+        )
         if not isinstance(call.args, dict):
             call.args = {}
         for item in partial_args:
@@ -322,8 +395,13 @@ class _Accumulator:
                 continue
             steps = _path_steps(str(item.get("jsonPath", "")))
             if steps is None or not _assign(call.args, steps, item):
-                self.note(deviation("partial_args_bad_path", f"partialArgs jsonPath {item.get('jsonPath')!r} "
-                                    "could not be applied; value dropped", item=item))
+                self.note(
+                    deviation(
+                        "partial_args_bad_path",
+                        f"partialArgs jsonPath {item.get('jsonPath')!r} could not be applied; value dropped",
+                        item=item,
+                    )
+                )
 
     def finish(self) -> ParsedTurn:
         """The turn: calls made (signatures in ``extra``), failed-call finish reasons noted."""
@@ -340,22 +418,30 @@ class _Accumulator:
         for finding in id_findings(calls):
             self.note(finding)
         if self.open is not None:
-            self.note(deviation("streamed_call_unfinished",
-                                "the stream ended while a call still had willContinue"))
+            self.note(
+                deviation("streamed_call_unfinished", "the stream ended while a call still had willContinue")
+            )
         if self.finish_reason in FAILED_CALL_REASONS:
-            self.note(deviation("failed_tool_call_finish",
-                                f"finishReason {self.finish_reason}: the model's tool call failed",
-                                severity="error", finish_message=self.finish_message))
+            self.note(
+                deviation(
+                    "failed_tool_call_finish",
+                    f"finishReason {self.finish_reason}: the model's tool call failed",
+                    severity="error",
+                    finish_message=self.finish_message,
+                )
+            )
         text = join_text([p["text"] for p in self.text_parts if not p.get("thought")])
         if text and text.strip() and calls:
-            self.note(Finding("wire.text_with_tool_calls", "info", False,
-                              "the turn has text beside tool calls"))
+            self.note(
+                Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls")
+            )
         reasoning = join_text([p["text"] for p in self.text_parts if p.get("thought")])
         extra: dict[str, Any] = {}
         if any("thoughtSignature" in p or p.get("thought") for p in self.text_parts):
             extra["gemini_text_parts"] = self.text_parts
-        return ParsedTurn(text, calls, self.finish_reason, self.usage, self.error, self.findings, reasoning,
-                          extra)
+        return ParsedTurn(
+            text, calls, self.finish_reason, self.usage, self.error, self.findings, reasoning, extra
+        )
 
 
 def _path_steps(path: str) -> list[str | int] | None:

@@ -36,8 +36,12 @@ class MistralChatAdapter(OpenAIChatAdapter):
 
     def map_tool_result(self, message: Message) -> dict[str, Any]:
         assert message.tool_result is not None
-        return {"role": "tool", "tool_call_id": mistral_id(message.tool_result.call_id),
-                "name": message.tool_result.name, "content": message.tool_result.content}
+        return {
+            "role": "tool",
+            "tool_call_id": mistral_id(message.tool_result.call_id),
+            "name": message.tool_result.name,
+            "content": message.tool_result.content,
+        }
 
     def map_call(self, call: ToolCall) -> dict[str, Any]:
         wire = super().map_call(call)
@@ -47,8 +51,14 @@ class MistralChatAdapter(OpenAIChatAdapter):
     def map_messages(self, messages: Sequence[Message], findings: list[Finding]) -> list[dict[str, Any]]:
         rewritten = sorted({c.id for m in messages for c in m.tool_calls if c.id and not ID_RULE.match(c.id)})
         if rewritten:
-            findings.append(Finding("wire.id_rewritten", "info", False,
-                                    f"call ids {rewritten} rewritten to Mistral's 9-character rule for replay"))
+            findings.append(
+                Finding(
+                    "wire.id_rewritten",
+                    "info",
+                    False,
+                    f"call ids {rewritten} rewritten to Mistral's 9-character rule for replay",
+                )
+            )
         return super().map_messages(messages, findings)
 
     def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
@@ -61,8 +71,12 @@ class MistralChatAdapter(OpenAIChatAdapter):
     def _check_ids(turn: ParsedTurn) -> ParsedTurn:
         bad = [c.wire_id for c in turn.tool_calls if c.wire_id and not ID_RULE.match(c.wire_id)]
         if bad:
-            turn.findings.append(deviation("id_format", f"call ids {bad} break Mistral's rule "
-                                           "(exactly 9 characters from a-z, A-Z, 0-9)"))
+            turn.findings.append(
+                deviation(
+                    "id_format",
+                    f"call ids {bad} break Mistral's rule (exactly 9 characters from a-z, A-Z, 0-9)",
+                )
+            )
         return turn
 
 

@@ -54,25 +54,51 @@ class OllamaChatAdapter(Adapter):
     ) -> WireRequest:
         findings: list[Finding] = []
         synthesized = {c.id for m in messages for c in m.tool_calls if c.id_synthesized}
-        body: dict[str, Any] = {"model": options.model,
-                                "messages": [self.map_message(m, synthesized) for m in messages],
-                                "stream": options.stream}
+        body: dict[str, Any] = {
+            "model": options.model,
+            "messages": [self.map_message(m, synthesized) for m in messages],
+            "stream": options.stream,
+        }
         if tools:
             body["tools"] = [
-                {"type": "function", "function": {"name": t.name, "description": t.description,
-                                                  "parameters": t.parameters or {"type": "object", "properties": {}}}}
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters or {"type": "object", "properties": {}},
+                    },
+                }
                 for t in tools
             ]
             if tool_choice.mode != "auto":
-                findings.append(Finding(
-                    "wire.tool_choice_unsupported", "info", False,
-                    f"Ollama's /api/chat has no tool_choice field: {tool_choice.label()!r} could not be sent "
-                    "and the model chose freely"))
+                findings.append(
+                    Finding(
+                        "wire.tool_choice_unsupported",
+                        "info",
+                        False,
+                        f"Ollama's /api/chat has no tool_choice field: {tool_choice.label()!r} could not be "
+                        "sent and the model chose freely",
+                    )
+                )
             if options.parallel_tool_calls is not None:
-                findings.append(Finding("wire.parallel_tool_calls_unsupported", "info", False,
-                                        "Ollama's /api/chat has no parallel_tool_calls field"))
-        model_options = {k: v for k, v in (("temperature", options.temperature), ("seed", options.seed),
-                                           ("num_predict", options.max_tokens)) if v is not None}
+                findings.append(
+                    Finding(
+                        "wire.parallel_tool_calls_unsupported",
+                        "info",
+                        False,
+                        "Ollama's /api/chat has no parallel_tool_calls field",
+                    )
+                )
+        model_options = {
+            k: v
+            for k, v in (
+                ("temperature", options.temperature),
+                ("seed", options.seed),
+                ("num_predict", options.max_tokens),
+            )
+            if v is not None
+        }
         if model_options:
             body["options"] = model_options
         body.update(options.extra)
@@ -92,8 +118,9 @@ class OllamaChatAdapter(Adapter):
         if message.tool_calls:
             wire["tool_calls"] = []
             for call in message.tool_calls:
-                item_call: dict[str, Any] = {"function": {"index": call.index, "name": call.name,
-                                                          "arguments": call.arguments or {}}}
+                item_call: dict[str, Any] = {
+                    "function": {"index": call.index, "name": call.name, "arguments": call.arguments or {}}
+                }
                 if call.wire_id:
                     item_call["id"] = call.wire_id
                 wire["tool_calls"].append(item_call)
@@ -112,7 +139,9 @@ class OllamaChatAdapter(Adapter):
             if isinstance(event.data, dict):
                 acc.feed(event.data)
         if stream.events and not acc.done:
-            acc.findings.append(deviation("stream_without_done", "the NDJSON stream ended without done: true"))
+            acc.findings.append(
+                deviation("stream_without_done", "the NDJSON stream ended without done: true")
+            )
         return acc.finish()
 
 
@@ -133,7 +162,9 @@ class _Accumulator:
         error = embedded_error(chunk, 200)
         if error is not None:
             self.error = error
-            self.findings.append(deviation("error_chunk_in_stream", "an error line arrived in the 2xx stream"))
+            self.findings.append(
+                deviation("error_chunk_in_stream", "an error line arrived in the 2xx stream")
+            )
             return
         message = chunk.get("message") or {}
         if isinstance(message.get("content"), str):
@@ -151,21 +182,44 @@ class _Accumulator:
         calls: list[ToolCall] = []
         has_index = [("index" in (c.get("function") or {})) for c in self.raw_calls]
         if any(has_index) and not all(has_index):
-            self.findings.append(Finding("wire.tool_call_index_omitted_on_some_calls", "info", False,
-                                         "function.index is present on some calls and missing on others"))
+            self.findings.append(
+                Finding(
+                    "wire.tool_call_index_omitted_on_some_calls",
+                    "info",
+                    False,
+                    "function.index is present on some calls and missing on others",
+                )
+            )
         for position, raw in enumerate(self.raw_calls):
             function = raw.get("function") or {}
-            call, findings = make_call(str(function.get("name", "")), function.get("arguments"), raw.get("id"),
-                                       position, wire_type="object")
+            call, findings = make_call(
+                str(function.get("name", "")),
+                function.get("arguments"),
+                raw.get("id"),
+                position,
+                wire_type="object",
+            )
             calls.append(call)
             for finding in findings:
                 if finding.check_id == "wire.missing_id":
-                    finding = Finding("wire.missing_id", "info", False,
-                                      finding.detail + " (Ollama sends ids only since v0.12.10)")
+                    finding = Finding(
+                        "wire.missing_id",
+                        "info",
+                        False,
+                        finding.detail + " (Ollama sends ids only since v0.12.10)",
+                    )
                 if all(f.check_id != finding.check_id for f in self.findings):
                     self.findings.append(finding)
         self.findings.extend(id_findings(calls))
         thinking = join_text(self.thinking)
-        turn = ParsedTurn(join_text(self.text), calls, self.finish_reason, self.usage, self.error, self.findings,
-                          thinking, {"thinking": thinking} if thinking else {})
+        turn = ParsedTurn(
+            join_text(self.text),
+            calls,
+            self.finish_reason,
+            self.usage,
+            self.error,
+            self.findings,
+            thinking,
+            {"thinking": thinking} if thinking else {},
+        )
         return turn

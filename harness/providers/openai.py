@@ -99,11 +99,21 @@ class ChatAccumulator:
             reason = choice.get("finish_reason")
             if reason:
                 if self.finish_reasons and reason != self.finish_reasons[-1]:
-                    self.note(deviation("finish_reason_changed", f"finish_reason went from "
-                                        f"{self.finish_reasons[-1]!r} to {reason!r}"))
+                    self.note(
+                        deviation(
+                            "finish_reason_changed",
+                            f"finish_reason went from {self.finish_reasons[-1]!r} to {reason!r}",
+                        )
+                    )
                 elif self.finish_reasons:
-                    self.note(Finding("wire.finish_reason_repeated", "info", False,
-                                      "finish_reason was sent in more than one chunk"))
+                    self.note(
+                        Finding(
+                            "wire.finish_reason_repeated",
+                            "info",
+                            False,
+                            "finish_reason was sent in more than one chunk",
+                        )
+                    )
                 self.finish_reasons.append(reason)
 
     def feed_delta(self, delta: dict[str, Any]) -> None:
@@ -116,16 +126,32 @@ class ChatAccumulator:
             value = delta.get(name)
             if isinstance(value, str) and value:
                 self.reasoning.append(value)
-                self.note(Finding(f"wire.reasoning_field:{name}", "info", False,
-                                  f"reasoning text in the non-standard field {name!r}"))
+                self.note(
+                    Finding(
+                        f"wire.reasoning_field:{name}",
+                        "info",
+                        False,
+                        f"reasoning text in the non-standard field {name!r}",
+                    )
+                )
         if delta.get("function_call"):
-            self.note(deviation("legacy_function_call_field",
-                                "the deprecated function_call field came beside tool_calls",
-                                function_call=delta["function_call"]))
+            self.note(
+                deviation(
+                    "legacy_function_call_field",
+                    "the deprecated function_call field came beside tool_calls",
+                    function_call=delta["function_call"],
+                )
+            )
         if "extra_content" in delta:
             self.extra["extra_content"] = delta["extra_content"]
-            self.note(Finding("wire.extra_content_field", "info", False,
-                              "message carries extra_content (replayed unchanged)"))
+            self.note(
+                Finding(
+                    "wire.extra_content_field",
+                    "info",
+                    False,
+                    "message carries extra_content (replayed unchanged)",
+                )
+            )
         for position, item in enumerate(delta.get("tool_calls") or []):
             if isinstance(item, dict):
                 self.feed_tool_call(item, position)
@@ -135,24 +161,36 @@ class ChatAccumulator:
         call_id = item.get("id")
         function = item.get("function") or {}
         if "type" not in item and (call_id is not None or not self.streaming):
-            self.note(Finding("wire.tool_call_missing_type", "info", False, "tool call without type: function"))
+            self.note(
+                Finding("wire.tool_call_missing_type", "info", False, "tool call without type: function")
+            )
         current = self._find(index, call_id, position)
         if current is None:
             current = _PartialCall(index, call_id)
             self.calls.append(current)
         elif call_id is not None:
             if current.id == call_id and self.streaming:
-                self.note(deviation("id_repeated_in_stream", "the call id is repeated in continuation chunks"))
+                self.note(
+                    deviation("id_repeated_in_stream", "the call id is repeated in continuation chunks")
+                )
             current.id = current.id or call_id
         name = function.get("name")
         if isinstance(name, str):
             if not current.name:
                 current.name = name
             elif name == "":
-                self.note(Finding("wire.empty_name_in_continuation_chunk", "info", False,
-                                  "continuation chunks carry an empty name"))
+                self.note(
+                    Finding(
+                        "wire.empty_name_in_continuation_chunk",
+                        "info",
+                        False,
+                        "continuation chunks carry an empty name",
+                    )
+                )
             elif name == current.name:
-                self.note(deviation("name_repeated_in_stream", "the call name is repeated in continuation chunks"))
+                self.note(
+                    deviation("name_repeated_in_stream", "the call name is repeated in continuation chunks")
+                )
             else:
                 self.note(deviation("name_fragmented_in_stream", "the call name arrived in fragments"))
                 current.name += name
@@ -172,8 +210,12 @@ class ChatAccumulator:
         for call in reversed(self.calls):
             if call.index == index:
                 if call_id is not None and call.id is not None and call_id != call.id:
-                    self.note(deviation("tool_call_index_reused_for_new_id",
-                                        f"index {index} reused for a new call id {call_id}"))
+                    self.note(
+                        deviation(
+                            "tool_call_index_reused_for_new_id",
+                            f"index {index} reused for a new call id {call_id}",
+                        )
+                    )
                     return None
                 return call
         return None
@@ -181,8 +223,9 @@ class ChatAccumulator:
     def finish(self, *, wire_type: str = "string") -> ParsedTurn:
         calls: list[ToolCall] = []
         for position, partial in enumerate(self.calls):
-            call, findings = make_call(partial.name, partial.raw_arguments(), partial.id, position,
-                                       wire_type=wire_type)
+            call, findings = make_call(
+                partial.name, partial.raw_arguments(), partial.id, position, wire_type=wire_type
+            )
             call.extra.update(partial.extra)
             for finding in findings:
                 self.note(finding)
@@ -191,14 +234,26 @@ class ChatAccumulator:
             self.note(finding)
         finish = self.finish_reasons[-1] if self.finish_reasons else None
         if calls and finish not in (None, "tool_calls", "function_call"):
-            self.note(Finding("wire.finish_stop_with_tool_calls", "info", False,
-                              f"finish_reason is {finish!r} although the turn has tool calls"))
+            self.note(
+                Finding(
+                    "wire.finish_stop_with_tool_calls",
+                    "info",
+                    False,
+                    f"finish_reason is {finish!r} although the turn has tool calls",
+                )
+            )
         if not calls and finish == "tool_calls":
-            self.note(deviation("finish_tool_calls_without_calls",
-                                "finish_reason is 'tool_calls' but the turn has no tool call"))
+            self.note(
+                deviation(
+                    "finish_tool_calls_without_calls",
+                    "finish_reason is 'tool_calls' but the turn has no tool call",
+                )
+            )
         text = join_text(self.text)
         if text and text.strip() and calls:
-            self.note(Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls"))
+            self.note(
+                Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls")
+            )
         reasoning = join_text(self.reasoning)
         extra = dict(self.extra)
         if reasoning:
@@ -225,8 +280,14 @@ class OpenAIChatAdapter(Adapter):
 
     def map_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         return [
-            {"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters or {"type": "object", "properties": {}}}}
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters or {"type": "object", "properties": {}},
+                },
+            }
             for t in tools
         ]
 
@@ -238,19 +299,26 @@ class OpenAIChatAdapter(Adapter):
     def map_call(self, call: ToolCall) -> dict[str, Any]:
         raw = call.raw_arguments
         arguments = raw if isinstance(raw, str) else json.dumps(call.arguments or {})
-        wire: dict[str, Any] = {"id": call.id, "type": "function",
-                                "function": {"name": call.name, "arguments": arguments}}
+        wire: dict[str, Any] = {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments},
+        }
         if "extra_content" in call.extra:
             wire["extra_content"] = call.extra["extra_content"]
         return wire
 
     def map_tool_result(self, message: Message) -> dict[str, Any]:
         assert message.tool_result is not None
-        return {"role": "tool", "tool_call_id": message.tool_result.call_id,
-                "content": message.tool_result.content}
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_result.call_id,
+            "content": message.tool_result.content,
+        }
 
     def map_messages(self, messages: Sequence[Message], findings: list[Finding]) -> list[dict[str, Any]]:
         wire: list[dict[str, Any]] = []
+        replaced = 0
         for message in messages:
             if message.role == "tool":
                 wire.append(self.map_tool_result(message))
@@ -260,16 +328,23 @@ class OpenAIChatAdapter(Adapter):
                     item["tool_calls"] = [self.map_call(c) for c in message.tool_calls]
                 if item["content"] is None and not self.profile.assistant_content_null:
                     item["content"] = ""
-                    quirk = self.profile.quirk("assistant_content_null_rejected")
-                    findings.append(Finding(
-                        "wire.quirk:assistant_content_null_rejected", "warning", False,
-                        quirk.detail if quirk else "the endpoint rejects content: null on assistant messages; "
-                        "sent an empty string instead"))
+                    replaced += 1
                 if "extra_content" in message.extra:
                     item["extra_content"] = message.extra["extra_content"]
                 wire.append(item)
             else:
                 wire.append({"role": message.role, "content": message.content or ""})
+        if replaced:
+            quirk = self.profile.quirk("assistant_content_null_rejected")
+            detail = quirk.detail if quirk else "the endpoint rejects content: null on assistant messages"
+            findings.append(
+                Finding(
+                    "wire.quirk:assistant_content_null_rejected",
+                    "warning",
+                    False,
+                    f'{detail} ({replaced} message(s) sent with content "")',
+                )
+            )
         return wire
 
     def build_request(

@@ -84,8 +84,16 @@ class _Found:
     findings: list[Finding] = field(default_factory=list)
 
 
-_EXAMPLE = ToolCall("example_tool", {"path": "notes.md", "text": "First line\nSecond line", "count": 2,
-                                     "tags": ["todo", "home"], "options": {"overwrite": True}})
+_EXAMPLE = ToolCall(
+    "example_tool",
+    {
+        "path": "notes.md",
+        "text": "First line\nSecond line",
+        "count": 2,
+        "tags": ["todo", "home"],
+        "options": {"overwrite": True},
+    },
+)
 _EXAMPLE_RESULT = ToolResult("h1a2b3c4d", "example_tool", "saved 2 lines")
 
 
@@ -112,8 +120,12 @@ def _json_call_text(call: ToolCall) -> str:
 
 
 def _result_data(result: ToolResult) -> dict[str, Any]:
-    return {"call_id": result.call_id, "name": result.name, "status": "error" if result.is_error else "ok",
-            "content": result.content}
+    return {
+        "call_id": result.call_id,
+        "name": result.name,
+        "status": "error" if result.is_error else "ok",
+        "content": result.content,
+    }
 
 
 def _attr(value: str) -> str:
@@ -131,21 +143,40 @@ class TextProtocol(ABC):
         sorted keys, so equal tools give the same prompt whatever their dict order)."""
         if not tools:
             return ""
-        lines = ["# Tools", "", "You can call the tools below. Each has a name, a description and a JSON "
-                 "Schema of its arguments.", ""]
+        lines = [
+            "# Tools",
+            "",
+            "You can call the tools below. Each has a name, a description and a JSON "
+            "Schema of its arguments.",
+            "",
+        ]
         for tool in tools:
             schema = json.dumps(tool.parameters or EMPTY_SCHEMA, sort_keys=True, ensure_ascii=False)
-            lines += [f"## {tool.name}", tool.description.strip() or "(no description)",
-                      f"Arguments schema: {schema}", ""]
-        lines += ["# How to call a tool", "", self.instructions, "",
-                  "For example (example_tool only shows the syntax; it is not one of your tools):", "",
-                  self.render_calls([_EXAMPLE]), "", "Rules:",
-                  "- Write each call exactly in this syntax. You may write a short text before the calls.",
-                  "- You may call several tools in one reply: write the calls one after another.",
-                  "- After your calls, end your reply. The results come back in the next user message, "
-                  "each marked with the call it answers, like this:",
-                  "", self.render_results([_EXAMPLE_RESULT]), "",
-                  "- When you need no tool, answer in plain text without this syntax."]
+            lines += [
+                f"## {tool.name}",
+                tool.description.strip() or "(no description)",
+                f"Arguments schema: {schema}",
+                "",
+            ]
+        lines += [
+            "# How to call a tool",
+            "",
+            self.instructions,
+            "",
+            "For example (example_tool only shows the syntax; it is not one of your tools):",
+            "",
+            self.render_calls([_EXAMPLE]),
+            "",
+            "Rules:",
+            "- Write each call exactly in this syntax. You may write a short text before the calls.",
+            "- You may call several tools in one reply: write the calls one after another.",
+            "- After your calls, end your reply. The results come back in the next user message, "
+            "each marked with the call it answers, like this:",
+            "",
+            self.render_results([_EXAMPLE_RESULT]),
+            "",
+            "- When you need no tool, answer in plain text without this syntax.",
+        ]
         choice = choice_instruction(tool_choice)
         if choice:
             lines.append(f"- {choice}")
@@ -165,8 +196,10 @@ class TextProtocol(ABC):
 
     def render_result(self, result: ToolResult) -> str:
         status = "error" if result.is_error else "ok"
-        return (f'<tool_result call_id="{_attr(result.call_id or "")}" name="{_attr(result.name)}" '
-                f'status="{status}">{cdata(result.content)}</tool_result>')
+        return (
+            f'<tool_result call_id="{_attr(result.call_id or "")}" name="{_attr(result.name)}" '
+            f'status="{status}">{cdata(result.content)}</tool_result>'
+        )
 
     @abstractmethod
     def extract(self, text: str, schemas: Mapping[str, Any]) -> list[_Found]:
@@ -186,8 +219,14 @@ class TextProtocol(ABC):
         for item in self.extract(text, schemas):
             findings += item.findings
             if item.error is not None:
-                findings.append(deviation("text_call_unparseable", f"{self.name} protocol: {item.error}",
-                                          severity="error", snippet=text[item.start : item.end][:SNIPPET]))
+                findings.append(
+                    deviation(
+                        "text_call_unparseable",
+                        f"{self.name} protocol: {item.error}",
+                        severity="error",
+                        snippet=text[item.start : item.end][:SNIPPET],
+                    )
+                )
             if item.name is None:
                 if item.error is None:
                     spans.append((item.start, item.end))
@@ -199,14 +238,22 @@ class TextProtocol(ABC):
                 findings += notes
             index = len(calls)
             call_id = synthesize_id(item.name, item.raw, index)
-            calls.append(ToolCall(item.name, arguments, item.raw, call_id, None, index, error,
-                                  {"text_protocol": self.name}))
+            calls.append(
+                ToolCall(
+                    item.name, arguments, item.raw, call_id, None, index, error, {"text_protocol": self.name}
+                )
+            )
         prose = remove_spans(text, widen_to_fences(text, spans))
         leaks = detect_leaks(prose, schemas)
         if leaks and not any(f.check_id == UNPARSEABLE for f in findings):
-            findings.append(deviation(
-                "text_call_foreign_syntax", f"the reply holds tool-call markup of another syntax than "
-                f"{self.name}: {sorted({leak.marker for leak in leaks})}", snippet=leaks[0].snippet))
+            findings.append(
+                deviation(
+                    "text_call_foreign_syntax",
+                    f"the reply holds tool-call markup of another syntax than "
+                    f"{self.name}: {sorted({leak.marker for leak in leaks})}",
+                    snippet=leaks[0].snippet,
+                )
+            )
         return TextParse(calls, prose, findings)
 
 
@@ -235,7 +282,8 @@ class JsonProtocol(TextProtocol):
     instructions = (
         'To call tools, write one JSON object with a "tool_calls" list. Each entry has the tool "name" and '
         'its "arguments" as a JSON object:\n{"tool_calls": [{"name": "TOOL_NAME", "arguments": {...}}]}\n'
-        "Put every call of the reply in that one list. You may put the object in a ```json code block.")
+        "Put every call of the reply in that one list. You may put the object in a ```json code block."
+    )
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         if not calls:
@@ -262,8 +310,11 @@ class JsonProtocol(TextProtocol):
                 found.append(_Found(start, end))  # an empty list: markup without a call
             for _, item_start, _, item in items[0]:
                 entries = json_entries(text, item_start) if isinstance(item, dict) else None
-                found.append(_json_call(text, start, end, entries[0]) if entries
-                             else _Found(start, end, error="a tool_calls entry is not an object"))
+                found.append(
+                    _json_call(text, start, end, entries[0])
+                    if entries
+                    else _Found(start, end, error="a tool_calls entry is not an object")
+                )
         for match in re.finditer(r'"tool_calls"', text):
             if not any(f.start <= match.start() < f.end for f in found):
                 begin = max(text.rfind("{", 0, match.start()), 0)
@@ -284,7 +335,8 @@ class HermesProtocol(TextProtocol):
     instructions = (
         'To call a tool, write a <tool_call> element holding one JSON object with the tool "name" and its '
         '"arguments" object:\n<tool_call>\n{"name": "TOOL_NAME", "arguments": {...}}\n</tool_call>\n'
-        "Write one <tool_call> element per call.")
+        "Write one <tool_call> element per call."
+    )
 
     def render_call(self, call: ToolCall) -> str:
         return f"<tool_call>\n{_json_call_text(call)}\n</tool_call>"
@@ -298,8 +350,13 @@ class HermesProtocol(TextProtocol):
             entries = json_entries(text, tag.body_start) if tag.decoded else None
             if entries is None:
                 name = NAME_IN_JSON.search(tag.body)
-                item = _Found(tag.start, tag.end, name[1] if name else None, tag.body.strip(),
-                              error="the <tool_call> body is not a JSON object")
+                item = _Found(
+                    tag.start,
+                    tag.end,
+                    name[1] if name else None,
+                    tag.body.strip(),
+                    error="the <tool_call> body is not a JSON object",
+                )
             else:
                 item = _json_call(text, tag.start, tag.end, entries[0])
             found.append(_unclosed(item, tag))
@@ -314,7 +371,8 @@ class NameAttrProtocol(TextProtocol):
         "To call a tool, write a <tool_call> element with the tool name in its name attribute and the "
         'arguments as one JSON object inside:\n<tool_call name="TOOL_NAME">{"argument": "value"}'
         "</tool_call>\n"
-        "Write one <tool_call> element per call.")
+        "Write one <tool_call> element per call."
+    )
 
     def render_call(self, call: ToolCall) -> str:
         return f'<tool_call name="{_attr(call.name)}">{_arguments_json(call)}</tool_call>'
@@ -348,7 +406,8 @@ class XmlProtocol(TextProtocol):
         "- an object as nested elements, one per key\n"
         "- an array by repeating the element once per item; write an empty or one-item array as JSON: "
         "<tags>[]</tags>\n"
-        "Write one <tool_call> element per call. A tool without arguments takes <arguments></arguments>.")
+        "Write one <tool_call> element per call. A tool without arguments takes <arguments></arguments>."
+    )
 
     def render_call(self, call: ToolCall) -> str:
         if call.arguments is None and isinstance(call.raw_arguments, str):
@@ -356,8 +415,10 @@ class XmlProtocol(TextProtocol):
         else:
             arguments = "".join(f"\n{render_xml_value(k, v)}" for k, v in (call.arguments or {}).items())
             arguments += "\n"
-        return (f"<tool_call>\n<tool_name>{_attr(call.name)}</tool_name>\n"
-                f"<arguments>{arguments}</arguments>\n</tool_call>")
+        return (
+            f"<tool_call>\n<tool_name>{_attr(call.name)}</tool_name>\n"
+            f"<arguments>{arguments}</arguments>\n</tool_call>"
+        )
 
     def extract(self, text: str, schemas: Mapping[str, Any]) -> list[_Found]:
         found: list[_Found] = []
@@ -379,15 +440,20 @@ class XmlProtocol(TextProtocol):
                 if not isinstance(value, dict):
                     item.error = "<arguments> holds text, not one element per argument"
                 item.value = value
-                item.findings.append(deviation("text_call_arguments_as_json", "<arguments> holds JSON text "
-                                               "instead of one element per argument"))
+                item.findings.append(
+                    deviation(
+                        "text_call_arguments_as_json",
+                        "<arguments> holds JSON text instead of one element per argument",
+                    )
+                )
             elif arguments:
                 item.value = xml_object(arguments[0], schemas.get(item.name), text)
         return found
 
 
-PROTOCOLS: dict[str, TextProtocol] = {p.name: p for p in (JsonProtocol(), XmlProtocol(), NameAttrProtocol(),
-                                                          HermesProtocol())}
+PROTOCOLS: dict[str, TextProtocol] = {
+    p.name: p for p in (JsonProtocol(), XmlProtocol(), NameAttrProtocol(), HermesProtocol())
+}
 
 
 def protocols() -> list[str]:
@@ -442,8 +508,11 @@ class PromptedAdapter(Adapter):
     def prompt_size(self, tools: Sequence[ToolSpec]) -> dict[str, Any]:
         """Size of this protocol's system prompt for ``tools`` (tokens: see :func:`estimate_tokens`)."""
         characters = len(self.protocol.system_prompt(tools))
-        return {"protocol": self.protocol.name, "characters": characters,
-                "estimated_tokens": estimate_tokens(characters)}
+        return {
+            "protocol": self.protocol.name,
+            "characters": characters,
+            "estimated_tokens": estimate_tokens(characters),
+        }
 
     def text_messages(self, messages: Sequence[Message], prompt: str) -> list[Message]:
         """The conversation as text: calls rendered after the prose, each run of tool
@@ -480,11 +549,16 @@ class PromptedAdapter(Adapter):
         converted = self.text_messages(messages, prompt)
         request = self.inner.build_request(converted, [], ToolChoice("auto"), options)
         size = self.prompt_size(tools)
-        request.findings.append(Finding(
-            "wire.prompted_mode", "info", True,
-            f"prompted mode, protocol {self.protocol.name!r}: no native tools sent; the tool prompt is "
-            f"{size['characters']} characters (~{size['estimated_tokens']} tokens, estimated)",
-            evidence={**size, "native": native_tools_size(tools), "tool_choice": tool_choice.label()}))
+        request.findings.append(
+            Finding(
+                "wire.prompted_mode",
+                "info",
+                False,
+                f"prompted mode, protocol {self.protocol.name!r}: no native tools sent; the tool prompt is "
+                f"{size['characters']} characters (~{size['estimated_tokens']} tokens, estimated)",
+                evidence={**size, "native": native_tools_size(tools), "tool_choice": tool_choice.label()},
+            )
+        )
         return request
 
     def extract(self, turn: ParsedTurn) -> ParsedTurn:
@@ -495,8 +569,12 @@ class PromptedAdapter(Adapter):
         calls = list(turn.tool_calls)
         findings = [*turn.findings, *parsed.findings]
         if calls:
-            findings.append(deviation("native_tool_calls_in_prompted_mode", f"{len(calls)} native tool "
-                                      "call(s) although no tools were offered on the wire; kept"))
+            findings.append(
+                deviation(
+                    "native_tool_calls_in_prompted_mode",
+                    f"{len(calls)} native tool call(s) although no tools were offered on the wire; kept",
+                )
+            )
         for call in parsed.calls:
             call.index = len(calls)
             calls.append(call)
@@ -520,5 +598,16 @@ def prompted(inner: Adapter, protocol: str) -> PromptedAdapter:
     return PromptedAdapter(inner, protocol)
 
 
-__all__ = ["PROTOCOLS", "Leak", "PromptedAdapter", "TextParse", "TextProtocol", "detect_leaks",
-           "estimate_tokens", "get_protocol", "native_tools_size", "prompted", "protocols"]
+__all__ = [
+    "PROTOCOLS",
+    "Leak",
+    "PromptedAdapter",
+    "TextParse",
+    "TextProtocol",
+    "detect_leaks",
+    "estimate_tokens",
+    "get_protocol",
+    "native_tools_size",
+    "prompted",
+    "protocols",
+]

@@ -31,8 +31,12 @@ def writer(name: str) -> Writer:
     return fn
 
 
-def write_reports(records: list[dict[str, Any]], out_dir: Path, names: tuple[str, ...] = DEFAULT_WRITERS,
-                  generated_at: str | None = None) -> tuple[dict[str, Any], list[Path]]:
+def write_reports(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    names: tuple[str, ...] = DEFAULT_WRITERS,
+    generated_at: str | None = None,
+) -> tuple[dict[str, Any], list[Path]]:
     """Build the report once and write it in each format; returns it and the written paths."""
     from harness.reports.json_report import build
 

@@ -17,8 +17,10 @@ from harness.scoring import aggregate
 
 SCHEMA = "harness.report/1"
 EVIDENCE_LIMIT = 4000
-SIMULATED_NOTE = ("Targets marked simulated talk to the harness's reference simulator, not to a model: "
-                  "their scores show the harness works, never how a provider or model performs.")
+SIMULATED_NOTE = (
+    "Targets marked simulated talk to the harness's reference simulator, not to a model: "
+    "their scores show the harness works, never how a provider or model performs."
+)
 
 
 def _clip(value: Any) -> Any:
@@ -36,10 +38,17 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
     """What the report keeps of one run."""
     transcript = record["transcript"]
     exchanges = transcript["exchanges"]
-    usage_in = [e["parsed"]["usage"]["input_tokens"] for e in exchanges
-                if e["parsed"]["usage"] and e["parsed"]["usage"]["input_tokens"] is not None]
-    usage_out = [e["parsed"]["usage"]["output_tokens"] for e in exchanges
-                 if e["parsed"]["usage"] and e["parsed"]["usage"]["output_tokens"] is not None]
+    findings = [_clip(f) for c in record["checks"] for f in c["findings"] if not f["passed"]]
+    usage_in = [
+        e["parsed"]["usage"]["input_tokens"]
+        for e in exchanges
+        if e["parsed"]["usage"] and e["parsed"]["usage"]["input_tokens"] is not None
+    ]
+    usage_out = [
+        e["parsed"]["usage"]["output_tokens"]
+        for e in exchanges
+        if e["parsed"]["usage"] and e["parsed"]["usage"]["output_tokens"] is not None
+    ]
     return {
         "target": record["target"],
         "scenario": record["scenario"],
@@ -51,34 +60,125 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
         "stop_reason": transcript["stop_reason"],
         "turns": len(exchanges),
         "calls": [[c["name"], c["arguments"]] for e in exchanges for c in e["parsed"]["tool_calls"]],
-        "usage": {"input_tokens": sum(usage_in) if usage_in else None,
-                  "output_tokens": sum(usage_out) if usage_out else None},
+        "usage": {
+            "input_tokens": sum(usage_in) if usage_in else None,
+            "output_tokens": sum(usage_out) if usage_out else None,
+        },
         "recorded_latency_ms": [e["elapsed_ms"] for e in exchanges] if record["mode"] != "live" else None,
         "checks": {c["id"]: c["status"] for c in record["checks"]},
-        "findings": [_clip(f) for c in record["checks"] for f in c["findings"] if not f["passed"]],
+        "findings": findings,
+        "exchanges": _evidence(exchanges, findings),
     }
 
 
-def notes(records: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Per target: the informational findings (unsupported features, endpoint quirks), once each."""
-    found: dict[str, set[str]] = {}
+def _evidence(exchanges: list[dict[str, Any]], findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The wire request and response of every turn a failed finding points at."""
+    turns = sorted(
+        {f["turn_index"] for f in findings if f["severity"] != "info" and f["turn_index"] is not None}
+    )
+    shown = []
+    for exchange in exchanges:
+        if exchange["turn"] in turns:
+            request, response = exchange["request"], exchange["response"] or {}
+            shown.append(
+                _clip(
+                    {
+                        "turn": exchange["turn"],
+                        "request": {
+                            "method": request.get("method"),
+                            "url": request.get("url"),
+                            "body": request.get("body"),
+                        },
+                        "response": {"status": response.get("status"), "body": response.get("body")},
+                    }
+                )
+            )
+    return shown
+
+
+def notes(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per target: the informational findings (unsupported features, endpoint quirks), each id
+    once, with the number of runs it was seen in and one example."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
     for record in records:
-        for check in record["checks"]:
-            for finding in check["findings"]:
-                if not finding["passed"] and finding["severity"] == "info":
-                    found.setdefault(record["target"], set()).add(f"{finding['check_id']}: {finding['detail']}")
-    return {target: sorted(items) for target, items in sorted(found.items())}
+        seen = {
+            f["check_id"]: f["detail"]
+            for c in record["checks"]
+            for f in c["findings"]
+            if not f["passed"] and f["severity"] == "info"
+        }
+        for check_id, detail in seen.items():
+            entry = found.setdefault(record["target"], {}).setdefault(
+                check_id, {"id": check_id, "runs": 0, "example": detail}
+            )
+            entry["runs"] += 1
+    return {target: [items[k] for k in sorted(items)] for target, items in sorted(found.items())}
+
+
+def _prompt_size(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The first request's tool prompt size: the text protocol's prompt, or the native declarations."""
+    from harness.model import ToolSpec
+    from harness.providers.text_protocols import native_tools_size
+
+    for check in record["checks"]:
+        for finding in check["findings"]:
+            if finding["check_id"] == "wire.prompted_mode" and finding.get("evidence"):
+                return {k: finding["evidence"][k] for k in ("characters", "estimated_tokens")}
+    tools = [ToolSpec.from_data(t) for t in record["transcript"]["tools"]]
+    return native_tools_size(tools) if tools else None
+
+
+def mode_comparison(records: list[dict[str, Any]], summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Targets that differ only in how tools are delivered (native vs each prompted protocol):
+    their scores side by side with the mean size of what the tools cost in the prompt."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    sizes: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        info = record["target_info"]
+        key = (info["format"], info["model"], info["profile"], info["simulated"])
+        if record["target"] not in groups.setdefault(key, []):
+            groups[key].append(record["target"])
+        size = _prompt_size(record)
+        if size:
+            sizes.setdefault(record["target"], []).append(size)
+    comparison = []
+    for (fmt, model, _, simulated), names in sorted(groups.items()):
+        modes = {summary["targets"][n]["info"]["mode"] for n in names}
+        if len(modes) < 2:
+            continue
+        rows = []
+        for name in sorted(names, key=lambda n: (summary["targets"][n]["info"]["mode"] != "native", n)):
+            measured = sizes.get(name, [])
+            rows.append(
+                {
+                    "target": name,
+                    "mode": summary["targets"][name]["info"]["mode"],
+                    "score": summary["targets"][name]["score"],
+                    "tool_prompt_characters": round(sum(m["characters"] for m in measured) / len(measured))
+                    if measured
+                    else None,
+                    "tool_prompt_estimated_tokens": round(
+                        sum(m["estimated_tokens"] for m in measured) / len(measured)
+                    )
+                    if measured
+                    else None,
+                }
+            )
+        comparison.append({"format": fmt, "model": model, "simulated": simulated, "targets": rows})
+    return comparison
 
 
 def build(records: list[dict[str, Any]], generated_at: str | None = None) -> dict[str, Any]:
     modes = sorted({r["mode"] for r in records})
+    summary = aggregate(records)
     return {
         "schema": SCHEMA,
         "generated_at": generated_at or datetime.now(UTC).isoformat(timespec="seconds"),
         "harness_version": __version__,
         "mode": modes[0] if len(modes) == 1 else modes,
         "simulated_note": SIMULATED_NOTE,
-        "summary": aggregate(records),
+        "summary": summary,
+        "modes": mode_comparison(records, summary),
         "notes": notes(records),
         "runs": [run_summary(r) for r in records],
     }

@@ -14,9 +14,14 @@ def render(report: dict[str, Any]) -> ET.ElementTree:
         by_target.setdefault(run["target"], []).append(run)
     for target, runs in by_target.items():
         info = report["summary"]["targets"][target]["info"]
-        suite = ET.SubElement(root, "testsuite", name=target, tests=str(len(runs)),
-                              failures=str(sum(1 for r in runs if not r["passed"] and not r["error"])),
-                              errors=str(sum(1 for r in runs if r["error"])))
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=target,
+            tests=str(len(runs)),
+            failures=str(sum(1 for r in runs if not r["passed"] and not r["error"])),
+            errors=str(sum(1 for r in runs if r["error"])),
+        )
         props = ET.SubElement(suite, "properties")
         for key in ("format", "model", "mode", "simulated"):
             ET.SubElement(props, "property", name=key, value=str(info[key]))
@@ -27,9 +32,15 @@ def render(report: dict[str, Any]) -> ET.ElementTree:
                 ET.SubElement(case, "error", type=run["error"]["kind"], message=run["error"]["message"][:500])
             elif not run["passed"]:
                 failed = [f for f in run["findings"] if f["severity"] == "error"]
-                element = ET.SubElement(case, "failure", type="conformance",
-                                        message="; ".join(f"{f['check_id']}: {f['detail']}" for f in failed)[:500])
-                element.text = "\n".join(f"{f['check_id']} [{f['severity']}] {f['detail']}" for f in run["findings"])
+                element = ET.SubElement(
+                    case,
+                    "failure",
+                    type="conformance",
+                    message="; ".join(f"{f['check_id']}: {f['detail']}" for f in failed)[:500],
+                )
+                element.text = "\n".join(
+                    f"{f['check_id']} [{f['severity']}] {f['detail']}" for f in run["findings"]
+                )
             ET.SubElement(case, "system-out").text = f"score {run['score']} · checks {run['checks']}"
     ET.indent(root)
     return ET.ElementTree(root)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 
 def cell(score: float | None) -> str:
-    return "–" if score is None else f"{score:.0f}" if score == int(score) else f"{score:.1f}"
+    return "-" if score is None else f"{score:.0f}" if score == int(score) else f"{score:.1f}"
 
 
 def target_label(name: str, info: dict[str, Any]) -> str:
@@ -22,11 +23,43 @@ def matrix(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for name, t in targets.items():
         info = t["info"]
-        rows.append([target_label(name, info), info["mode"] + (" stream" if info["stream"] else ""), info["model"],
-                     *[cell(t["categories"].get(c, {}).get("score")) for c in categories],
-                     cell(t["score"]), "–" if t["grade"] is None else str(t["grade"]),
-                     "–" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%"])
+        rows.append(
+            [
+                target_label(name, info),
+                info["mode"] + (" stream" if info["stream"] else ""),
+                info["model"],
+                *[cell(t["categories"].get(c, {}).get("score")) for c in categories],
+                cell(t["score"]),
+                "-" if t["grade"] is None else str(t["grade"]),
+                "-" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%",
+            ]
+        )
     return header, rows
+
+
+def _exchange(exchange: dict[str, Any]) -> list[str]:
+    """A turn's wire request and response, folded, as the evidence behind its findings."""
+    request, response = exchange["request"], exchange["response"]
+    body = json.dumps(request["body"], indent=1, ensure_ascii=False)
+    return [
+        f"<details><summary>turn {exchange['turn']}: {request['method']} {request['url']} "
+        f"→ HTTP {response['status']}</summary>",
+        "",
+        "Request body:",
+        "",
+        "~~~~json",
+        body,
+        "~~~~",
+        "",
+        "Response body:",
+        "",
+        "~~~~",
+        response["body"] or "(empty)",
+        "~~~~",
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def render(report: dict[str, Any]) -> str:
@@ -43,8 +76,11 @@ def render(report: dict[str, Any]) -> str:
     header, rows = matrix(report)
     lines += ["## Scores (0-100)", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
-    lines += ["", "Scores weigh each category equally; grade 0-5; pass@1 is the share of runs with no failed check.",
-              ""]
+    lines += [
+        "",
+        "Scores weigh each category equally; grade 0-5; pass@1 is the share of runs with no failed check.",
+        "",
+    ]
     failing = [r for r in report["runs"] if not r["passed"]]
     lines += ["## Failed runs", ""]
     if not failing:
@@ -62,11 +98,38 @@ def render(report: dict[str, Any]) -> str:
             detail = finding["detail"].replace("\n", " ")
             lines.append(f"- `{finding['check_id']}` {finding['severity']}{turn}: {detail}")
         lines.append("")
+        for exchange in run["exchanges"]:
+            lines += _exchange(exchange)
+    if report["modes"]:
+        lines += [
+            "## Native vs prompted tool calling",
+            "",
+            "Tool prompt: what the tool definitions cost in the request, as JSON declarations "
+            "(native) or as the text protocol's system prompt (prompted); tokens estimated at "
+            "4 characters each.",
+            "",
+        ]
+        for group in report["modes"]:
+            sim = " (simulated)" if group["simulated"] else ""
+            lines += [
+                f"**{group['model']}** over {group['format']}{sim}",
+                "",
+                "| target | mode | score | tool prompt (chars) | tool prompt (~tokens) |",
+                "|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {r['target']} | {r['mode']} | {cell(r['score'])} | {r['tool_prompt_characters']} | "
+                f"{r['tool_prompt_estimated_tokens']} |"
+                for r in group["targets"]
+            ]
+            lines.append("")
     if report["notes"]:
-        lines += ["## Notes: unsupported features and endpoint quirks", ""]
+        lines += ["## Notes: unsupported features, endpoint quirks, informational findings", ""]
         for target, items in report["notes"].items():
             lines.append(f"- **{target}**")
-            lines += [f"  - {item}" for item in items]
+            lines += [
+                f"  - `{item['id']}` in {item['runs']} run(s), e.g. {item['example']}" for item in items
+            ]
         lines.append("")
     return "\n".join(lines)
 

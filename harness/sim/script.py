@@ -50,8 +50,10 @@ class ScriptedModel:
             key = opening_key([(m.role, m.content or "") for m in scenario.messages])
             other = self.scenarios.get(key)
             if other is not None and other.id != scenario.id:
-                raise ValueError(f"scenarios {other.id} and {scenario.id} open with the same user messages; "
-                                 "the simulator could not tell them apart")
+                raise ValueError(
+                    f"scenarios {other.id} and {scenario.id} open with the same user messages; "
+                    "the simulator could not tell them apart"
+                )
             self.scenarios[key] = scenario
 
     def find(self, conversation: Conversation) -> Scenario | None:
@@ -71,6 +73,21 @@ class ScriptedModel:
             return Reply(list(steps[turn]))
         final = scenario.expect.final
         return Reply(text=str(example(final)) if final is not None else "Done.")
+
+
+def as_text(reply: Reply, conversation: Conversation) -> Reply:
+    """In prompted mode (no native tools, a text protocol in the system prompt) a conformant
+    model writes its calls in that protocol's syntax."""
+    from harness.model import ToolCall
+    from harness.providers.text_protocols import PROTOCOLS
+
+    if not reply.calls or conversation.tool_names:
+        return reply
+    system = "\n".join(text for role, text in conversation.opening if role == "system")
+    protocol = next((p for p in PROTOCOLS.values() if p.instructions in system), None)
+    if protocol is None:
+        return reply
+    return Reply(text=protocol.render_calls([ToolCall(name, args) for name, args in reply.calls]))
 
 
 def sim_id(*parts: Any, length: int = 9) -> str:

@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.scenarios import Scenario
-from harness.sim.script import ScriptedModel
 from harness.sim.formats import FORMATS
+from harness.sim.script import ScriptedModel, as_text
 from harness.sim.wire import Response, SimRequest
 
 
@@ -29,22 +29,27 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the harness reports, not the sim
         return
 
-    def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
+    def do_POST(self) -> None:
         _, _, rest = self.path.partition("/")
         fmt_name, _, _ = rest.partition("/")
         fmt = FORMATS.get(fmt_name)
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
         if fmt is None:
-            self._send(Response(404, "application/json", json.dumps(
-                {"error": f"sim: unknown format {fmt_name!r}; serving: {sorted(FORMATS)}"})))
+            self._send(
+                Response(
+                    404,
+                    "application/json",
+                    json.dumps({"error": f"sim: unknown format {fmt_name!r}; serving: {sorted(FORMATS)}"}),
+                )
+            )
             return
         try:
             body = json.loads(raw)
         except json.JSONDecodeError as exc:
             self._send(fmt.error(400, f"sim: request body is not JSON: {exc}"))
             return
-        self._send(self.server.answer(fmt_name, SimRequest(self.path[len(fmt_name) + 1:], body)))
+        self._send(self.server.answer(fmt_name, SimRequest(self.path[len(fmt_name) + 1 :], body)))
 
     def _send(self, response: Response) -> None:
         data = response.body.encode("utf-8")
@@ -68,7 +73,7 @@ class _Server(ThreadingHTTPServer):
         scenario = self.model.find(conversation)
         if scenario is None:
             return fmt.error(400, "sim: no bundled scenario opens with these messages")
-        reply = self.model.reply(scenario, conversation)
+        reply = as_text(self.model.reply(scenario, conversation), conversation)
         return fmt.respond(request, reply, f"{scenario.id}/{conversation.assistant_turns}")
 
 

@@ -34,7 +34,7 @@ class Response:
 
 
 def _pieces(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
 def _tokens(value: Any) -> int:
@@ -68,8 +68,13 @@ def _chat_calls(reply: Reply, seed: str, *, mistral: bool) -> list[dict[str, Any
     calls = []
     for i, (name, args) in enumerate(reply.calls):
         call_id = sim_id(seed, i) if mistral else "call_" + sim_id(seed, i, length=20)
-        calls.append({"id": call_id, "type": "function",
-                      "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}})
+        calls.append(
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+        )
     return calls
 
 
@@ -78,7 +83,10 @@ def _chat_respond(request: SimRequest, reply: Reply, seed: str, *, mistral: bool
     model = body.get("model", "sim")
     calls = _chat_calls(reply, seed, mistral=mistral)
     finish = "tool_calls" if calls else "stop"
-    usage = {"prompt_tokens": _tokens(body.get("messages")), "completion_tokens": _tokens([reply.text, calls])}
+    usage = {
+        "prompt_tokens": _tokens(body.get("messages")),
+        "completion_tokens": _tokens([reply.text, calls]),
+    }
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     base = {"id": "chatcmpl-" + sim_id(seed, "c"), "created": CREATED, "model": model}
     if not body.get("stream"):
@@ -86,8 +94,11 @@ def _chat_respond(request: SimRequest, reply: Reply, seed: str, *, mistral: bool
         if calls:
             message["tool_calls"] = calls
         choice = {"index": 0, "message": message, "finish_reason": finish}
-        return Response(200, "application/json",
-                        json.dumps({**base, "object": "chat.completion", "choices": [choice], "usage": usage}))
+        return Response(
+            200,
+            "application/json",
+            json.dumps({**base, "object": "chat.completion", "choices": [choice], "usage": usage}),
+        )
     chunk = {**base, "object": "chat.completion.chunk"}
 
     def delta(d: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
@@ -99,11 +110,17 @@ def _chat_respond(request: SimRequest, reply: Reply, seed: str, *, mistral: bool
         if mistral:  # Mistral sends each call whole in one chunk
             chunks.append(delta({"tool_calls": [{**call, "index": i}]}))
             continue
-        head = {"index": i, "id": call["id"], "type": "function",
-                "function": {"name": call["function"]["name"], "arguments": ""}}
+        head = {
+            "index": i,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["function"]["name"], "arguments": ""},
+        }
         chunks.append(delta({"tool_calls": [head]}))
-        chunks += [delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
-                   for piece in _pieces(call["function"]["arguments"], 10)]
+        chunks += [
+            delta({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+            for piece in _pieces(call["function"]["arguments"], 10)
+        ]
     chunks.append(delta({}, finish))
     if mistral or (body.get("stream_options") or {}).get("include_usage"):
         if mistral:
@@ -114,8 +131,11 @@ def _chat_respond(request: SimRequest, reply: Reply, seed: str, *, mistral: bool
 
 
 def _chat_error(status: int, message: str) -> Response:
-    return Response(status, "application/json",
-                    json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}))
+    return Response(
+        status,
+        "application/json",
+        json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}),
+    )
 
 
 # -- Ollama native ----------------------------------------------------------------------
@@ -123,21 +143,36 @@ def _chat_error(status: int, message: str) -> Response:
 
 def _ollama_respond(request: SimRequest, reply: Reply, seed: str) -> Response:
     body = request.body
-    calls = [{"id": "call_" + sim_id(seed, i, length=8).lower(),
-              "function": {"index": i, "name": name, "arguments": args}}
-             for i, (name, args) in enumerate(reply.calls)]
+    calls = [
+        {
+            "id": "call_" + sim_id(seed, i, length=8).lower(),
+            "function": {"index": i, "name": name, "arguments": args},
+        }
+        for i, (name, args) in enumerate(reply.calls)
+    ]
     base = {"model": body.get("model", "sim"), "created_at": CREATED_ISO}
-    done = {"done": True, "done_reason": "stop", "total_duration": 1000, "load_duration": 10,
-            "prompt_eval_count": _tokens(body.get("messages")), "eval_count": _tokens([reply.text, calls])}
+    done = {
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": 1000,
+        "load_duration": 10,
+        "prompt_eval_count": _tokens(body.get("messages")),
+        "eval_count": _tokens([reply.text, calls]),
+    }
     if body.get("stream") is False:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or ""}
         if calls:
             message["tool_calls"] = calls
         return Response(200, "application/json", json.dumps({**base, "message": message, **done}))
-    lines = [{**base, "message": {"role": "assistant", "content": piece}, "done": False}
-             for piece in _pieces(reply.text or "", 12) if piece]
-    lines += [{**base, "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False}
-              for call in calls]
+    lines = [
+        {**base, "message": {"role": "assistant", "content": piece}, "done": False}
+        for piece in _pieces(reply.text or "", 12)
+        if piece
+    ]
+    lines += [
+        {**base, "message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False}
+        for call in calls
+    ]
     lines.append({**base, "message": {"role": "assistant", "content": ""}, **done})
     return Response(200, "application/x-ndjson", "".join(json.dumps(line) + "\n" for line in lines))
 
@@ -156,8 +191,16 @@ class SimFormat:
     error: Callable[[int, str], Response]
 
 
-OPENAI = SimFormat("openai-chat", _openai_like_conversation,
-                   lambda request, reply, seed: _chat_respond(request, reply, seed, mistral=False), _chat_error)
-MISTRAL = SimFormat("mistral-chat", _openai_like_conversation,
-                    lambda request, reply, seed: _chat_respond(request, reply, seed, mistral=True), _chat_error)
+OPENAI = SimFormat(
+    "openai-chat",
+    _openai_like_conversation,
+    lambda request, reply, seed: _chat_respond(request, reply, seed, mistral=False),
+    _chat_error,
+)
+MISTRAL = SimFormat(
+    "mistral-chat",
+    _openai_like_conversation,
+    lambda request, reply, seed: _chat_respond(request, reply, seed, mistral=True),
+    _chat_error,
+)
 OLLAMA = SimFormat("ollama-chat", _openai_like_conversation, _ollama_respond, _ollama_error)

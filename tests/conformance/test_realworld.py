@@ -18,7 +18,9 @@ def parse_case(case: dict[str, Any]) -> ParsedTurn:
     response = case["response"]
     headers = {"content-type": response["content_type"]} if response["content_type"] else {}
     adapter = adapter_class(case["wire_format"])()
-    return adapter.parse(WireResponse(response["status"], response["body"], headers), stream=response["stream"])
+    return adapter.parse(
+        WireResponse(response["status"], response["body"], headers), stream=response["stream"]
+    )
 
 
 def observed(turn: ParsedTurn) -> dict[str, Any]:
@@ -27,8 +29,9 @@ def observed(turn: ParsedTurn) -> dict[str, Any]:
         "tool_calls": [{"id": c.wire_id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls],
         "text": turn.text,
         "finish_reason": turn.finish_reason,
-        "error": None if turn.error is None else
-        {"status": turn.error.status, "code": turn.error.code, "message": turn.error.message},
+        "error": None
+        if turn.error is None
+        else {"status": turn.error.status, "code": turn.error.code, "message": turn.error.message},
     }
 
 

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-REALWORLD = Path(os.environ.get("HARNESS_REALWORLD", Path(__file__).resolve().parents[3] / "shared" / "realworld"))
+REALWORLD = Path(
+    os.environ.get("HARNESS_REALWORLD", Path(__file__).resolve().parents[3] / "shared" / "realworld")
+)
 
 
 def cases(*wire_formats: str) -> list[dict[str, Any]]:
@@ -22,5 +24,8 @@ def cases(*wire_formats: str) -> list[dict[str, Any]]:
 
 def wire_quirks(case: dict[str, Any]) -> list[str]:
     """The case's quirks about the wire (not about how it was recorded), without ``:detail``."""
-    return [q.split(":")[0] if not q.startswith("reasoning_field") else q
-            for q in case["quirks"] if not q.startswith("recording:")]
+    return [
+        q.split(":")[0] if not q.startswith("reasoning_field") else q
+        for q in case["quirks"]
+        if not q.startswith("recording:")
+    ]

@@ -8,14 +8,49 @@ from harness.agent.registry import Tool, ToolFailure
 from harness.model import ToolSpec
 
 CITIES: dict[str, dict[str, Any]] = {
-    "paris": {"city": "Paris", "temperature_c": 18, "conditions": "light rain", "time": "14:05", "utc": "+01:00"},
+    "paris": {
+        "city": "Paris",
+        "temperature_c": 18,
+        "conditions": "light rain",
+        "time": "14:05",
+        "utc": "+01:00",
+    },
     "tokyo": {"city": "Tokyo", "temperature_c": 24, "conditions": "sunny", "time": "22:05", "utc": "+09:00"},
-    "london": {"city": "London", "temperature_c": 15, "conditions": "overcast", "time": "13:05", "utc": "+00:00"},
-    "new york": {"city": "New York", "temperature_c": 21, "conditions": "clear", "time": "08:05",
-                 "utc": "-05:00"},
-    "berlin": {"city": "Berlin", "temperature_c": 16, "conditions": "windy", "time": "14:05", "utc": "+01:00"},
-    "sydney": {"city": "Sydney", "temperature_c": 27, "conditions": "humid", "time": "00:05", "utc": "+11:00"},
-    "madrid": {"city": "Madrid", "temperature_c": 25, "conditions": "sunny", "time": "14:05", "utc": "+01:00"},
+    "london": {
+        "city": "London",
+        "temperature_c": 15,
+        "conditions": "overcast",
+        "time": "13:05",
+        "utc": "+00:00",
+    },
+    "new york": {
+        "city": "New York",
+        "temperature_c": 21,
+        "conditions": "clear",
+        "time": "08:05",
+        "utc": "-05:00",
+    },
+    "berlin": {
+        "city": "Berlin",
+        "temperature_c": 16,
+        "conditions": "windy",
+        "time": "14:05",
+        "utc": "+01:00",
+    },
+    "sydney": {
+        "city": "Sydney",
+        "temperature_c": 27,
+        "conditions": "humid",
+        "time": "00:05",
+        "utc": "+11:00",
+    },
+    "madrid": {
+        "city": "Madrid",
+        "temperature_c": 25,
+        "conditions": "sunny",
+        "time": "14:05",
+        "utc": "+01:00",
+    },
 }
 
 CITY_SCHEMA = {
@@ -38,9 +73,15 @@ def _city(args: dict[str, Any]) -> dict[str, Any]:
 def weather_tool() -> Tool:
     def execute(args: dict[str, Any]) -> Any:
         city = _city(args)
-        return {"city": city["city"], "temperature_c": city["temperature_c"], "conditions": city["conditions"]}
+        return {
+            "city": city["city"],
+            "temperature_c": city["temperature_c"],
+            "conditions": city["conditions"],
+        }
 
-    return Tool(ToolSpec("get_weather", "Current weather for a city (temperature in Celsius).", CITY_SCHEMA), execute)
+    return Tool(
+        ToolSpec("get_weather", "Current weather for a city (temperature in Celsius).", CITY_SCHEMA), execute
+    )
 
 
 def time_tool() -> Tool:
@@ -61,7 +102,11 @@ def convert_temperature_tool() -> Tool:
     spec = ToolSpec(
         "convert_temperature",
         "Convert a temperature from Celsius to Fahrenheit.",
-        {"type": "object", "properties": {"celsius": {"type": "number"}}, "required": ["celsius"],
-         "additionalProperties": False},
+        {
+            "type": "object",
+            "properties": {"celsius": {"type": "number"}},
+            "required": ["celsius"],
+            "additionalProperties": False,
+        },
     )
     return Tool(spec, execute)

@@ -39,8 +39,9 @@ def memory_tool() -> Tool:
         if operation == "search":
             query = str(args.get("query") or args.get("content") or "").lower()
             words = [w for w in query.split() if w]
-            found = [{"id": i + 1, "content": f} for i, f in enumerate(facts)
-                     if all(w in f.lower() for w in words)]
+            found = [
+                {"id": i + 1, "content": f} for i, f in enumerate(facts) if all(w in f.lower() for w in words)
+            ]
             return {"results": found}
         if operation == "get":
             fact_id = args.get("id")

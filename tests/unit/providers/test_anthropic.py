@@ -16,8 +16,9 @@ WEATHER = ToolSpec("weather", "Weather for a city", SCHEMA)
 
 
 def build(messages: list[Message], choice: ToolChoice | None = None, **options: Any) -> Any:
-    return AnthropicMessagesAdapter().build_request(messages, [WEATHER], choice or ToolChoice(),
-                                                    RequestOptions("claude-test", **options))
+    return AnthropicMessagesAdapter().build_request(
+        messages, [WEATHER], choice or ToolChoice(), RequestOptions("claude-test", **options)
+    )
 
 
 def parse(body: Any, *, stream: bool = False, status: int = 200) -> ParsedTurn:
@@ -64,17 +65,24 @@ def test_system_goes_top_level_and_defaults_are_set() -> None:
     assert request.body["max_tokens"] == 1024
     assert request.body["temperature"] == 0.2
     assert request.body["stream"] is True
-    assert request.body["tools"] == [{"name": "weather", "description": "Weather for a city",
-                                      "input_schema": WEATHER.parameters}]
+    assert request.body["tools"] == [
+        {"name": "weather", "description": "Weather for a city", "input_schema": WEATHER.parameters}
+    ]
     assert build([Message("user", "Hi")], max_tokens=50).body["max_tokens"] == 50
 
 
-@pytest.mark.parametrize(("choice", "wire"), [
-    (ToolChoice("auto"), {"type": "auto", "disable_parallel_tool_use": True}),
-    (ToolChoice("required"), {"type": "any", "disable_parallel_tool_use": True}),
-    (ToolChoice("named", "weather"), {"type": "tool", "name": "weather", "disable_parallel_tool_use": True}),
-    (ToolChoice("none"), {"type": "none"}),
-])
+@pytest.mark.parametrize(
+    ("choice", "wire"),
+    [
+        (ToolChoice("auto"), {"type": "auto", "disable_parallel_tool_use": True}),
+        (ToolChoice("required"), {"type": "any", "disable_parallel_tool_use": True}),
+        (
+            ToolChoice("named", "weather"),
+            {"type": "tool", "name": "weather", "disable_parallel_tool_use": True},
+        ),
+        (ToolChoice("none"), {"type": "none"}),
+    ],
+)
 def test_tool_choice_carries_disable_parallel_tool_use(choice: ToolChoice, wire: dict[str, Any]) -> None:
     request = build([Message("user", "Hi")], choice, parallel_tool_calls=False)
     assert request.body["tool_choice"] == wire
@@ -109,8 +117,13 @@ def test_tool_results_become_one_user_message_with_results_first() -> None:
 
 
 def test_ids_breaking_the_rule_are_rewritten_the_same_way_in_use_and_result() -> None:
-    request = build([Message("user", "Hi"), Message("assistant", None, [call("functions.weather:0")]),
-                     result("functions.weather:0", "21C")])
+    request = build(
+        [
+            Message("user", "Hi"),
+            Message("assistant", None, [call("functions.weather:0")]),
+            result("functions.weather:0", "21C"),
+        ]
+    )
     use_id = request.body["messages"][1]["content"][0]["id"]
     assert use_id == anthropic_id("functions.weather:0") != "functions.weather:0"
     assert request.body["messages"][2]["content"][0]["tool_use_id"] == use_id
@@ -123,8 +136,15 @@ def test_thinking_blocks_are_replayed_unchanged() -> None:
         {"type": "thinking", "thinking": "The user wants weather.", "signature": "c2lnbmF0dXJl"},
         {"type": "tool_use", "id": "toolu_9", "name": "weather", "input": {"city": "Paris"}},
     ]
-    turn = parse({"type": "message", "role": "assistant", "content": content, "stop_reason": "tool_use",
-                  "usage": {"input_tokens": 5, "output_tokens": 7}})
+    turn = parse(
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": content,
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 5, "output_tokens": 7},
+        }
+    )
     assert turn.reasoning == "The user wants weather."
     request = build([Message("user", "Weather?"), turn.as_message(), result("toolu_9", "21C")])
     assert request.body["messages"][1]["content"] == content
@@ -134,13 +154,21 @@ def test_thinking_blocks_are_replayed_unchanged() -> None:
 
 
 def test_whole_message_with_tool_use_and_wrong_stop_reason() -> None:
-    turn = parse({"type": "message", "role": "assistant", "stop_reason": "end_turn",
-                  "content": [{"type": "text", "text": "Let me look."},
-                              {"type": "tool_use", "id": "toolu_1", "name": "weather",
-                               "input": {"city": "Oslo"}}],
-                  "usage": {"input_tokens": 11, "output_tokens": 3}})
+    turn = parse(
+        {
+            "type": "message",
+            "role": "assistant",
+            "stop_reason": "end_turn",
+            "content": [
+                {"type": "text", "text": "Let me look."},
+                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}},
+            ],
+            "usage": {"input_tokens": 11, "output_tokens": 3},
+        }
+    )
     assert [(c.wire_id, c.name, c.arguments) for c in turn.tool_calls] == [
-        ("toolu_1", "weather", {"city": "Oslo"})]
+        ("toolu_1", "weather", {"city": "Oslo"})
+    ]
     assert turn.text == "Let me look."
     assert turn.finish_reason == "end_turn"
     assert turn.usage is not None and (turn.usage.input_tokens, turn.usage.output_tokens) == (11, 3)
@@ -156,15 +184,20 @@ def test_tool_use_stop_reason_without_tool_use_is_noted() -> None:
 
 def test_stream_assembles_text_and_input_json_and_notes_missing_message_stop() -> None:
     body = sse(
-        {"type": "message_start",
-         "message": {"content": [], "usage": {"input_tokens": 20, "output_tokens": 1}}},
+        {
+            "type": "message_start",
+            "message": {"content": [], "usage": {"input_tokens": 20, "output_tokens": 1}},
+        },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         {"type": "ping"},
         delta(0, "text_delta", text="On "),
         delta(0, "text_delta", text="it."),
         {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_start", "index": 1,
-         "content_block": {"type": "tool_use", "id": "toolu_5", "name": "weather", "input": {}}},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_5", "name": "weather", "input": {}},
+        },
         delta(1, "input_json_delta", partial_json=""),
         delta(1, "input_json_delta", partial_json='{"ci'),
         delta(1, "input_json_delta", partial_json='ty": "Rome"}'),
@@ -183,8 +216,11 @@ def test_stream_assembles_text_and_input_json_and_notes_missing_message_stop() -
 def test_streamed_tool_without_arguments_gets_empty_object() -> None:
     body = sse(
         {"type": "message_start", "message": {"content": []}},
-        {"type": "content_block_start", "index": 0,
-         "content_block": {"type": "tool_use", "id": "toolu_7", "name": "now", "input": {}}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_7", "name": "now", "input": {}},
+        },
         delta(0, "input_json_delta", partial_json=""),
         {"type": "content_block_stop", "index": 0},
         {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
@@ -210,13 +246,17 @@ def test_streamed_thinking_is_reasoning_and_kept_for_replay() -> None:
     )
     turn = parse(body, stream=True)
     assert (turn.text, turn.reasoning) == ("Hello", "Hmm.")
-    assert turn.extra["anthropic_content"] == [{"type": "thinking", "thinking": "Hmm.", "signature": "U0lH"},
-                                               {"type": "text", "text": "Hello"}]
+    assert turn.extra["anthropic_content"] == [
+        {"type": "thinking", "thinking": "Hmm.", "signature": "U0lH"},
+        {"type": "text", "text": "Hello"},
+    ]
 
 
 def test_error_event_in_stream_is_a_provider_error() -> None:
-    body = sse({"type": "message_start", "message": {"content": []}},
-               {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    body = sse(
+        {"type": "message_start", "message": {"content": []}},
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    )
     turn = parse(body, stream=True)
     assert turn.error is not None
     assert (turn.error.status, turn.error.code, turn.error.message) == (200, "overloaded_error", "Overloaded")
@@ -228,5 +268,8 @@ def test_http_error_body() -> None:
     turn = parse({"type": "error", "error": error, "request_id": "req_1"}, status=400)
     assert turn.error is not None
     assert (turn.error.status, turn.error.code, turn.error.message) == (
-        400, "invalid_request_error", "max_tokens: required")
+        400,
+        "invalid_request_error",
+        "max_tokens: required",
+    )
     assert turn.tool_calls == []

@@ -11,14 +11,19 @@ from harness.model import Message, ParsedTurn, ToolCall, ToolChoice, ToolResult,
 from harness.providers import RequestOptions, adapter_class
 from harness.providers.gemini import GeminiGenerateAdapter
 
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
-          "additionalProperties": False}
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
 WEATHER = ToolSpec("weather", "Weather for a city", SCHEMA)
 
 
 def build(messages: list[Message], choice: ToolChoice | None = None, **options: Any) -> Any:
-    return GeminiGenerateAdapter().build_request(messages, [WEATHER], choice or ToolChoice(),
-                                                 RequestOptions("gemini-2.5-flash", **options))
+    return GeminiGenerateAdapter().build_request(
+        messages, [WEATHER], choice or ToolChoice(), RequestOptions("gemini-2.5-flash", **options)
+    )
 
 
 def parse(body: Any, *, stream: bool = False, status: int = 200) -> ParsedTurn:
@@ -26,8 +31,11 @@ def parse(body: Any, *, stream: bool = False, status: int = 200) -> ParsedTurn:
     return GeminiGenerateAdapter().parse(WireResponse(status, text), stream=stream)
 
 
-def response(*parts: dict[str, Any], finish: Any = None, usage: dict[str, Any] | None = None,
-             ) -> dict[str, Any]:
+def response(
+    *parts: dict[str, Any],
+    finish: Any = None,
+    usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": list(parts)}, "index": 0}
     if finish is not None:
         candidate["finishReason"] = finish
@@ -59,21 +67,30 @@ def test_path_depends_on_model_and_streaming() -> None:
 
 
 def test_system_tools_and_generation_config() -> None:
-    body = build([Message("system", "Be brief."), Message("user", "Hi")], temperature=0.0, max_tokens=64,
-                 seed=7).body
+    body = build(
+        [Message("system", "Be brief."), Message("user", "Hi")], temperature=0.0, max_tokens=64, seed=7
+    ).body
     assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
     assert body["contents"] == [{"role": "user", "parts": [{"text": "Hi"}]}]
-    assert body["tools"] == [{"functionDeclarations": [
-        {"name": "weather", "description": "Weather for a city", "parametersJsonSchema": SCHEMA}]}]
+    assert body["tools"] == [
+        {
+            "functionDeclarations": [
+                {"name": "weather", "description": "Weather for a city", "parametersJsonSchema": SCHEMA}
+            ]
+        }
+    ]
     assert body["generationConfig"] == {"temperature": 0.0, "maxOutputTokens": 64, "seed": 7}
 
 
-@pytest.mark.parametrize(("choice", "config"), [
-    (ToolChoice("auto"), {"mode": "AUTO"}),
-    (ToolChoice("required"), {"mode": "ANY"}),
-    (ToolChoice("none"), {"mode": "NONE"}),
-    (ToolChoice("named", "weather"), {"mode": "ANY", "allowedFunctionNames": ["weather"]}),
-])
+@pytest.mark.parametrize(
+    ("choice", "config"),
+    [
+        (ToolChoice("auto"), {"mode": "AUTO"}),
+        (ToolChoice("required"), {"mode": "ANY"}),
+        (ToolChoice("none"), {"mode": "NONE"}),
+        (ToolChoice("named", "weather"), {"mode": "ANY", "allowedFunctionNames": ["weather"]}),
+    ],
+)
 def test_tool_choice_modes(choice: ToolChoice, config: dict[str, Any]) -> None:
     assert build([Message("user", "Hi")], choice).body["toolConfig"] == {"functionCallingConfig": config}
 
@@ -107,28 +124,40 @@ def test_tool_results_share_one_user_content_with_ids_only_from_the_wire() -> No
 
 
 def test_thought_signatures_round_trip_unchanged() -> None:
-    turn = parse(response(
-        {"text": "Let me check", "thoughtSignature": "VEVYVA=="},
-        {"functionCall": {"name": "weather", "args": {"city": "Paris"}}, "thoughtSignature": "Q0FMTA=="},
-        finish="STOP"))
+    turn = parse(
+        response(
+            {"text": "Let me check", "thoughtSignature": "VEVYVA=="},
+            {"functionCall": {"name": "weather", "args": {"city": "Paris"}}, "thoughtSignature": "Q0FMTA=="},
+            finish="STOP",
+        )
+    )
     assert turn.tool_calls[0].extra == {"thoughtSignature": "Q0FMTA=="}
     assert {"wire.thought_signature_on_function_call", "wire.text_with_tool_calls"} <= ids(turn)
     model = build([Message("user", "Weather?"), turn.as_message()]).body["contents"][1]
-    assert model == {"role": "model", "parts": [
-        {"text": "Let me check", "thoughtSignature": "VEVYVA=="},
-        {"functionCall": {"name": "weather", "args": {"city": "Paris"}}, "thoughtSignature": "Q0FMTA=="},
-    ]}
+    assert model == {
+        "role": "model",
+        "parts": [
+            {"text": "Let me check", "thoughtSignature": "VEVYVA=="},
+            {"functionCall": {"name": "weather", "args": {"city": "Paris"}}, "thoughtSignature": "Q0FMTA=="},
+        ],
+    }
 
 
 # -- responses ------------------------------------------------------------
 
 
 def test_whole_response_with_integer_finish_reason_and_no_id() -> None:
-    turn = parse(response({"functionCall": {"name": "weather", "args": {"city": "Oslo"}}}, finish=1,
-                          usage={"promptTokenCount": 12, "candidatesTokenCount": 4}))
+    turn = parse(
+        response(
+            {"functionCall": {"name": "weather", "args": {"city": "Oslo"}}},
+            finish=1,
+            usage={"promptTokenCount": 12, "candidatesTokenCount": 4},
+        )
+    )
     assert turn.finish_reason == "STOP"
     assert [(c.wire_id, c.name, c.arguments) for c in turn.tool_calls] == [
-        (None, "weather", {"city": "Oslo"})]
+        (None, "weather", {"city": "Oslo"})
+    ]
     assert turn.tool_calls[0].id_synthesized
     assert turn.usage is not None and (turn.usage.input_tokens, turn.usage.output_tokens) == (12, 4)
     assert {"wire.finish_reason_integer_enum", "wire.missing_id"} <= ids(turn)
@@ -142,30 +171,50 @@ def test_malformed_function_call_is_an_error_finding() -> None:
 
 
 def test_sse_stream_merges_text_and_skips_thoughts() -> None:
-    body = sse(response({"text": "thinking...", "thought": True}),
-               response({"text": "It is "}),
-               response({"text": "sunny."}, finish="STOP",
-                        usage={"promptTokenCount": 3, "candidatesTokenCount": 5}))
+    body = sse(
+        response({"text": "thinking...", "thought": True}),
+        response({"text": "It is "}),
+        response({"text": "sunny."}, finish="STOP", usage={"promptTokenCount": 3, "candidatesTokenCount": 5}),
+    )
     turn = parse(body, stream=True)
     assert (turn.text, turn.reasoning, turn.finish_reason) == ("It is sunny.", "thinking...", "STOP")
-    assert turn.extra["gemini_text_parts"] == [{"text": "thinking...", "thought": True},
-                                               {"text": "It is sunny."}]
+    assert turn.extra["gemini_text_parts"] == [
+        {"text": "thinking...", "thought": True},
+        {"text": "It is sunny."},
+    ]
 
 
 def test_vertex_partial_args_are_assembled_by_json_path() -> None:
     body = sse(
         response({"functionCall": {"name": "book", "id": "fc_9", "willContinue": True}}),
-        response({"functionCall": {"willContinue": True, "partialArgs": [
-            {"jsonPath": "$.city", "stringValue": "San ", "willContinue": True},
-            {"jsonPath": "$.guests", "numberValue": 2}]}}),
-        response({"functionCall": {"willContinue": True, "partialArgs": [
-            {"jsonPath": "$.city", "stringValue": "Francisco"},
-            {"jsonPath": "$.rooms[0].view", "boolValue": True}]}}),
+        response(
+            {
+                "functionCall": {
+                    "willContinue": True,
+                    "partialArgs": [
+                        {"jsonPath": "$.city", "stringValue": "San ", "willContinue": True},
+                        {"jsonPath": "$.guests", "numberValue": 2},
+                    ],
+                }
+            }
+        ),
+        response(
+            {
+                "functionCall": {
+                    "willContinue": True,
+                    "partialArgs": [
+                        {"jsonPath": "$.city", "stringValue": "Francisco"},
+                        {"jsonPath": "$.rooms[0].view", "boolValue": True},
+                    ],
+                }
+            }
+        ),
         response({"functionCall": {}}, finish="STOP"),
     )
     turn = parse(body, stream=True)
     assert [(c.wire_id, c.name, c.arguments) for c in turn.tool_calls] == [
-        ("fc_9", "book", {"city": "San Francisco", "guests": 2, "rooms": [{"view": True}]})]
+        ("fc_9", "book", {"city": "San Francisco", "guests": 2, "rooms": [{"view": True}]})
+    ]
     assert {"wire.streamed_partial_args", "wire.empty_function_call_part"} <= ids(turn)
 
 
@@ -187,12 +236,17 @@ def test_http_error_uses_the_status_string_as_code() -> None:
     turn = parse({"error": error}, status=429)
     assert turn.error is not None
     assert (turn.error.status, turn.error.code, turn.error.message) == (
-        429, "RESOURCE_EXHAUSTED", "Quota exceeded")
+        429,
+        "RESOURCE_EXHAUSTED",
+        "Quota exceeded",
+    )
 
 
 def test_error_chunk_inside_a_stream() -> None:
-    body = sse(response({"text": "Hel"}),
-               {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}})
+    body = sse(
+        response({"text": "Hel"}),
+        {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}},
+    )
     turn = parse(body, stream=True)
     assert turn.error is not None
     assert (turn.error.status, turn.error.code) == (503, "UNAVAILABLE")

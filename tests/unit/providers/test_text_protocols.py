@@ -31,24 +31,57 @@ INTEGER = {"type": "integer"}
 # name -> (arguments, properties of the tool's schema)
 CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "simple": ({"city": "Paris"}, {"city": STRING}),
-    "multiline": ({"path": "notes.txt", "content": "first line\nsecond line\n\n    indented\nlast"},
-                  {"path": STRING, "content": STRING}),
+    "multiline": (
+        {"path": "notes.txt", "content": "first line\nsecond line\n\n    indented\nlast"},
+        {"path": STRING, "content": STRING},
+    ),
     "markdown": ({"content": '# Title\n\n```python\nprint("hi")\n```\n'}, {"content": STRING}),
-    "xml_special": ({"expr": "a < b && c > d", "snippet": "x]]>y <![CDATA[z]]> </tool_call> &amp;"},
-                    {"expr": STRING, "snippet": STRING}),
-    "several": ({"path": "a.txt", "count": 3, "ratio": 0.5, "force": True, "note": None, "code": "007"},
-                {"path": STRING, "count": INTEGER, "ratio": {"type": "number"}, "force": {"type": "boolean"},
-                 "note": {"type": ["string", "null"]}, "code": STRING}),
-    "nested": ({"options": {"mode": "fast", "limits": {"max": 10, "min": 1}}},
-               {"options": {"type": "object", "properties": {
-                   "mode": STRING,
-                   "limits": {"type": "object", "properties": {"max": INTEGER, "min": INTEGER}}}}}),
-    "arrays": ({"tags": ["a", "b"], "ids": [1, 2, 3], "one": ["solo"], "empty": [],
-                "items": [{"name": "x", "qty": 1}, {"name": "y", "qty": 2}]},
-               {"tags": {"type": "array", "items": STRING}, "ids": {"type": "array", "items": INTEGER},
-                "items": {"type": "array", "items": {"type": "object",
-                                                     "properties": {"name": STRING, "qty": INTEGER}}},
-                "one": {"type": "array", "items": STRING}, "empty": {"type": "array", "items": STRING}}),
+    "xml_special": (
+        {"expr": "a < b && c > d", "snippet": "x]]>y <![CDATA[z]]> </tool_call> &amp;"},
+        {"expr": STRING, "snippet": STRING},
+    ),
+    "several": (
+        {"path": "a.txt", "count": 3, "ratio": 0.5, "force": True, "note": None, "code": "007"},
+        {
+            "path": STRING,
+            "count": INTEGER,
+            "ratio": {"type": "number"},
+            "force": {"type": "boolean"},
+            "note": {"type": ["string", "null"]},
+            "code": STRING,
+        },
+    ),
+    "nested": (
+        {"options": {"mode": "fast", "limits": {"max": 10, "min": 1}}},
+        {
+            "options": {
+                "type": "object",
+                "properties": {
+                    "mode": STRING,
+                    "limits": {"type": "object", "properties": {"max": INTEGER, "min": INTEGER}},
+                },
+            }
+        },
+    ),
+    "arrays": (
+        {
+            "tags": ["a", "b"],
+            "ids": [1, 2, 3],
+            "one": ["solo"],
+            "empty": [],
+            "items": [{"name": "x", "qty": 1}, {"name": "y", "qty": 2}],
+        },
+        {
+            "tags": {"type": "array", "items": STRING},
+            "ids": {"type": "array", "items": INTEGER},
+            "items": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"name": STRING, "qty": INTEGER}},
+            },
+            "one": {"type": "array", "items": STRING},
+            "empty": {"type": "array", "items": STRING},
+        },
+    ),
     "unicode": ({"text": "Café naïve — 日本語 🎉👍🏽", "city": "Zürich"}, {"text": STRING, "city": STRING}),
 }
 
@@ -62,115 +95,179 @@ HANDWRITTEN: dict[str, dict[str, tuple[str, str | None]]] = {
     "json": {
         "simple": (
             'I will look it up.\n\n```json\n{\n  "tool_calls": [\n'
-            '    {"name": "act", "arguments": {"city": "Paris"}}\n  ]\n}\n```', "I will look it up."),
+            '    {"name": "act", "arguments": {"city": "Paris"}}\n  ]\n}\n```',
+            "I will look it up.",
+        ),
         "multiline": (
             r'{"tool_calls": [{"name": "act", "arguments": {"path": "notes.txt", '
-            r'"content": "first line\nsecond line\n\n    indented\nlast"}}]}', None),
+            r'"content": "first line\nsecond line\n\n    indented\nlast"}}]}',
+            None,
+        ),
         "markdown": (
             'Writing the file.\n```json\n{"tool_calls": [{"name": "act", "arguments": '
-            r'{"content": "# Title\n\n```python\nprint(\"hi\")\n```\n"}}]}' "\n```", "Writing the file."),
+            r'{"content": "# Title\n\n```python\nprint(\"hi\")\n```\n"}}]}'
+            "\n```",
+            "Writing the file.",
+        ),
         "xml_special": (
             r'{"tool_calls":[{"name":"act","arguments":{"expr":"a < b && c > d",'
-            r'"snippet":"x]]>y <![CDATA[z]]> </tool_call> &amp;"}}]}', None),
+            r'"snippet":"x]]>y <![CDATA[z]]> </tool_call> &amp;"}}]}',
+            None,
+        ),
         "several": (
             '{\n  "tool_calls": [\n    {\n      "name": "act",\n      "arguments": {\n'
             '        "path": "a.txt",\n        "count": 3,\n        "ratio": 0.5,\n'
             '        "force": true,\n        "note": null,\n        "code": "007"\n      }\n'
-            "    }\n  ]\n}\nDone.", "Done."),
+            "    }\n  ]\n}\nDone.",
+            "Done.",
+        ),
         "nested": (
             '{"tool_calls": [{"name": "act", "arguments": {"options": {"mode": "fast", '
-            '"limits": {"max": 10, "min": 1}}}}]}', None),
+            '"limits": {"max": 10, "min": 1}}}}]}',
+            None,
+        ),
         "arrays": (
             '{"tool_calls": [{"name": "act", "arguments": {"tags": ["a", "b"], "ids": [1, 2, 3], '
             '"items": [{"name": "x", "qty": 1}, {"name": "y", "qty": 2}], "one": ["solo"], '
-            '"empty": []}}]}', None),
+            '"empty": []}}]}',
+            None,
+        ),
         "unicode": (
             r'{"tool_calls": [{"name": "act", "arguments": '
-            r'{"text": "Caf\u00e9 naïve — 日本語 🎉👍🏽", "city": "Z\u00fcrich"}}]}', None),
+            r'{"text": "Caf\u00e9 naïve — 日本語 🎉👍🏽", "city": "Z\u00fcrich"}}]}',
+            None,
+        ),
     },
     "hermes": {
         "simple": ('<tool_call>\n{"name": "act", "arguments": {"city": "Paris"}}\n</tool_call>', None),
         "multiline": (
             'Saving.\n<tool_call>\n{"name": "act", "arguments": {"path": "notes.txt", '
-            r'"content": "first line\nsecond line\n\n    indented\nlast"}}' "\n</tool_call>", "Saving."),
+            r'"content": "first line\nsecond line\n\n    indented\nlast"}}'
+            "\n</tool_call>",
+            "Saving.",
+        ),
         "markdown": (
             '<tool_call>\n{"name": "act", "arguments": '
-            r'{"content": "# Title\n\n```python\nprint(\"hi\")\n```\n"}}' "\n</tool_call>", None),
+            r'{"content": "# Title\n\n```python\nprint(\"hi\")\n```\n"}}'
+            "\n</tool_call>",
+            None,
+        ),
         "xml_special": (
             '<tool_call>\n{"name": "act", "arguments": {"expr": "a < b && c > d", '
-            '"snippet": "x]]>y <![CDATA[z]]> </tool_call> &amp;"}}\n</tool_call>', None),
+            '"snippet": "x]]>y <![CDATA[z]]> </tool_call> &amp;"}}\n</tool_call>',
+            None,
+        ),
         "several": (
             '<tool_call>\n{\n  "name": "act",\n  "arguments": {"path": "a.txt", "count": 3, '
-            '"ratio": 0.5, "force": true, "note": null, "code": "007"}\n}\n</tool_call>', None),
+            '"ratio": 0.5, "force": true, "note": null, "code": "007"}\n}\n</tool_call>',
+            None,
+        ),
         "nested": (
             '<tool_call>{"name":"act","arguments":{"options":{"mode":"fast",'
-            '"limits":{"max":10,"min":1}}}}</tool_call>', None),
+            '"limits":{"max":10,"min":1}}}}</tool_call>',
+            None,
+        ),
         "arrays": (
             '<tool_call>\n{"name": "act", "arguments": {"tags": ["a", "b"], "ids": [1, 2, 3], '
             '"items": [{"name": "x", "qty": 1}, {"name": "y", "qty": 2}], "one": ["solo"], '
-            '"empty": []}}\n</tool_call>', None),
+            '"empty": []}}\n</tool_call>',
+            None,
+        ),
         "unicode": (
             '<tool_call>\n{"name": "act", "arguments": {"text": "Café naïve — 日本語 🎉👍🏽", '
-            r'"city": "Z\u00fcrich"}}' "\n</tool_call>", None),
+            r'"city": "Z\u00fcrich"}}'
+            "\n</tool_call>",
+            None,
+        ),
     },
     "xml-name-attr": {
         "simple": ('Sure.\n<tool_call name="act">{"city": "Paris"}</tool_call>', "Sure."),
         "multiline": (
             '<tool_call name="act">\n{"path": "notes.txt", '
-            r'"content": "first line\nsecond line\n\n    indented\nlast"}' "\n</tool_call>", None),
+            r'"content": "first line\nsecond line\n\n    indented\nlast"}'
+            "\n</tool_call>",
+            None,
+        ),
         "markdown": (
             "<tool_call name='act'>"
-            r'{"content": "# Title\n\n```python\nprint(\"hi\")\n```\n"}</tool_call>', None),
+            r'{"content": "# Title\n\n```python\nprint(\"hi\")\n```\n"}</tool_call>',
+            None,
+        ),
         "xml_special": (
             '<tool_call name="act">{"expr": "a < b && c > d", '
-            '"snippet": "x]]>y <![CDATA[z]]> </tool_call> &amp;"}</tool_call>', None),
+            '"snippet": "x]]>y <![CDATA[z]]> </tool_call> &amp;"}</tool_call>',
+            None,
+        ),
         "several": (
             '<tool_call name="act">\n{\n  "path": "a.txt",\n  "count": 3,\n  "ratio": 0.5,\n'
-            '  "force": true,\n  "note": null,\n  "code": "007"\n}\n</tool_call>', None),
+            '  "force": true,\n  "note": null,\n  "code": "007"\n}\n</tool_call>',
+            None,
+        ),
         "nested": (
             '<tool_call name="act">{"options": {"mode": "fast", '
-            '"limits": {"max": 10, "min": 1}}}</tool_call>', None),
+            '"limits": {"max": 10, "min": 1}}}</tool_call>',
+            None,
+        ),
         "arrays": (
             '<tool_call name="act">{"tags": ["a", "b"], "ids": [1, 2, 3], '
             '"items": [{"name": "x", "qty": 1}, {"name": "y", "qty": 2}], "one": ["solo"], '
-            '"empty": []}</tool_call>', None),
+            '"empty": []}</tool_call>',
+            None,
+        ),
         "unicode": (
-            '<tool_call name="act">{"text": "Café naïve — 日本語 🎉👍🏽", '
-            '"city": "Zürich"}</tool_call>', None),
+            '<tool_call name="act">{"text": "Café naïve — 日本語 🎉👍🏽", "city": "Zürich"}</tool_call>',
+            None,
+        ),
     },
     "xml": {
         "simple": (
             "Let me check.\n<tool_call>\n  <tool_name>act</tool_name>\n  <arguments>\n"
-            "    <city>Paris</city>\n  </arguments>\n</tool_call>", "Let me check."),
+            "    <city>Paris</city>\n  </arguments>\n</tool_call>",
+            "Let me check.",
+        ),
         "multiline": (
             "<tool_call>\n<tool_name>act</tool_name>\n<arguments>\n<path>notes.txt</path>\n"
             "<content><![CDATA[first line\nsecond line\n\n    indented\nlast]]></content>\n"
-            "</arguments>\n</tool_call>", None),
+            "</arguments>\n</tool_call>",
+            None,
+        ),
         "markdown": (
             "<tool_call><tool_name>act</tool_name><arguments>\n<content>\n<![CDATA[# Title\n\n"
-            '```python\nprint("hi")\n```\n]]>\n</content>\n</arguments></tool_call>', None),
+            '```python\nprint("hi")\n```\n]]>\n</content>\n</arguments></tool_call>',
+            None,
+        ),
         "xml_special": (
             "<tool_call>\n<tool_name>act</tool_name>\n<arguments>\n"
             "<expr>a &lt; b &amp;&amp; c &gt; d</expr>\n"
             "<snippet><![CDATA[x]]]]><![CDATA[>y <![CDATA[z]]]]><![CDATA[> </tool_call> &amp;]]>"
-            "</snippet>\n</arguments>\n</tool_call>", None),
+            "</snippet>\n</arguments>\n</tool_call>",
+            None,
+        ),
         "several": (
             "<tool_call>\n<tool_name>act</tool_name>\n<arguments>\n<path>a.txt</path>\n"
             "<count>3</count>\n<ratio>0.5</ratio>\n<force>true</force>\n<note>null</note>\n"
-            "<code>007</code>\n</arguments>\n</tool_call>", None),
+            "<code>007</code>\n</arguments>\n</tool_call>",
+            None,
+        ),
         "nested": (
             "<tool_call>\n  <tool_name>act</tool_name>\n  <arguments>\n    <options>\n"
             "      <mode>fast</mode>\n      <limits><max>10</max><min>1</min></limits>\n"
-            "    </options>\n  </arguments>\n</tool_call>", None),
+            "    </options>\n  </arguments>\n</tool_call>",
+            None,
+        ),
         "arrays": (
             "<tool_call>\n<tool_name>act</tool_name>\n<arguments>\n<tags>a</tags>\n<tags>b</tags>\n"
             "<ids>1</ids>\n<ids>2</ids>\n<ids>3</ids>\n<items><name>x</name><qty>1</qty></items>\n"
             "<items><name>y</name><qty>2</qty></items>\n<one><![CDATA[solo]]></one>\n"
-            "<empty>[]</empty>\n</arguments>\n</tool_call>", None),
+            "<empty>[]</empty>\n</arguments>\n</tool_call>",
+            None,
+        ),
         "unicode": (
             "<tool_call><tool_name>act</tool_name><arguments>"
             "<text>Café naïve — 日本語 🎉👍🏽</text><city><![CDATA[Zürich]]></city>"
-            "</arguments></tool_call>", None),
+            "</arguments></tool_call>",
+            None,
+        ),
     },
 }
 
@@ -312,18 +409,22 @@ def test_arguments_as_a_json_string_are_decoded_with_a_finding() -> None:
 
 
 def test_parameters_key_and_missing_arguments_are_noted() -> None:
-    result = get_protocol("hermes").parse('<tool_call>{"name": "f", "parameters": {"a": 1}}</tool_call>'
-                                          '<tool_call>{"name": "g"}</tool_call>')
+    result = get_protocol("hermes").parse(
+        '<tool_call>{"name": "f", "parameters": {"a": 1}}</tool_call><tool_call>{"name": "g"}</tool_call>'
+    )
     assert [(c.name, c.arguments) for c in result.calls] == [("f", {"a": 1}), ("g", {})]
-    assert [f.check_id for f in result.findings] == ["wire.text_call_parameters_key",
-                                                     "wire.arguments_missing"]
+    assert [f.check_id for f in result.findings] == [
+        "wire.text_call_parameters_key",
+        "wire.arguments_missing",
+    ]
 
 
 def test_another_syntax_in_the_reply_is_reported() -> None:
     result = get_protocol("json").parse('Sure.\n<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>')
     assert result.calls == []
     assert [(f.check_id, f.severity) for f in result.findings] == [
-        ("wire.text_call_foreign_syntax", "warning")]
+        ("wire.text_call_foreign_syntax", "warning")
+    ]
 
 
 # -- xml specifics --------------------------------------------------------------
@@ -335,19 +436,46 @@ def xml_call(arguments: str) -> str:
 
 def test_xml_plain_text_is_typed_by_the_schema() -> None:
     text = xml_call("<code>007</code><zip>12345</zip><flag>true</flag><n>5</n><x>1.5</x><z>null</z>")
-    schema = {"type": "object", "properties": {"code": STRING, "zip": STRING, "flag": STRING, "n": INTEGER,
-                                               "x": {"type": "number"}, "z": {"type": "null"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": STRING,
+            "zip": STRING,
+            "flag": STRING,
+            "n": INTEGER,
+            "x": {"type": "number"},
+            "z": {"type": "null"},
+        },
+    }
     typed = get_protocol("xml").parse(text, [ToolSpec("f", "", schema)])
-    assert typed.calls[0].arguments == {"code": "007", "zip": "12345", "flag": "true", "n": 5, "x": 1.5,
-                                        "z": None}
+    assert typed.calls[0].arguments == {
+        "code": "007",
+        "zip": "12345",
+        "flag": "true",
+        "n": 5,
+        "x": 1.5,
+        "z": None,
+    }
     guessed = get_protocol("xml").parse(text, [])
-    assert guessed.calls[0].arguments == {"code": "007", "zip": 12345, "flag": True, "n": 5, "x": 1.5,
-                                          "z": None}
+    assert guessed.calls[0].arguments == {
+        "code": "007",
+        "zip": 12345,
+        "flag": True,
+        "n": 5,
+        "x": 1.5,
+        "z": None,
+    }
 
 
 def test_xml_integer_schema_reads_leading_zeros_and_array_schema_wraps_one_item() -> None:
-    schema = {"type": "object", "properties": {"n": INTEGER, "tags": {"type": "array", "items": STRING},
-                                               "nums": {"type": "array", "items": INTEGER}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": INTEGER,
+            "tags": {"type": "array", "items": STRING},
+            "nums": {"type": "array", "items": INTEGER},
+        },
+    }
     text = xml_call("<n>007</n><tags>1</tags><nums>2</nums>")
     result = get_protocol("xml").parse(text, [ToolSpec("f", "", schema)])
     assert result.calls[0].arguments == {"n": 7, "tags": ["1"], "nums": [2]}
@@ -376,13 +504,17 @@ def test_xml_arguments_holding_json_are_accepted_with_a_warning() -> None:
     result = get_protocol("xml").parse(xml_call('{"a": [1, 2]}'))
     assert result.calls[0].arguments == {"a": [1, 2]}
     assert [(f.check_id, f.severity) for f in result.findings] == [
-        ("wire.text_call_arguments_as_json", "warning")]
+        ("wire.text_call_arguments_as_json", "warning")
+    ]
 
 
 def test_xml_tool_without_arguments() -> None:
     p = get_protocol("xml")
-    for text in (p.render_call(ToolCall("f", {})), xml_call(""), "<tool_call><tool_name>f</tool_name>"
-                 "<arguments/></tool_call>"):
+    for text in (
+        p.render_call(ToolCall("f", {})),
+        xml_call(""),
+        "<tool_call><tool_name>f</tool_name><arguments/></tool_call>",
+    ):
         assert [(c.name, c.arguments) for c in p.parse(text).calls] == [("f", {})]
 
 
@@ -395,8 +527,11 @@ def test_xml_close_tag_inside_cdata_does_not_end_the_call() -> None:
 
 # -- prompts and results --------------------------------------------------------
 
-WEATHER = ToolSpec("get_weather", "Current weather for a city.",
-                   {"type": "object", "properties": {"city": STRING, "days": INTEGER}, "required": ["city"]})
+WEATHER = ToolSpec(
+    "get_weather",
+    "Current weather for a city.",
+    {"type": "object", "properties": {"city": STRING, "days": INTEGER}, "required": ["city"]},
+)
 SEARCH = ToolSpec("search", "Search the web.", {"type": "object", "properties": {"q": STRING}})
 
 
@@ -407,23 +542,37 @@ def test_system_prompt_describes_tools_and_syntax_deterministically(protocol: st
     schema = {"required": ["city"], "properties": {"days": INTEGER, "city": STRING}, "type": "object"}
     reordered = ToolSpec("get_weather", "Current weather for a city.", schema)
     assert prompt == p.system_prompt([reordered, SEARCH])
-    for needle in ("## get_weather", "Current weather for a city.", "## search", "Search the web.",
-                   json.dumps(WEATHER.parameters, sort_keys=True), "several tools in one reply",
-                   "user message"):
+    for needle in (
+        "## get_weather",
+        "Current weather for a city.",
+        "## search",
+        "Search the web.",
+        json.dumps(WEATHER.parameters, sort_keys=True),
+        "several tools in one reply",
+        "user message",
+    ):
         assert needle in prompt
     assert prompt.index("## get_weather") < prompt.index("## search")
     example = p.parse(prompt.split("it is not one of your tools):\n\n", 1)[1]).calls
     assert example[0].name == "example_tool"
-    assert example[0].arguments == {"path": "notes.md", "text": "First line\nSecond line", "count": 2,
-                                    "tags": ["todo", "home"], "options": {"overwrite": True}}
+    assert example[0].arguments == {
+        "path": "notes.md",
+        "text": "First line\nSecond line",
+        "count": 2,
+        "tags": ["todo", "home"],
+        "options": {"overwrite": True},
+    }
     assert p.system_prompt([]) == ""
 
 
-@pytest.mark.parametrize(("choice", "sentence"), [
-    (ToolChoice("none"), "do not call any tool"),
-    (ToolChoice("required"), "you must call at least one tool"),
-    (ToolChoice("named", "search"), "you must call the tool search"),
-])
+@pytest.mark.parametrize(
+    ("choice", "sentence"),
+    [
+        (ToolChoice("none"), "do not call any tool"),
+        (ToolChoice("required"), "you must call at least one tool"),
+        (ToolChoice("named", "search"), "you must call the tool search"),
+    ],
+)
 def test_system_prompt_states_the_tool_choice(choice: ToolChoice, sentence: str) -> None:
     p = get_protocol("xml")
     assert sentence in p.system_prompt([WEATHER], choice)
@@ -432,10 +581,12 @@ def test_system_prompt_states_the_tool_choice(choice: ToolChoice, sentence: str)
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_results_are_one_message_naming_each_call_and_marking_errors(protocol: str) -> None:
-    text = get_protocol(protocol).render_results([
-        ToolResult("h11111111", "get_weather", "sunny ]]> <b> & 日本"),
-        ToolResult("h22222222", "search", "timeout", is_error=True),
-    ])
+    text = get_protocol(protocol).render_results(
+        [
+            ToolResult("h11111111", "get_weather", "sunny ]]> <b> & 日本"),
+            ToolResult("h22222222", "search", "timeout", is_error=True),
+        ]
+    )
     for needle in ("h11111111", "get_weather", "h22222222", "search", '"error"'):
         assert needle in text
     if protocol == "json":
@@ -456,8 +607,13 @@ def chat_body(content: str | None, tool_calls: list[dict[str, Any]] | None = Non
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if tool_calls:
         message["tool_calls"] = tool_calls
-    return json.dumps({"id": "x", "object": "chat.completion",
-                       "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
+    )
 
 
 def test_prompted_adapter_routes_as_the_inner_format_and_is_not_registered() -> None:
@@ -471,12 +627,15 @@ def test_prompted_adapter_routes_as_the_inner_format_and_is_not_registered() -> 
 
 def test_build_request_sends_no_native_tools_and_puts_the_prompt_first() -> None:
     adapter = prompted(OpenAIChatAdapter(), "xml")
-    request = adapter.build_request([Message("user", "Weather in Paris?")], [WEATHER], ToolChoice("required"),
-                                    OPTIONS)
+    request = adapter.build_request(
+        [Message("user", "Weather in Paris?")], [WEATHER], ToolChoice("required"), OPTIONS
+    )
     assert "tools" not in request.body and "tool_choice" not in request.body
     system, user = request.body["messages"]
-    assert system == {"role": "system", "content": get_protocol("xml").system_prompt([WEATHER],
-                                                                                       ToolChoice("required"))}
+    assert system == {
+        "role": "system",
+        "content": get_protocol("xml").system_prompt([WEATHER], ToolChoice("required")),
+    }
     assert user == {"role": "user", "content": "Weather in Paris?"}
     finding = next(f for f in request.findings if f.check_id == "wire.prompted_mode")
     assert finding.severity == "info" and "'xml'" in finding.detail
@@ -503,8 +662,10 @@ def test_build_request_replays_calls_as_text_and_groups_results_into_one_user_me
         {"role": "system", "content": "You are terse.\n\n" + protocol.system_prompt([WEATHER, SEARCH])},
         {"role": "user", "content": "Go."},
         {"role": "assistant", "content": "Looking.\n\n" + protocol.render_calls(calls)},
-        {"role": "user", "content": protocol.render_results([m.tool_result for m in messages[3:5]
-                                                             if m.tool_result])},
+        {
+            "role": "user",
+            "content": protocol.render_results([m.tool_result for m in messages[3:5] if m.tool_result]),
+        },
         {"role": "assistant", "content": "Done."},
         {"role": "user", "content": "Thanks."},
     ]
@@ -517,7 +678,8 @@ def test_parse_takes_the_calls_out_of_the_text() -> None:
     turn = adapter.parse(WireResponse(200, chat_body(reply)), stream=False)
     assert turn.error is None
     assert [(c.name, c.arguments, c.wire_id) for c in turn.tool_calls] == [
-        ("get_weather", {"city": "Paris", "days": 2}, None)]
+        ("get_weather", {"city": "Paris", "days": 2}, None)
+    ]
     assert turn.text == "Checking."
     assert turn.finish_reason == "stop"
     assert turn.as_message().tool_calls == turn.tool_calls
@@ -547,8 +709,10 @@ def test_native_calls_in_prompted_mode_are_kept_and_noted() -> None:
     native = [{"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"q": "a"}'}}]
     reply = '<tool_call>{"name": "search", "arguments": {"q": "b"}}</tool_call>'
     turn = adapter.parse(WireResponse(200, chat_body(reply, native)), stream=False)
-    assert [(c.arguments, c.wire_id, c.index) for c in turn.tool_calls] == [({"q": "a"}, "call_1", 0),
-                                                                            ({"q": "b"}, None, 1)]
+    assert [(c.arguments, c.wire_id, c.index) for c in turn.tool_calls] == [
+        ({"q": "a"}, "call_1", 0),
+        ({"q": "b"}, None, 1),
+    ]
     assert "wire.native_tool_calls_in_prompted_mode" in [f.check_id for f in turn.findings]
 
 
@@ -558,8 +722,10 @@ def test_prompt_size_against_native_declarations() -> None:
     prompt = get_protocol("json").system_prompt([WEATHER, SEARCH])
     assert size == {"protocol": "json", "characters": len(prompt), "estimated_tokens": -(-len(prompt) // 4)}
     native = json.dumps(OpenAIChatAdapter().map_tools([WEATHER, SEARCH]))
-    assert native_tools_size([WEATHER, SEARCH]) == {"characters": len(native),
-                                                    "estimated_tokens": estimate_tokens(len(native))}
+    assert native_tools_size([WEATHER, SEARCH]) == {
+        "characters": len(native),
+        "estimated_tokens": estimate_tokens(len(native)),
+    }
     assert native_tools_size([]) == {"characters": 0, "estimated_tokens": 0}
     assert [estimate_tokens(n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]
 
@@ -570,22 +736,32 @@ LEAKS = [
     ("hermes", '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>', "tool_call"),
     ("xml protocol", xml_call("<a>1</a>"), "tool_call"),
     ("name attr", '<tool_call name="f">{"a": 1}</tool_call>', "tool_call"),
-    ("qwen3-coder", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
-     "tool_call"),
+    (
+        "qwen3-coder",
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>",
+        "tool_call",
+    ),
     ("qwen3-coder bare", "<function=f>\n<parameter=a>\n1\n</parameter>\n</function>", "function="),
     ("llama custom", '<function=get_weather>{"city": "SF"}</function>', "function="),
     ("mistral", '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}]', "TOOL_CALLS"),
     ("ministral", '[TOOL_CALLS]f[ARGS]{"a": 1}', "TOOL_CALLS"),
     ("python tag", '<|python_tag|>{"name": "f", "parameters": {"a": 1}}', "python_tag"),
-    ("function_calls", '<function_calls>\n<invoke name="f">\n<parameter name="a">1</parameter>\n</invoke>\n'
-     "</function_calls>", "function_calls"),
+    (
+        "function_calls",
+        '<function_calls>\n<invoke name="f">\n<parameter name="a">1</parameter>\n</invoke>\n'
+        "</function_calls>",
+        "function_calls",
+    ),
     ("invoke", '<invoke name="f"><parameter name="a">1</parameter></invoke>', "function_calls"),
     ("functiongemma", "<start_function_call>call:f{a:<escape>1<escape>}<end_function_call>", "functiongemma"),
     ("json protocol", '```json\n{"tool_calls": [{"name": "f", "arguments": {}}]}\n```', "tool_calls_json"),
     ("bare json", 'I will call {"name": "f", "arguments": {"a": 1}} now.', "name_arguments_json"),
     ("llama json", '{"name": "f", "parameters": {"a": 1}}', "name_arguments_json"),
-    ("openai shape", '{"type": "function", "function": {"name": "f", "arguments": "{}"}}',
-     "name_arguments_json"),
+    (
+        "openai shape",
+        '{"type": "function", "function": {"name": "f", "arguments": "{}"}}',
+        "name_arguments_json",
+    ),
 ]
 
 
@@ -616,7 +792,8 @@ def test_pythonic_calls_only_with_known_tool_names() -> None:
     assert detect_leaks(text) == []
     leaks = detect_leaks(text, {"get_weather", "get_time"})
     assert [(leak.marker, leak.snippet) for leak in leaks] == [
-        ("pythonic", "[get_weather(city='SF'), get_time(zone=\"CET\")]")]
+        ("pythonic", "[get_weather(city='SF'), get_time(zone=\"CET\")]")
+    ]
     assert detect_leaks("See [print(x)] and [get_weather](https://example.com).", ["get_weather"]) == []
 
 

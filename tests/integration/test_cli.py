@@ -1,0 +1,165 @@
+"""The harness command end to end, on the bundled suite and on copies of it."""
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from tests.helpers.cli import REPO, harness
+
+SIM_TARGETS = [
+    "sim-openai",
+    "sim-openai-stream",
+    "sim-mistral",
+    "sim-mistral-stream",
+    "sim-ollama",
+    "sim-ollama-stream",
+]
+
+
+def test_default_run_replays_the_bundled_suite(tmp_path: Path) -> None:
+    first = harness("run", "--out", tmp_path / "a")
+    assert first.returncode == 0, first.stderr
+    for name in SIM_TARGETS:
+        assert f"{name} (simulated)" in first.stdout
+    assert "simulated talk to the harness's reference simulator" in first.stdout
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert (tmp_path / "a" / "report.md").is_file() and (tmp_path / "a" / "junit.xml").is_file()
+    targets = report["summary"]["targets"]
+    for name in SIM_TARGETS:
+        assert targets[name]["info"]["simulated"] is True
+        assert targets[name]["score"] == 100
+        assert all(c["score"] == 100 for c in targets[name]["categories"].values())
+        assert len(targets[name]["scenarios"]) >= 12
+    results = (tmp_path / "a" / "results.jsonl").read_text().splitlines()
+    assert len(results) == len(report["runs"])
+
+    second = harness("run", "--out", tmp_path / "b")
+    assert second.returncode == 0, second.stderr
+    a = json.loads((tmp_path / "a" / "report.json").read_text())
+    b = json.loads((tmp_path / "b" / "report.json").read_text())
+    a.pop("generated_at"), b.pop("generated_at")
+    assert a == b
+
+
+def copy_suite(tmp_path: Path, targets: list[str]) -> tuple[Path, Path]:
+    scenarios = tmp_path / "scenarios"
+    shutil.copytree(REPO / "scenarios", scenarios)
+    cassettes = tmp_path / "cassettes"
+    for target in targets:
+        shutil.copytree(REPO / "cassettes" / target, cassettes / target)
+    return scenarios, cassettes
+
+
+def test_min_score_gate_fails_when_expectations_are_not_met(tmp_path: Path) -> None:
+    scenarios, cassettes = copy_suite(tmp_path, ["sim-openai"])
+    path = scenarios / "single" / "weather_paris.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["expect"]["final"] = {"contains": "snow"}  # the recorded answer does not say snow
+    path.write_text(yaml.safe_dump(data))
+    result = harness(
+        "run",
+        "--scenarios",
+        scenarios,
+        "--cassettes",
+        cassettes,
+        "--out",
+        tmp_path / "out",
+        "--min-score",
+        "100",
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "below --min-score 100" in result.stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "sim-openai · weather.single.paris" in md and "final answer does not match" in md
+
+
+def test_drift_is_a_clear_error_never_a_live_call(tmp_path: Path) -> None:
+    scenarios, cassettes = copy_suite(tmp_path, ["sim-mistral"])
+    path = scenarios / "single" / "todo_create.yaml"
+    path.write_text(path.read_text().replace("buy milk", "buy oat milk"))
+    result = harness(
+        "run",
+        "-t",
+        "sim-mistral",
+        "-s",
+        "todo.single.create",
+        "--scenarios",
+        scenarios,
+        "--cassettes",
+        cassettes,
+        "--out",
+        tmp_path / "out",
+    )
+    assert result.returncode == 3
+    assert "request drift in scenario 'todo.single.create'" in result.stderr
+    assert "buy oat milk" in result.stderr and "buy milk" in result.stderr
+
+
+def test_missing_cassette(tmp_path: Path) -> None:
+    result = harness(
+        "run",
+        "-t",
+        "sim-openai",
+        "--cassettes",
+        tmp_path / "none",
+        "--out",
+        tmp_path / "out",
+        "-s",
+        "memory.single.add",
+    )
+    assert result.returncode == 3
+    assert "harness record --target sim-openai --scenario memory.single.add" in result.stderr
+
+
+def test_validate_reports_file_line_and_pointer(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        (REPO / "scenarios/single/todo_create.yaml")
+        .read_text()
+        .replace("category: single", "category: singel")
+    )
+    result = harness("validate", bad)
+    assert result.returncode == 2
+    assert f"{bad}:2:" in result.stderr and "at /category" in result.stderr
+    assert harness("validate").returncode == 0
+
+
+def test_record_then_replay_a_new_cassette_set(tmp_path: Path) -> None:
+    recorded = harness(
+        "record",
+        "-t",
+        "sim-ollama-stream",
+        "-s",
+        "parallel",
+        "--cassettes",
+        tmp_path / "c",
+        "--out",
+        tmp_path / "o",
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert sorted(p.name for p in (tmp_path / "c" / "sim-ollama-stream").iterdir()) == [
+        "lookup.parallel.weather_and_time.yaml",
+        "weather.parallel.two_cities.yaml",
+    ]
+    replayed = harness("run", "--cassettes", tmp_path / "c", "--out", tmp_path / "r", "-s", "parallel")
+    assert replayed.returncode == 0, replayed.stderr
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert list(report["summary"]["targets"]) == ["sim-ollama-stream"]
+
+
+def test_report_is_rebuilt_from_results(tmp_path: Path) -> None:
+    assert harness("run", "-s", "irrelevance", "--out", tmp_path / "a").returncode == 0
+    rebuilt = harness("report", tmp_path / "a" / "results.jsonl", "--out", tmp_path / "b")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    a = json.loads((tmp_path / "a" / "report.json").read_text())
+    b = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert a["summary"] == b["summary"] and a["runs"] == b["runs"]
+
+
+def test_list_and_unknown_target(tmp_path: Path) -> None:
+    listed = harness("list", "targets")
+    assert listed.returncode == 0 and "sim-openai" in listed.stdout
+    unknown = harness("run", "-t", "nope", "--out", tmp_path)
+    assert unknown.returncode == 2 and "unknown target 'nope'; known:" in unknown.stderr

@@ -1,0 +1,171 @@
+"""The agent loop over a mock transport: real adapters, scripted HTTP answers."""
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from harness.agent.loop import LoopSettings, run_loop, turn_choice
+from harness.agent.registry import Tool, ToolRegistry
+from harness.model import Message, ToolChoice, ToolSpec, Transcript
+from harness.providers import RequestOptions, adapter_class
+from harness.transport import Transport
+
+SPEC = ToolSpec("lookup", "Look a key up.", {"type": "object", "properties": {"key": {"type": "string"}}})
+
+
+def completion(
+    calls: list[tuple[str, dict[str, Any]]] | None = None, text: str | None = None
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": f"call_{i}_{n}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(calls)
+        ]
+    return {
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+    }
+
+
+def drive(
+    answers: list[Any],
+    execute: Callable[[dict[str, Any]], Any] = lambda a: {"value": a.get("key")},
+    max_turns: int = 5,
+    choice: ToolChoice = ToolChoice("auto"),  # noqa: B008  (frozen, immutable)
+) -> tuple[Transcript, list[dict[str, Any]]]:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        answer = answers[len(seen) - 1]
+        if isinstance(answer, httpx.Response):
+            return answer
+        return httpx.Response(200, json=answer)
+
+    transport = Transport("http://test", client_transport=httpx.MockTransport(handler), retries=0)
+    registry = ToolRegistry()
+    registry.add(Tool(SPEC, execute))
+    transcript = Transcript("t", "s")
+    run_loop(
+        transcript,
+        adapter_class("openai-chat")(),
+        transport.send,
+        registry,
+        [Message("user", "go")],
+        LoopSettings(max_turns, choice, RequestOptions("m")),
+    )
+    return transcript, seen
+
+
+def test_calls_results_and_final_answer() -> None:
+    transcript, seen = drive([completion([("lookup", {"key": "a"})]), completion(text="a is 1")])
+    assert transcript.stop_reason == "final" and transcript.final_text == "a is 1"
+    assert [e.result.content for e in transcript.executions] == ['{"value": "a"}']
+    second = seen[1]["messages"]
+    assert second[-2]["tool_calls"][0]["id"] == "call_0_lookup"
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_0_lookup", "content": '{"value": "a"}'}
+    assert transcript.usage().input_tokens == 20
+
+
+def test_parallel_calls_run_concurrently_and_results_keep_call_order() -> None:
+    barrier = threading.Barrier(2, timeout=5)
+
+    def slow(args: dict[str, Any]) -> str:
+        barrier.wait()  # both calls must be running at once to pass
+        time.sleep(0.05 if args["key"] == "a" else 0)
+        return args["key"]
+
+    _, seen = drive(
+        [completion([("lookup", {"key": "a"}), ("lookup", {"key": "b"})]), completion(text="done")],
+        execute=slow,
+    )
+    tool_messages = [m for m in seen[1]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in tool_messages] == ["a", "b"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_0_lookup", "call_1_lookup"]
+
+
+def test_repeated_identical_successful_call_stops_the_loop() -> None:
+    same = completion([("lookup", {"key": "a"})])
+    transcript, seen = drive([same, same, same])
+    assert transcript.stop_reason == "loop" and len(seen) == 2
+    assert any(f.check_id == "loop.repeated_call" for f in transcript.findings)
+
+
+def test_retry_after_a_failed_call_is_not_a_loop() -> None:
+    attempts = []
+
+    def flaky(args: dict[str, Any]) -> str:
+        attempts.append(args)
+        if len(attempts) == 1:
+            raise RuntimeError("try again")
+        return "ok"
+
+    same = completion([("lookup", {"key": "a"})])
+    transcript, _ = drive([same, same, completion(text="ok")], execute=flaky)
+    assert transcript.stop_reason == "final" and len(attempts) == 2
+    assert transcript.executions[0].result.is_error
+
+
+def test_max_turns() -> None:
+    transcript, seen = drive([completion([("lookup", {"key": str(i)})]) for i in range(3)], max_turns=3)
+    assert transcript.stop_reason == "max_turns" and len(seen) == 3 and transcript.final_text is None
+
+
+def test_provider_error_stops_the_run_and_is_kept() -> None:
+    error = httpx.Response(500, json={"error": {"message": "", "type": "internal_server_error"}})
+    transcript, _ = drive([error])
+    assert transcript.stop_reason == "provider_error"
+    assert transcript.exchanges[0].parsed.error is not None
+    assert transcript.exchanges[0].response and transcript.exchanges[0].response["status"] == 500
+
+
+def test_transport_error_is_a_finding_not_a_crash() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    transport = Transport("http://test", client_transport=httpx.MockTransport(refuse), retries=0)
+    transcript = Transcript("t", "s")
+    run_loop(
+        transcript,
+        adapter_class("openai-chat")(),
+        transport.send,
+        ToolRegistry(),
+        [Message("user", "go")],
+        LoopSettings(2, ToolChoice(), RequestOptions("m")),
+    )
+    assert transcript.stop_reason == "transport_error"
+    error = transcript.exchanges[0].parsed.error
+    assert error is not None and "refused" in error.message
+
+
+def test_forced_choice_applies_to_the_first_turn_only() -> None:
+    _, seen = drive(
+        [completion([("lookup", {"key": "a"})]), completion(text="x")], choice=ToolChoice("required")
+    )
+    assert [body["tool_choice"] for body in seen] == ["required", "auto"]
+    assert turn_choice(ToolChoice("none"), 3) == ToolChoice("none")
+
+
+def test_rate_limit_is_retried_and_noted() -> None:
+    sleeps: list[float] = []
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            return httpx.Response(429, headers={"retry-after": "2"}, json={"error": {"message": "slow down"}})
+        return httpx.Response(200, json=completion(text="hi"))
+
+    transport = Transport("http://test", client_transport=httpx.MockTransport(handler), sleep=sleeps.append)
+    sent = transport.send(
+        adapter_class("openai-chat")().build_request(
+            [Message("user", "x")], [], ToolChoice(), RequestOptions("m")
+        )
+    )
+    assert sent.response.status == 200 and sleeps == [2.0]
+    assert [f.check_id for f in sent.findings] == ["transport.retried"]

@@ -1,0 +1,93 @@
+"""Cassettes: scrubbing (secrets never reach disk), replay, drift and missing-cassette errors."""
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from harness.errors import CassetteDriftError, CassetteMissingError
+from harness.recording import CassetteTransport, cassette_path, scrub_uri
+
+SECRET = "sk-fake-0123456789abcdefSECRET"
+
+
+def files_containing(root: Path, needle: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_text(errors="replace")]
+
+
+def echo(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(
+        200,
+        json={"ok": True, "echo": request.url.path},
+        headers={"set-cookie": f"session={SECRET}", "x-api-key": SECRET},
+    )
+
+
+def record(
+    path: Path, body: dict[str, object], *, url: str = "https://api.example.com/v1/chat"
+) -> httpx.Response:
+    transport = CassetteTransport(
+        path, mode="record", target="t", scenario_id="s", inner=httpx.MockTransport(echo)
+    )
+    with httpx.Client(transport=transport) as client:
+        response = client.post(
+            url,
+            json=body,
+            headers={
+                "Authorization": f"Bearer {SECRET}",
+                "api-key": SECRET,
+                "x-api-key": SECRET,
+                "x-goog-api-key": SECRET,
+                "cookie": f"c={SECRET}",
+                "anthropic-version": "2023-06-01",
+            },
+        )
+    transport.save()
+    return response
+
+
+def test_recording_with_a_fake_key_writes_no_secret(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    response = record(path, {"model": "m"}, url=f"https://api.example.com/v1/chat?key={SECRET}&alt=sse")
+    assert response.json() == {"ok": True, "echo": "/v1/chat"}
+    text = path.read_text()
+    assert SECRET not in text
+    assert "anthropic-version" in text and "?key=<scrubbed>&alt=sse" in text
+    assert files_containing(tmp_path, SECRET) == []
+
+
+def test_replay_plays_back_and_never_goes_live(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    record(path, {"model": "m", "messages": [1, 2]})
+    replay = CassetteTransport(path, mode="replay", target="t", scenario_id="s")
+    with httpx.Client(transport=replay) as client:
+        # same JSON, other key order and other host: still a match
+        played = client.post("http://elsewhere:9/v1/chat", content=b'{"messages": [1, 2], "model": "m"}')
+    assert played.json() == {"ok": True, "echo": "/v1/chat"}
+
+
+def test_drift_names_the_scenario_and_shows_the_body_diff(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    record(path, {"model": "m", "temperature": 0})
+    replay = CassetteTransport(path, mode="replay", target="t", scenario_id="weather.single")
+    with httpx.Client(transport=replay) as client, pytest.raises(CassetteDriftError) as info:
+        client.post("https://api.example.com/v1/chat", json={"model": "m", "temperature": 1})
+    message = str(info.value)
+    assert "weather.single" in message and str(path) in message
+    assert "root['temperature']" in message and "0" in message and "1" in message
+
+
+def test_missing_cassette_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CassetteMissingError) as info:
+        CassetteTransport(tmp_path / "none.yaml", mode="replay", target="sim-openai", scenario_id="x.y")
+    assert "harness record --target sim-openai --scenario x.y" in str(info.value)
+
+
+def test_paths_and_uri_scrubbing() -> None:
+    assert cassette_path("c", "t", "a.b") == Path("c/t/a.b.yaml")
+    assert cassette_path("c", "t", "a.b", 2) == Path("c/t/a.b@2.yaml")
+    assert scrub_uri("http://127.0.0.1:41234/x?key=abc") == "http://127.0.0.1:0/x?key=<scrubbed>"
+    assert (
+        scrub_uri("https://api.openai.com/v1/chat/completions")
+        == "https://api.openai.com/v1/chat/completions"
+    )
