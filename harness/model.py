@@ -251,6 +251,12 @@ class Transcript:
     stop_reason: StopReason = "final"
     findings: list[Finding] = field(default_factory=list)
     elapsed_ms: float | None = None
+    tool_names: dict[str, str] = field(default_factory=dict)
+
+    def logical(self, name: str) -> str:
+        """The name a scenario uses for a tool the model saw under ``name`` (MCP tools are
+        offered under provider-safe names: ``search.files`` may be ``..._search_files``)."""
+        return self.tool_names.get(name, name)
 
     @property
     def turns(self) -> list[ParsedTurn]:

@@ -24,6 +24,7 @@ import httpx
 
 from harness.agent.builtin import builtin_tool
 from harness.agent.loop import LoopSettings, run_loop
+from harness.agent.mcp_run import MCPSession, recording_path
 from harness.agent.registry import Fault, ToolRegistry
 from harness.checks import RunContext, run_checks
 from harness.errors import CassetteError, ConfigError
@@ -48,6 +49,7 @@ class RunConfig:
     concurrency: int = 8
     record_mode: RecordMode = "all"
     retries: int = 2
+    live_mcp: bool = False  # start MCP servers even in replay (their results must match the recording)
 
 
 @dataclass
@@ -117,14 +119,28 @@ def run_one(
     error: dict[str, str] | None = None
     checks: list[dict[str, Any]] = []
     cassette: CassetteTransport | None = None
+    mcp: MCPSession | None = None
+    path = cassette_path(config.cassettes, target.name, scenario.id, repeat)
     try:
         adapter = target.adapter()
         registry = build_registry(scenario)
+        if scenario.mcp_servers:
+            mcp = MCPSession(
+                scenario,
+                target.format,
+                recording_path(path),
+                live=config.mode != "replay" or config.live_mcp,
+                record=config.mode == "record",
+                reserved=list(registry.names()),
+            ).start()
+            for tool in mcp.tools():
+                registry.add(tool)
+            transcript.tool_names = mcp.names()
         inner = None if config.mode == "replay" else httpx.HTTPTransport()
         client_transport: httpx.BaseTransport | None = inner
         if config.mode != "live":
             cassette = CassetteTransport(
-                cassette_path(config.cassettes, target.name, scenario.id, repeat),
+                path,
                 mode=config.mode,
                 target=target.name,
                 scenario_id=scenario.id,
@@ -154,6 +170,10 @@ def run_one(
             run_loop(transcript, adapter, transport.send, registry, scenario.messages, settings)
         finally:
             transport.close()
+            if mcp is not None:
+                mcp.close()
+                transcript.findings.extend(mcp.findings())
+                mcp = None
         if cassette is not None:
             cassette.save()
         context = RunContext(
@@ -180,6 +200,9 @@ def run_one(
             "message": f"{type(exc).__name__}: {exc}",
             "traceback": traceback.format_exc(limit=8),
         }
+    finally:
+        if mcp is not None:  # the run failed before its MCP servers were stopped
+            mcp.close()
     score = None if error else run_score(checks)
     return {
         "schema": RESULT_SCHEMA,

@@ -41,8 +41,8 @@ class Expectation:
 
 
 @dataclass(frozen=True)
-class MCPServerSpec:
-    """How to start an MCP stdio server for a scenario."""
+class MCPServerDecl:
+    """An MCP stdio server as a scenario declares it (``{python}`` and ``{fixture}`` not yet filled in)."""
 
     name: str
     command: str
@@ -62,7 +62,7 @@ class Scenario:
     description: str = ""
     tools: tuple[str, ...] = ()
     mcp_tools: tuple[tuple[str, tuple[str, ...] | None], ...] = ()
-    mcp_servers: tuple[MCPServerSpec, ...] = ()
+    mcp_servers: tuple[MCPServerDecl, ...] = ()
     mcp_naming: str = "prefixed"
     tool_choice: ToolChoice = field(default_factory=ToolChoice)
     parallel_tool_calls: bool | None = None
@@ -156,7 +156,7 @@ def _build(data: dict[str, Any], path: str, node: yaml.Node) -> Scenario:
             path, "; ".join(problems), line=_line_of(node, ["expect", "final"]), pointer="/expect/final"
         )
     servers = tuple(
-        MCPServerSpec(
+        MCPServerDecl(
             name,
             spec["command"],
             tuple(spec.get("args", ())),

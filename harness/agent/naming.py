@@ -149,11 +149,12 @@ class ToolNamer:
         self._forward = self._assign(unique, set(reserved))
         self._backward = {name: pair for pair, name in self._forward.items()}
 
-    def _raw(self, server: str, tool: str) -> str:
+    def raw(self, server: str, tool: str) -> str:
+        """The name before sanitising: `mcp__<server>__<tool>` or `<server>.<tool>` (what scenarios expect)."""
         return f"{server}.{tool}" if self.style == "dotted" else f"mcp__{server}__{tool}"
 
     def _assign(self, pairs: list[tuple[str, str]], reserved: set[str]) -> dict[tuple[str, str], str]:
-        raw = {pair: self._raw(*pair) for pair in pairs}
+        raw = {pair: self.raw(*pair) for pair in pairs}
         plain = {pair: self.rules.sanitize(name) for pair, name in raw.items()}
         groups: dict[str, list[tuple[str, str]]] = {}
         for pair, name in plain.items():

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.errors import UnknownNameError
+from harness.errors import CassetteError, UnknownNameError
 from harness.model import ToolCall, ToolExecution, ToolResult, ToolSpec
 
 
@@ -81,6 +81,8 @@ class ToolRegistry:
                 if fault is not None:
                     raise ToolFailure(fault.error)
                 content, is_error = render(tool.execute(call.arguments)), False
+            except CassetteError:
+                raise  # replay cannot go on: not the tool's failure
             except Exception as exc:  # a tool's failure is a result for the model
                 content, is_error = f"error: {exc}", True
         elapsed = (time.perf_counter() - started) * 1000

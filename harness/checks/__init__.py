@@ -97,7 +97,7 @@ def run_checks(context: RunContext) -> list[CheckResult]:
     for item in CHECKS.values():
         findings = item.fn(context)
         for finding in findings:
-            if not finding.check_id.startswith(("wire.", "transport.", "loop.")):
+            if not finding.check_id.startswith(("wire.", "transport.", "loop.", "mcp.")):
                 finding.check_id = item.id
         results.append(CheckResult(item.id, item.kind, item.weight, findings))
     return results

@@ -8,6 +8,7 @@ matcher's reasons and a deepdiff of expected and actual arguments.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from harness.checks import RunContext, check, passed
@@ -22,6 +23,12 @@ def _fits(expected: ExpectedCall, call: ToolCall) -> bool:
     return call.name == expected.name and not args_match(
         expected.args, call.arguments, exact=expected.args_exact
     )
+
+
+def _logical(context: RunContext) -> list[Actual]:
+    """The run's calls under the names the scenario uses (MCP tools may be offered renamed)."""
+    t = context.transcript
+    return [(turn, dataclasses.replace(call, name=t.logical(call.name))) for turn, call in t.calls]
 
 
 def in_order(expected: tuple[ExpectedCall, ...], actual: list[Actual]) -> dict[int, int]:
@@ -71,7 +78,7 @@ def _diff(expected: dict[str, Any], actual: dict[str, Any] | None) -> str:
 
 def _matching(context: RunContext) -> tuple[tuple[ExpectedCall, ...], list[Actual], dict[int, int]]:
     expected = context.scenario.expect.calls or ()
-    actual = context.transcript.calls
+    actual = _logical(context)
     return expected, actual, assign(expected, actual)
 
 

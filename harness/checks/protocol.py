@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Any
 
 from harness.checks import RunContext, check, passed
 from harness.model import Finding, Severity
@@ -214,3 +213,15 @@ def provider_error(context: RunContext) -> list[Finding]:
                 )
             )
     return findings or [passed("", f"{len(t.exchanges)} request(s) answered without error")]
+
+
+@check("protocol.mcp_servers", kind="protocol", weight=2.0)
+def mcp_servers(context: RunContext) -> list[Finding]:
+    """The scenario's MCP servers started, answered and stopped cleanly. A server that
+    would not start, crashed, timed out, broke the protocol or left a process behind is
+    a finding with its stderr; the run itself goes on."""
+    if not context.scenario.mcp_servers:
+        return []
+    issues = [f for f in context.transcript.findings if f.check_id.startswith("mcp.")]
+    servers = ", ".join(s.name for s in context.scenario.mcp_servers)
+    return issues or [passed("", f"MCP server(s) {servers} ran without issue")]

@@ -10,6 +10,7 @@ counterpart, and a simulated one: its scores are never a model's.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,9 +71,28 @@ class ScriptedModel:
         steps = self.plan(scenario)
         turn = conversation.assistant_turns - sum(1 for m in scenario.messages if m.role == "assistant")
         if turn < len(steps):
-            return Reply(list(steps[turn]))
+            return Reply([(offered_name(name, conversation.tool_names), args) for name, args in steps[turn]])
         final = scenario.expect.final
         return Reply(text=str(example(final)) if final is not None else "Done.")
+
+
+def offered_name(name: str, offered: list[str]) -> str:
+    """The name under which the request offers the tool a scenario calls ``name``: MCP tools
+    may be sanitised (``search.files`` -> ``search_files``) or shortened with a hash suffix,
+    and a model calls what it is offered."""
+    if not offered or name in offered:
+        return name
+    safe = re.sub(r"[^a-zA-Z0-9_-]", "_", name)
+    if safe in offered:
+        return safe
+    shortened = [o for o in offered if "_" in o and len(o) > 20 and safe.startswith(o.rsplit("_", 1)[0])]
+    return shortened[0] if shortened else name
+
+
+def names_in_prompt(conversation: Conversation) -> list[str]:
+    """Tool names of a prompted-mode system prompt (its ``## <name>`` headings)."""
+    system = "\n".join(text for role, text in conversation.opening if role == "system")
+    return re.findall(r"^## (\S+)$", system, flags=re.MULTILINE)
 
 
 def as_text(reply: Reply, conversation: Conversation) -> Reply:
@@ -81,7 +101,7 @@ def as_text(reply: Reply, conversation: Conversation) -> Reply:
     from harness.model import ToolCall
     from harness.providers.text_protocols import PROTOCOLS
 
-    if not reply.calls or conversation.tool_names:
+    if not reply.calls:
         return reply
     system = "\n".join(text for role, text in conversation.opening if role == "system")
     protocol = next((p for p in PROTOCOLS.values() if p.instructions in system), None)

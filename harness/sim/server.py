@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.scenarios import Scenario
 from harness.sim.formats import FORMATS
-from harness.sim.script import ScriptedModel, as_text
+from harness.sim.script import ScriptedModel, as_text, names_in_prompt
 from harness.sim.wire import Response, SimRequest
 
 
@@ -70,6 +70,8 @@ class _Server(ThreadingHTTPServer):
     def answer(self, fmt_name: str, request: SimRequest) -> Response:
         fmt = FORMATS[fmt_name]
         conversation = fmt.read(request)
+        if not conversation.tool_names:  # prompted mode: the tools are in the system prompt
+            conversation.tool_names = names_in_prompt(conversation)
         scenario = self.model.find(conversation)
         if scenario is None:
             return fmt.error(400, "sim: no bundled scenario opens with these messages")
