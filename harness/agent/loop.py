@@ -84,7 +84,7 @@ def run_loop(
                 transcript.exchanges.append(Exchange(turn, request, None, parsed))
                 transcript.stop_reason = "transport_error"
                 break
-            parsed = adapter.parse(sent.response, stream=wire.stream)
+            parsed = adapter.parse(sent.response, stream=wire.stream, tools=transcript.tools)
             for finding in [*sent.findings, *parsed.findings]:
                 finding.turn_index = turn
             transcript.findings.extend(sent.findings)

@@ -21,12 +21,13 @@ from typing import Any
 import yaml
 
 from harness.agent._mcp_types import MCPIssue, MCPServerSpec, MCPTool
-from harness.agent.naming import ToolNamer
+from harness.agent.naming import Style, ToolNamer
 from harness.agent.registry import Tool, ToolFailure
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError, ServerError
 from harness.model import Finding, ToolSpec
 from harness.scenarios import Scenario
 
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: replay stays cheap
 FAMILIES = {"anthropic-messages": "anthropic", "gemini-generate": "gemini"}  # others: OpenAI's rules
 
 
@@ -70,13 +71,11 @@ class MCPSession:
             self._start_live()
         else:
             self._load()
-        wanted = {server: set(names) if names else None for server, names in self.scenario.mcp_tools}
+        wanted = dict(self.scenario.mcp_tools)  # server -> the tools to offer (None: all of them)
         self.listed = [
-            t
-            for t in self.listed
-            if t.server in wanted and (wanted[t.server] is None or t.name in wanted[t.server])
+            t for t in self.listed if t.server in wanted and t.name in (wanted[t.server] or [t.name])
         ]
-        style = "dotted" if self.scenario.mcp_naming == "dotted" else "mcp"
+        style: Style = "dotted" if self.scenario.mcp_naming == "dotted" else "mcp"
         self.namer = ToolNamer(
             [(t.server, t.name) for t in self.listed], self.family, style=style, reserved=self.reserved
         )
@@ -121,7 +120,7 @@ class MCPSession:
     def _load(self) -> None:
         if not self.recording.is_file():
             raise CassetteMissingError(str(self.recording), "(MCP)", self.scenario.id)
-        data = yaml.safe_load(self.recording.read_text(encoding="utf-8")) or {}
+        data = yaml.load(self.recording.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}
         self.listed = [
             MCPTool(server, t["name"], t.get("description", ""), t.get("input_schema") or {})
             for server, tools in (data.get("servers") or {}).items()
@@ -144,7 +143,7 @@ class MCPSession:
 
     def _save(self) -> None:
         servers: dict[str, list[dict[str, Any]]] = {s.name: [] for s in self.scenario.mcp_servers}
-        for tool in self.manager.tools() if self.manager else self.listed:
+        for tool in self.listed:  # what the run offered (the scenario may use part of a server)
             servers.setdefault(tool.server, []).append(
                 {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
             )

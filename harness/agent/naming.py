@@ -150,7 +150,7 @@ class ToolNamer:
         self._backward = {name: pair for pair, name in self._forward.items()}
 
     def raw(self, server: str, tool: str) -> str:
-        """The name before sanitising: `mcp__<server>__<tool>` or `<server>.<tool>` (what scenarios expect)."""
+        """The name before sanitising, which scenarios use: ``mcp__<server>__<tool>`` or dotted."""
         return f"{server}.{tool}" if self.style == "dotted" else f"mcp__{server}__{tool}"
 
     def _assign(self, pairs: list[tuple[str, str]], reserved: set[str]) -> dict[tuple[str, str], str]:

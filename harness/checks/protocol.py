@@ -193,7 +193,10 @@ def native_delivery(context: RunContext) -> list[Finding]:
 def provider_error(context: RunContext) -> list[Finding]:
     """The provider answered every request without an error. An error status, an error
     inside a 200 body or stream, an empty stream, or no response at all is a finding; its
-    turn points at the request and response that show it."""
+    turn points at the request and response that show it. An error that says the model or
+    server lacks tool support (Ollama, vLLM, OpenRouter, llama.cpp wordings) says so too."""
+    from harness.providers.compat import capability_error
+
     t = context.transcript
     if not t.exchanges:
         return []
@@ -201,6 +204,10 @@ def provider_error(context: RunContext) -> list[Finding]:
     for exchange in t.exchanges:
         error = exchange.parsed.error
         if error is not None:
+            lacking = capability_error(error)
+            if lacking is not None:
+                lacking.turn_index = exchange.turn
+                findings.append(lacking)
             code = f" {error.code}" if error.code else ""
             findings.append(
                 Finding(

@@ -34,6 +34,7 @@ from harness.model import (
 )
 from harness.providers.base import (
     Adapter,
+    Notes,
     RequestOptions,
     id_findings,
     join_text,
@@ -294,25 +295,18 @@ class _Block:
         return wire
 
 
-class _Accumulator:
+class _Accumulator(Notes):
     """Folds Messages events (or one whole message) into a turn: blocks by ``index``,
     ``input_json_delta`` text concatenated per block, the last ``stop_reason`` kept."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.blocks: dict[int, _Block] = {}
         self.stop_reason: str | None = None
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
-        self.findings: list[Finding] = []
         self.error: ProviderError | None = None
         self.stopped = False
-        self._noted: set[str] = set()
-
-    def note(self, finding: Finding) -> None:
-        """Record a finding once per turn (streams repeat the same deviation per event)."""
-        if finding.check_id not in self._noted:
-            self._noted.add(finding.check_id)
-            self.findings.append(finding)
 
     def feed(self, kind: str, data: dict[str, Any]) -> None:
         """Fold one event (named by its ``type``) into the turn."""
@@ -427,10 +421,7 @@ class _Accumulator:
             self.note(deviation("id_format", f"tool_use ids {bad} break Anthropic's rule ^[a-zA-Z0-9_-]+$"))
         self.check_stop_reason(calls)
         joined = join_text(text)
-        if joined and joined.strip() and calls:
-            self.note(
-                Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls")
-            )
+        self.note_text_beside_calls(joined, calls)
         extra: dict[str, Any] = {}
         if any(b.type not in NEUTRAL_BLOCKS for b in self.blocks.values()):
             extra["anthropic_content"] = content

@@ -63,6 +63,7 @@ class Profile:
 
     ``tool_choice`` lists the values the endpoint honours; others are still sent
     (so the conformance run sees what the endpoint really does) and noted.
+    ``path`` overrides the format's request path where the vendor mounts it elsewhere.
     """
 
     name: str
@@ -75,6 +76,10 @@ class Profile:
     send_parallel_tool_calls: bool = True
     stream_usage: bool = True
     quirks: tuple[Quirk, ...] = ()
+    path: str | None = None
+
+    def request_path(self, default: str) -> str:
+        return self.path or default
 
     def quirk(self, quirk_id: str) -> Quirk | None:
         return next((q for q in self.quirks if q.id == quirk_id), None)
@@ -123,8 +128,11 @@ class Adapter(ABC):
 
     # -- responses --------------------------------------------------------
 
-    def parse(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
+    def parse(self, response: WireResponse, *, stream: bool, tools: Sequence[ToolSpec] = ()) -> ParsedTurn:
         """Parse a whole response: an error status, a JSON body, or a stream body.
+
+        ``tools`` are the tools the request offered (native formats do not need
+        them; prompted mode types text-call arguments by their schemas).
 
         A body shaped so badly that the accumulator cannot read it (a ``null``
         where an object belongs, a string where a list belongs) is a provider
@@ -272,9 +280,19 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
 
 
 def make_call(
-    name: str, raw_arguments: Any, call_id: str | None, index: int, *, wire_type: str
+    name: str,
+    raw_arguments: Any,
+    call_id: str | None,
+    index: int,
+    *,
+    wire_type: str,
+    optional_id: str | None = None,
 ) -> tuple[ToolCall, list[Finding]]:
-    """A :class:`ToolCall` from wire parts, with id and argument findings."""
+    """A :class:`ToolCall` from wire parts, with id and argument findings.
+
+    ``optional_id`` says why a missing id is normal on this API (Ollama before
+    v0.12.10, Gemini 2.x): the synthesized id is then an info note, not a warning.
+    """
     arguments, error, findings = parse_arguments(raw_arguments, wire_type=wire_type)
     call = ToolCall(
         name,
@@ -286,7 +304,12 @@ def make_call(
         error,
     )
     if call_id is None:
-        findings.append(deviation("missing_id", f"call {index} ({name}) has no id; synthesized {call.id}"))
+        detail = f"call {index} ({name}) has no id; synthesized {call.id}"
+        findings.append(
+            Finding("wire.missing_id", "info", False, f"{detail} ({optional_id})")
+            if optional_id
+            else deviation("missing_id", detail)
+        )
     elif call_id == "":
         findings.append(
             deviation("empty_id", f"call {index} ({name}) has an empty id; synthesized {call.id}")
@@ -372,6 +395,29 @@ def embedded_error(body: dict[str, Any], status: int) -> ProviderError | None:
     if body.get("object") == "error":
         return provider_error(body, status, embedded=True)
     return None
+
+
+@dataclass
+class Notes:
+    """A turn's findings, each id once: a stream repeats the same deviation in every chunk.
+
+    The accumulators of every format build on it.
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    noted: set[str] = field(default_factory=set, repr=False)
+
+    def note(self, finding: Finding) -> None:
+        if finding.check_id not in self.noted:
+            self.noted.add(finding.check_id)
+            self.findings.append(finding)
+
+    def note_text_beside_calls(self, text: str | None, calls: Sequence[ToolCall]) -> None:
+        """Text next to tool calls is allowed everywhere, but clients often drop one or the other."""
+        if text and text.strip() and calls:
+            self.note(
+                Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls")
+            )
 
 
 def framing_findings(stream: DecodedStream, sentinel: str | None) -> list[Finding]:

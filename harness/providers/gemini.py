@@ -35,6 +35,7 @@ from harness.model import (
 )
 from harness.providers.base import (
     Adapter,
+    Notes,
     RequestOptions,
     embedded_error,
     id_findings,
@@ -235,7 +236,7 @@ class _PartialCall:
 
 
 @dataclass
-class _Accumulator:
+class _Accumulator(Notes):
     """Folds responses into one turn: text and thought parts merged (signatures kept for replay),
     calls appended in wire order, an open streamed call continued by name-less parts."""
 
@@ -246,14 +247,6 @@ class _Accumulator:
     finish_message: str | None = None
     usage: Usage | None = None
     error: ProviderError | None = None
-    findings: list[Finding] = field(default_factory=list)
-    noted: set[str] = field(default_factory=set)
-
-    def note(self, finding: Finding) -> None:
-        """Record a finding once per turn (streams repeat the same deviation per chunk)."""
-        if finding.check_id not in self.noted:
-            self.noted.add(finding.check_id)
-            self.findings.append(finding)
 
     def feed(self, chunk: dict[str, Any]) -> None:
         """Fold one ``GenerateContentResponse`` (candidate 0) into the turn."""
@@ -407,12 +400,17 @@ class _Accumulator:
         """The turn: calls made (signatures in ``extra``), failed-call finish reasons noted."""
         calls: list[ToolCall] = []
         for position, partial in enumerate(self.calls):
-            call, findings = make_call(partial.name, partial.args, partial.id, position, wire_type="object")
+            call, findings = make_call(
+                partial.name,
+                partial.args,
+                partial.id,
+                position,
+                wire_type="object",
+                optional_id="ids are optional on this API; Gemini 2.x sends none",
+            )
             if partial.signature is not None:
                 call.extra["thoughtSignature"] = partial.signature
             for finding in findings:
-                if finding.check_id == "wire.missing_id":  # optional on this API: Gemini 2.x sends none
-                    finding = Finding(finding.check_id, "info", False, finding.detail + " (ids are optional)")
                 self.note(finding)
             calls.append(call)
         for finding in id_findings(calls):
@@ -431,10 +429,7 @@ class _Accumulator:
                 )
             )
         text = join_text([p["text"] for p in self.text_parts if not p.get("thought")])
-        if text and text.strip() and calls:
-            self.note(
-                Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls")
-            )
+        self.note_text_beside_calls(text, calls)
         reasoning = join_text([p["text"] for p in self.text_parts if p.get("thought")])
         extra: dict[str, Any] = {}
         if any("thoughtSignature" in p or p.get("thought") for p in self.text_parts):

@@ -26,6 +26,7 @@ from harness.model import (
 )
 from harness.providers.base import (
     Adapter,
+    Notes,
     RequestOptions,
     embedded_error,
     id_findings,
@@ -145,16 +146,16 @@ class OllamaChatAdapter(Adapter):
         return acc.finish()
 
 
-class _Accumulator:
+class _Accumulator(Notes):
     """Folds Ollama response objects (one, or one per NDJSON line) into a turn."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.text: list[str] = []
         self.thinking: list[str] = []
         self.raw_calls: list[dict[str, Any]] = []
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
-        self.findings: list[Finding] = []
         self.error: Any = None
         self.done = False
 
@@ -162,9 +163,7 @@ class _Accumulator:
         error = embedded_error(chunk, 200)
         if error is not None:
             self.error = error
-            self.findings.append(
-                deviation("error_chunk_in_stream", "an error line arrived in the 2xx stream")
-            )
+            self.note(deviation("error_chunk_in_stream", "an error line arrived in the 2xx stream"))
             return
         message = chunk.get("message") or {}
         if isinstance(message.get("content"), str):
@@ -182,7 +181,7 @@ class _Accumulator:
         calls: list[ToolCall] = []
         has_index = [("index" in (c.get("function") or {})) for c in self.raw_calls]
         if any(has_index) and not all(has_index):
-            self.findings.append(
+            self.note(
                 Finding(
                     "wire.tool_call_index_omitted_on_some_calls",
                     "info",
@@ -198,19 +197,13 @@ class _Accumulator:
                 raw.get("id"),
                 position,
                 wire_type="object",
+                optional_id="Ollama sends ids only since v0.12.10",
             )
             calls.append(call)
             for finding in findings:
-                if finding.check_id == "wire.missing_id":
-                    finding = Finding(
-                        "wire.missing_id",
-                        "info",
-                        False,
-                        finding.detail + " (Ollama sends ids only since v0.12.10)",
-                    )
-                if all(f.check_id != finding.check_id for f in self.findings):
-                    self.findings.append(finding)
-        self.findings.extend(id_findings(calls))
+                self.note(finding)
+        for finding in id_findings(calls):
+            self.note(finding)
         thinking = join_text(self.thinking)
         turn = ParsedTurn(
             join_text(self.text),

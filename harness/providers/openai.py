@@ -27,6 +27,7 @@ from harness.model import (
 )
 from harness.providers.base import (
     Adapter,
+    Notes,
     RequestOptions,
     embedded_error,
     id_findings,
@@ -56,7 +57,7 @@ class _PartialCall:
         return self.arguments[-1]
 
 
-class ChatAccumulator:
+class ChatAccumulator(Notes):
     """Folds OpenAI-shaped messages or stream deltas into one parsed turn.
 
     A whole response is fed as one delta, so streaming and non-streaming share
@@ -65,22 +66,15 @@ class ChatAccumulator:
     """
 
     def __init__(self, *, streaming: bool):
+        super().__init__()
         self.streaming = streaming
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls: list[_PartialCall] = []
         self.finish_reasons: list[str] = []
         self.usage: Usage | None = None
-        self.findings: list[Finding] = []
         self.error: Any = None
         self.extra: dict[str, Any] = {}
-        self._noted: set[str] = set()
-
-    def note(self, finding: Finding) -> None:
-        """Record a finding once per turn (streams repeat the same deviation per chunk)."""
-        if finding.check_id not in self._noted:
-            self._noted.add(finding.check_id)
-            self.findings.append(finding)
 
     def feed_chunk(self, chunk: dict[str, Any], status: int = 200) -> None:
         error = embedded_error(chunk, status)
@@ -90,6 +84,8 @@ class ChatAccumulator:
             return
         if isinstance(chunk.get("usage"), dict):
             self.usage = read_usage(chunk["usage"])
+        elif isinstance((chunk.get("x_groq") or {}).get("usage"), dict):  # Groq streams usage there [Q4]
+            self.usage = read_usage(chunk["x_groq"]["usage"])
         for choice in chunk.get("choices") or []:
             if choice.get("index", 0) != 0:
                 continue
@@ -250,10 +246,7 @@ class ChatAccumulator:
                 )
             )
         text = join_text(self.text)
-        if text and text.strip() and calls:
-            self.note(
-                Finding("wire.text_with_tool_calls", "info", False, "the turn has text beside tool calls")
-            )
+        self.note_text_beside_calls(text, calls)
         reasoning = join_text(self.reasoning)
         extra = dict(self.extra)
         if reasoning:
@@ -372,7 +365,9 @@ class OpenAIChatAdapter(Adapter):
         if options.stream and self.profile.stream_usage:
             body["stream_options"] = {"include_usage": True}
         body.update(options.extra)
-        return WireRequest(self.default_path, body, options.stream, findings=findings)
+        return WireRequest(
+            self.profile.request_path(self.default_path), body, options.stream, findings=findings
+        )
 
     # -- response parsing ---------------------------------------------------
 

@@ -14,8 +14,6 @@ of the reply.
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 import json
 import re
 from abc import ABC, abstractmethod
@@ -26,14 +24,10 @@ from typing import Any, ClassVar
 from harness.errors import UnknownNameError
 from harness.model import (
     Finding,
-    Message,
-    ParsedTurn,
     ToolCall,
     ToolChoice,
     ToolResult,
     ToolSpec,
-    WireRequest,
-    WireResponse,
     deviation,
 )
 from harness.providers._text_parsing import (
@@ -55,8 +49,7 @@ from harness.providers._text_parsing import (
     widen_to_fences,
     xml_object,
 )
-from harness.providers.base import Adapter, RequestOptions, parse_arguments, synthesize_id
-from harness.providers.framing import DecodedStream
+from harness.providers.base import parse_arguments, synthesize_id
 
 UNPARSEABLE = "wire.text_call_unparseable"
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -484,130 +477,14 @@ def native_tools_size(tools: Sequence[ToolSpec]) -> dict[str, int]:
     return {"characters": characters, "estimated_tokens": estimate_tokens(characters)}
 
 
-class PromptedAdapter(Adapter):
-    """Any native adapter driven in prompted mode: tools in the system prompt, calls in the text.
-
-    Instances carry the inner adapter's ``format`` (and profile) so routing is
-    unchanged. ``parse`` needs the tools to type XML arguments by schema: they
-    are remembered from the last ``build_request`` (or given to the constructor).
-    """
-
-    format: ClassVar[str] = "prompted"
-
-    def __init__(self, inner: Adapter, protocol: str, tools: Sequence[ToolSpec] = ()):
-        self.inner = inner
-        self.protocol = get_protocol(protocol)
-        self.profile = inner.profile
-        self.mode = f"prompted-{self.protocol.name}"
-        self.tools: tuple[ToolSpec, ...] = tuple(tools)
-        self.__dict__["format"] = inner.format  # the instance routes as the wrapped format
-
-    def auth_headers(self, api_key: str) -> dict[str, str]:
-        return self.inner.auth_headers(api_key)
-
-    def prompt_size(self, tools: Sequence[ToolSpec]) -> dict[str, Any]:
-        """Size of this protocol's system prompt for ``tools`` (tokens: see :func:`estimate_tokens`)."""
-        characters = len(self.protocol.system_prompt(tools))
-        return {
-            "protocol": self.protocol.name,
-            "characters": characters,
-            "estimated_tokens": estimate_tokens(characters),
-        }
-
-    def text_messages(self, messages: Sequence[Message], prompt: str) -> list[Message]:
-        """The conversation as text: calls rendered after the prose, each run of tool
-        results as one user message, the tool prompt in the first system message."""
-        out: list[Message] = []
-        for is_tool, group in itertools.groupby(messages, key=lambda m: m.role == "tool"):
-            if is_tool:
-                results = [m.tool_result or ToolResult(None, "", m.content or "") for m in group]
-                out.append(Message("user", self.protocol.render_results(results)))
-                continue
-            for message in group:
-                if message.role != "assistant" or not message.tool_calls:
-                    out.append(message)
-                    continue
-                parts = [(message.content or "").strip(), self.protocol.render_calls(message.tool_calls)]
-                text = "\n\n".join(p for p in parts if p)
-                out.append(Message("assistant", text, extra=dict(message.extra)))
-        if prompt and out and out[0].role == "system":
-            merged = "\n\n".join(p for p in (out[0].content, prompt) if p)
-            out[0] = dataclasses.replace(out[0], content=merged)
-        elif prompt:
-            out.insert(0, Message("system", prompt))
-        return out
-
-    def build_request(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec],
-        tool_choice: ToolChoice,
-        options: RequestOptions,
-    ) -> WireRequest:
-        self.tools = tuple(tools)
-        prompt = self.protocol.system_prompt(tools, tool_choice)
-        converted = self.text_messages(messages, prompt)
-        request = self.inner.build_request(converted, [], ToolChoice("auto"), options)
-        size = self.prompt_size(tools)
-        request.findings.append(
-            Finding(
-                "wire.prompted_mode",
-                "info",
-                False,
-                f"prompted mode, protocol {self.protocol.name!r}: no native tools sent; the tool prompt is "
-                f"{size['characters']} characters (~{size['estimated_tokens']} tokens, estimated)",
-                evidence={**size, "native": native_tools_size(tools), "tool_choice": tool_choice.label()},
-            )
-        )
-        return request
-
-    def extract(self, turn: ParsedTurn) -> ParsedTurn:
-        """The inner turn with the calls taken out of its text (a provider error is left as it is)."""
-        if turn.error is not None:
-            return turn
-        parsed = self.protocol.parse(turn.text or "", self.tools)
-        calls = list(turn.tool_calls)
-        findings = [*turn.findings, *parsed.findings]
-        if calls:
-            findings.append(
-                deviation(
-                    "native_tool_calls_in_prompted_mode",
-                    f"{len(calls)} native tool call(s) although no tools were offered on the wire; kept",
-                )
-            )
-        for call in parsed.calls:
-            call.index = len(calls)
-            calls.append(call)
-        return dataclasses.replace(turn, text=parsed.text, tool_calls=calls, findings=findings)
-
-    def parse(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
-        return self.extract(self.inner.parse(response, stream=stream))
-
-    def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
-        return self.extract(self.inner.parse_body(body))
-
-    def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
-        return self.extract(self.inner.parse_stream(stream))
-
-
-def prompted(inner: Adapter, protocol: str) -> PromptedAdapter:
-    """``inner`` in prompted mode.
-
-    An unknown protocol raises :class:`~harness.errors.UnknownNameError` listing the known ones.
-    """
-    return PromptedAdapter(inner, protocol)
-
-
 __all__ = [
     "PROTOCOLS",
     "Leak",
-    "PromptedAdapter",
     "TextParse",
     "TextProtocol",
     "detect_leaks",
     "estimate_tokens",
     "get_protocol",
     "native_tools_size",
-    "prompted",
     "protocols",
 ]

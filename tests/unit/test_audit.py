@@ -31,28 +31,55 @@ def cassette(path: Path, interactions: list[dict[str, Any]]) -> Path:
     return path
 
 
-def interaction(url: str | None, request: Any, status: int, body: Any, content_type: str | None = None,
-                method: str | None = "POST") -> dict[str, Any]:
+def interaction(
+    url: str | None,
+    request: Any,
+    status: int,
+    body: Any,
+    content_type: str | None = None,
+    method: str | None = "POST",
+) -> dict[str, Any]:
     return {
-        "request": {"method": method, "uri": url, "headers": {},
-                    "body": None if request is None else json.dumps(request)},
-        "response": {"status": {"code": status, "message": ""},
-                     "headers": {"Content-Type": [content_type]} if content_type else {}, "body": body},
+        "request": {
+            "method": method,
+            "uri": url,
+            "headers": {},
+            "body": None if request is None else json.dumps(request),
+        },
+        "response": {
+            "status": {"code": status, "message": ""},
+            "headers": {"Content-Type": [content_type]} if content_type else {},
+            "body": body,
+        },
     }
 
 
 def case_cassette(tmp_path: Path, case: dict[str, Any]) -> Path:
     request, response = case["request"], case["response"]
-    return cassette(tmp_path / "case.yaml", [interaction(
-        request["url"], request["body"], response["status"], {"string": response["body"]},
-        response["content_type"], request["method"])])
+    return cassette(
+        tmp_path / "case.yaml",
+        [
+            interaction(
+                request["url"],
+                request["body"],
+                response["status"],
+                {"string": response["body"]},
+                response["content_type"],
+                request["method"],
+            )
+        ],
+    )
 
 
 def observed(entry: AuditEntry) -> dict[str, Any]:
     """An entry in the shape of a case's ``expected`` block."""
     calls = [{"id": c["id"], "name": c["name"], "arguments": c["arguments"]} for c in entry.tool_calls]
-    return {"tool_calls": calls, "text": entry.text, "finish_reason": entry.finish_reason,
-            "error": entry.error}
+    return {
+        "tool_calls": calls,
+        "text": entry.text,
+        "finish_reason": entry.finish_reason,
+        "error": entry.error,
+    }
 
 
 def ids(entry: AuditEntry) -> set[str]:
@@ -103,8 +130,14 @@ def test_every_raw_cassette_interaction_gets_a_format(path: Path) -> None:
     for entry in entries:
         assert entry.wire_format is not None and entry.detected_by == "url", entry.findings
         assert entry.method == "POST" and entry.url and entry.status is not None
-        assert not ids(entry) & {"audit.format_unknown", "audit.parse_crashed", "audit.unreadable",
-                                 "wire.body_not_json", "wire.stream_payload_not_json", "wire.empty_body"}
+        assert not ids(entry) & {
+            "audit.format_unknown",
+            "audit.parse_crashed",
+            "audit.unreadable",
+            "wire.body_not_json",
+            "wire.stream_payload_not_json",
+            "wire.empty_body",
+        }
     json.dumps(to_json(entries))
 
 
@@ -148,7 +181,10 @@ def test_known_facts_of_the_raw_recordings() -> None:
 
     [auth] = audit_paths([next(RAW.glob("mistral/ruby_llm__chat_error_handling*.yml"))])
     assert (auth.wire_format, auth.status, auth.error) == (
-        "mistral-chat", 401, {"status": 401, "code": None, "message": "Invalid API Key"})
+        "mistral-chat",
+        401,
+        {"status": 401, "code": None, "message": "Invalid API Key"},
+    )
 
     groq = audit_paths([RAW / "groq" / "pydantic-ai__test_tool_use_failed_error.yaml"])
     assert groq[0].error is not None
@@ -162,7 +198,8 @@ def test_known_facts_of_the_raw_recordings() -> None:
     assert [(Path(e.source).name, e.interaction) for e in folder] == [
         ("pydantic-ai__test_ollama_cloud_tool_output.yaml", 0),
         ("pydantic-ai__test_ollama_cloud_tool_output.yaml", 1),
-        ("interaction_0.yml", 0)]  # a bare list of interactions sliced out of a ruby VCR cassette
+        ("interaction_0.yml", 0),
+    ]  # a bare list of interactions sliced out of a ruby VCR cassette
     assert folder[2].stream and folder[2].tool_calls[0]["name"] == "weather"
 
 
@@ -227,43 +264,87 @@ def test_detect_format_url_rules() -> None:
 # -- cassette layouts ------------------------------------------------------------------------------------
 
 
-OPENAI_BODY = {"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0, "finish_reason":
-               "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
-                   {"id": "call_1", "type": "function",
-                    "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]}}]}
+OPENAI_BODY = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    }
+                ],
+            },
+        }
+    ],
+}
 URL = "https://api.openai.com/v1/chat/completions"
 LEAKED = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
 WEATHER_TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 
 
-@pytest.mark.parametrize("body", [
-    {"string": json.dumps(OPENAI_BODY)},
-    {"string": json.dumps(OPENAI_BODY).encode()},  # vcrpy: bytes, written as !!binary
-    {"string": gzip.compress(json.dumps(OPENAI_BODY).encode())},  # recorded without decompression
-    {"encoding": "UTF-8", "base64_string": base64.b64encode(json.dumps(OPENAI_BODY).encode()).decode()},
-    json.dumps(OPENAI_BODY),
-], ids=["string", "binary", "gzip", "base64_string", "plain"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"string": json.dumps(OPENAI_BODY)},
+        {"string": json.dumps(OPENAI_BODY).encode()},  # vcrpy: bytes, written as !!binary
+        {"string": gzip.compress(json.dumps(OPENAI_BODY).encode())},  # recorded without decompression
+        {"encoding": "UTF-8", "base64_string": base64.b64encode(json.dumps(OPENAI_BODY).encode()).decode()},
+        json.dumps(OPENAI_BODY),
+    ],
+    ids=["string", "binary", "gzip", "base64_string", "plain"],
+)
 def test_vcrpy_body_layouts(tmp_path: Path, body: Any) -> None:
     path = cassette(tmp_path / "c.yaml", [interaction(URL, {"model": "m"}, 200, body, "application/json")])
     if isinstance(body.get("string") if isinstance(body, dict) else None, bytes):
         assert "!!binary" in path.read_text()
     [entry] = audit_paths([path])
-    assert entry.tool_calls == [{"id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"},
-                                 "raw_arguments": "{\"city\": \"Paris\"}", "parse_error": None}]
+    assert entry.tool_calls == [
+        {
+            "id": "call_1",
+            "name": "get_weather",
+            "arguments": {"city": "Paris"},
+            "raw_arguments": '{"city": "Paris"}',
+            "parse_error": None,
+        }
+    ]
 
 
 def test_pytest_recording_parsed_body_and_ruby_vcr_layout(tmp_path: Path) -> None:
     pydantic = tmp_path / "p.yaml"
-    pydantic.write_text(yaml.safe_dump({"interactions": [{
-        "request": {"method": "POST", "uri": URL, "parsed_body": {"model": "m", "stream": False}},
-        "response": {"status": {"code": 200}, "parsed_body": OPENAI_BODY}}]}))
+    pydantic.write_text(
+        yaml.safe_dump(
+            {
+                "interactions": [
+                    {
+                        "request": {
+                            "method": "POST",
+                            "uri": URL,
+                            "parsed_body": {"model": "m", "stream": False},
+                        },
+                        "response": {"status": {"code": 200}, "parsed_body": OPENAI_BODY},
+                    }
+                ]
+            }
+        )
+    )
     ruby = tmp_path / "r.yml"
-    ruby.write_text("---\nhttp_interactions:\n- request:\n    method: post\n    uri: " + URL + "\n"
-                    "    body:\n      encoding: UTF-8\n      string: '{}'\n"
-                    "  response:\n    status:\n      code: 200\n"
-                    "    body:\n      encoding: ASCII-8BIT\n      string: !binary |-\n        "
-                    + base64.b64encode(json.dumps(OPENAI_BODY).encode()).decode() + "\n"
-                    "  recorded_at: Mon, 08 Jun 2026 18:54:37 GMT\nrecorded_with: VCR 6.4.0\n")
+    ruby.write_text(
+        "---\nhttp_interactions:\n- request:\n    method: post\n    uri: " + URL + "\n"
+        "    body:\n      encoding: UTF-8\n      string: '{}'\n"
+        "  response:\n    status:\n      code: 200\n"
+        "    body:\n      encoding: ASCII-8BIT\n      string: !binary |-\n        "
+        + base64.b64encode(json.dumps(OPENAI_BODY).encode()).decode()
+        + "\n"
+        "  recorded_at: Mon, 08 Jun 2026 18:54:37 GMT\nrecorded_with: VCR 6.4.0\n"
+    )
     for entry in audit_paths([pydantic, ruby]):
         assert (entry.method, entry.wire_format, entry.status) == ("POST", "openai-chat", 200)
         assert [c["name"] for c in entry.tool_calls] == ["get_weather"]
@@ -271,12 +352,14 @@ def test_pytest_recording_parsed_body_and_ruby_vcr_layout(tmp_path: Path) -> Non
 
 def test_a_harness_recorded_cassette_audits(tmp_path: Path) -> None:
     """Our own cassettes, written by vcrpy through the recording transport (a mock server, no network)."""
+
     def server(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json=OPENAI_BODY)
 
     path = tmp_path / "ours.yaml"
-    transport = CassetteTransport(path, mode="record", target="t", scenario_id="s",
-                                  inner=httpx.MockTransport(server))
+    transport = CassetteTransport(
+        path, mode="record", target="t", scenario_id="s", inner=httpx.MockTransport(server)
+    )
     with httpx.Client(transport=transport) as client:
         client.post(URL, json={"model": "m", "tools": [WEATHER_TOOL]})
     transport.save()
@@ -289,10 +372,24 @@ def test_a_harness_recorded_cassette_audits(tmp_path: Path) -> None:
 
 
 def test_a_call_leaked_into_the_text_is_a_native_delivery_error(tmp_path: Path) -> None:
-    body = {"id": "chatcmpl-2", "choices": [{"index": 0, "finish_reason": "stop",
-                                             "message": {"role": "assistant", "content": LEAKED}}]}
-    path = cassette(tmp_path / "leak.yaml", [interaction(
-        URL, {"model": "m", "tools": [WEATHER_TOOL]}, 200, {"string": json.dumps(body)}, "application/json")])
+    body = {
+        "id": "chatcmpl-2",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": LEAKED}}
+        ],
+    }
+    path = cassette(
+        tmp_path / "leak.yaml",
+        [
+            interaction(
+                URL,
+                {"model": "m", "tools": [WEATHER_TOOL]},
+                200,
+                {"string": json.dumps(body)},
+                "application/json",
+            )
+        ],
+    )
     [entry] = audit_paths([path])
     assert entry.tool_calls == [] and entry.text == LEAKED
     [leak] = [f for f in entry.findings if f["check_id"] == "protocol.native_delivery"]
@@ -301,16 +398,30 @@ def test_a_call_leaked_into_the_text_is_a_native_delivery_error(tmp_path: Path) 
 
 PYTHONIC = '[get_weather(city="Paris")]'  # found only when the request names the tool
 PER_FORMAT = {
-    "anthropic-messages": ("https://api.anthropic.com/v1/messages",
-                           [{"name": "get_weather", "input_schema": {}}],
-                           {"type": "message", "role": "assistant", "stop_reason": "end_turn",
-                            "content": [{"type": "text", "text": PYTHONIC}]}),
-    "gemini-generate": ("https://g/v1beta/models/m:generateContent",
-                        [{"functionDeclarations": [{"name": "get_weather"}]}],
-                        {"candidates": [{"content": {"role": "model", "parts": [{"text": PYTHONIC}]},
-                                         "finishReason": "STOP"}]}),
-    "ollama-chat": ("http://localhost:11434/api/chat", [WEATHER_TOOL],
-                    {"message": {"role": "assistant", "content": PYTHONIC}, "done": True}),
+    "anthropic-messages": (
+        "https://api.anthropic.com/v1/messages",
+        [{"name": "get_weather", "input_schema": {}}],
+        {
+            "type": "message",
+            "role": "assistant",
+            "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": PYTHONIC}],
+        },
+    ),
+    "gemini-generate": (
+        "https://g/v1beta/models/m:generateContent",
+        [{"functionDeclarations": [{"name": "get_weather"}]}],
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": PYTHONIC}]}, "finishReason": "STOP"}
+            ]
+        },
+    ),
+    "ollama-chat": (
+        "http://localhost:11434/api/chat",
+        [WEATHER_TOOL],
+        {"message": {"role": "assistant", "content": PYTHONIC}, "done": True},
+    ),
     "openai-chat": (URL, [WEATHER_TOOL], {"choices": [{"index": 0, "message": {"content": PYTHONIC}}]}),
 }
 
@@ -318,9 +429,13 @@ PER_FORMAT = {
 @pytest.mark.parametrize("fmt", sorted(PER_FORMAT))
 def test_leak_detection_uses_the_tool_names_of_every_request_format(tmp_path: Path, fmt: str) -> None:
     url, tools, body = PER_FORMAT[fmt]
-    with_tools, without = (cassette(tmp_path / f"{name}.yaml", [interaction(
-        url, {"model": "m", "tools": offered}, 200, {"string": json.dumps(body)})])
-        for name, offered in (("with", tools), ("without", [])))
+    with_tools, without = (
+        cassette(
+            tmp_path / f"{name}.yaml",
+            [interaction(url, {"model": "m", "tools": offered}, 200, {"string": json.dumps(body)})],
+        )
+        for name, offered in (("with", tools), ("without", []))
+    )
     [named], [unnamed] = audit_paths([with_tools]), audit_paths([without])
     assert named.wire_format == fmt and named.text == PYTHONIC and named.tool_calls == []
     assert "protocol.native_delivery" in ids(named) and "protocol.native_delivery" not in ids(unnamed)
@@ -342,8 +457,9 @@ def test_bad_input_becomes_entries_not_exceptions(tmp_path: Path) -> None:
     empty = tmp_path / "empty.yaml"
     empty.write_text("interactions: []\nversion: 1\n")
     bad64 = tmp_path / "bad64.yaml"
-    bad64.write_text(yaml.safe_dump({"interactions": [{"request": {},
-                                                       "response": {"body": {"base64_string": "!"}}}]}))
+    bad64.write_text(
+        yaml.safe_dump({"interactions": [{"request": {}, "response": {"body": {"base64_string": "!"}}}]})
+    )
     half = cassette(tmp_path / "half.yaml", [{"request": {"method": "POST", "uri": URL}}])
     entries = {Path(e.source).name: e for e in audit_paths([garbage, empty, bad64, half])}
     assert "audit.format_unknown" in ids(entries["garbage.bin"])
@@ -354,15 +470,17 @@ def test_bad_input_becomes_entries_not_exceptions(tmp_path: Path) -> None:
 
 def test_an_error_body_of_unknown_format_still_reports_the_error(tmp_path: Path) -> None:
     body = {"error": {"message": "rate limited", "type": "rate_limit"}}
-    path = cassette(tmp_path / "e.yaml", [interaction("https://example.com/x", None, 429,
-                                                      {"string": json.dumps(body)})])
+    path = cassette(
+        tmp_path / "e.yaml", [interaction("https://example.com/x", None, 429, {"string": json.dumps(body)})]
+    )
     [entry] = audit_paths([path])
     assert entry.wire_format is None and "audit.format_unknown" in ids(entry)
     assert entry.error == {"status": 429, "code": "rate_limit", "message": "rate limited"}
 
 
 def test_an_adapter_crash_is_a_finding_and_the_other_interactions_still_audit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from harness.providers.anthropic import AnthropicMessagesAdapter
 
     def crash(self: Any, body: dict[str, Any]) -> Any:
@@ -370,9 +488,15 @@ def test_an_adapter_crash_is_a_finding_and_the_other_interactions_still_audit(
 
     monkeypatch.setattr(AnthropicMessagesAdapter, "parse_body", crash)
     anthropic = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}
-    path = cassette(tmp_path / "c.yaml", [
-        interaction("https://api.anthropic.com/v1/messages", None, 200, {"string": json.dumps(anthropic)}),
-        interaction(URL, None, 200, {"string": json.dumps(OPENAI_BODY)})])
+    path = cassette(
+        tmp_path / "c.yaml",
+        [
+            interaction(
+                "https://api.anthropic.com/v1/messages", None, 200, {"string": json.dumps(anthropic)}
+            ),
+            interaction(URL, None, 200, {"string": json.dumps(OPENAI_BODY)}),
+        ],
+    )
     crashed, fine = audit_paths([path])
     assert "audit.parse_crashed" in ids(crashed) and "boom" in crashed.findings[0]["detail"]
     assert fine.tool_calls[0]["name"] == "get_weather"
@@ -401,8 +525,20 @@ def test_render_table_and_json() -> None:
     assert 'retrieve_entity_info({"name": "Alice"})' in out and "Invalid API Key" in out
     assert "1 warning, 1 info: wire.tool_call_delta_without_index" in out
     data = json.loads(json.dumps(to_json(entries)))
-    assert set(data[0]) >= {"source", "interaction", "method", "url", "wire_format", "stream", "status",
-                            "tool_calls", "text", "finish_reason", "error", "findings"}
+    assert set(data[0]) >= {
+        "source",
+        "interaction",
+        "method",
+        "url",
+        "wire_format",
+        "stream",
+        "status",
+        "tool_calls",
+        "text",
+        "finish_reason",
+        "error",
+        "findings",
+    }
 
 
 # -- 5. no network, no tool ---------------------------------------------------------------------------
@@ -415,6 +551,7 @@ def test_auditing_sends_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         def blocked(*args: Any, **kwargs: Any) -> Any:
             attempts.append(name)
             raise AssertionError(f"audit tried the network: {name}")
+
         return blocked
 
     monkeypatch.setattr(httpx.Client, "send", refuse("httpx.Client.send"))
@@ -423,8 +560,10 @@ def test_auditing_sends_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(socket.socket, "connect", refuse("socket.connect"))
     monkeypatch.setattr(socket, "create_connection", refuse("socket.create_connection"))
     body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": LEAKED}}]}
-    leak = cassette(tmp_path / "leak.yaml", [interaction(URL, {"tools": [WEATHER_TOOL]}, 200,
-                                                          {"string": json.dumps(body)})])
+    leak = cassette(
+        tmp_path / "leak.yaml",
+        [interaction(URL, {"tools": [WEATHER_TOOL]}, 200, {"string": json.dumps(body)})],
+    )
     entries = audit_paths([RAW, leak])
     assert len(entries) >= 50 and any(e.tool_calls for e in entries)
     assert "protocol.native_delivery" in ids(entries[-1])
@@ -433,9 +572,11 @@ def test_auditing_sends_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_auditing_loads_no_transport_and_no_tool_runner() -> None:
     """In a fresh interpreter: an audit imports neither an HTTP client nor the agent loop that runs tools."""
-    code = ("import sys; from harness.audit import audit_paths; audit_paths([sys.argv[1]]); "
-            "print([m for m in sys.modules if m.split('.')[0] in ('httpx', 'vcr', 'mcp') "
-            "or m.startswith(('harness.agent', 'harness.transport', 'harness.runner', "
-            "'harness.recording'))])")
+    code = (
+        "import sys; from harness.audit import audit_paths; audit_paths([sys.argv[1]]); "
+        "print([m for m in sys.modules if m.split('.')[0] in ('httpx', 'vcr', 'mcp') "
+        "or m.startswith(('harness.agent', 'harness.transport', 'harness.runner', "
+        "'harness.recording'))])"
+    )
     out = subprocess.run([sys.executable, "-c", code, str(RAW)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

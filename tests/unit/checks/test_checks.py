@@ -159,4 +159,6 @@ def test_wire_findings_fold_into_one_check_with_evidence(tmp_path: Path) -> None
     status, findings = results(RunContext(transcript(turn, "x"), scenario(tmp_path)))["protocol.wire"]
     assert status == "warn"
     assert [(f.check_id, f.turn_index) for f in findings] == [
-        ("wire.arguments_object_not_string", 0), ("wire.text_with_tool_calls", 0)]
+        ("wire.arguments_object_not_string", 0),
+        ("wire.text_with_tool_calls", 0),
+    ]

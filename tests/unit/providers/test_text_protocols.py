@@ -12,14 +12,13 @@ from harness.model import Message, ToolCall, ToolChoice, ToolResult, ToolSpec, W
 from harness.providers import formats
 from harness.providers.base import RequestOptions
 from harness.providers.openai import OpenAIChatAdapter
+from harness.providers.prompted import PromptedAdapter, prompted
 from harness.providers.text_protocols import (
-    PromptedAdapter,
     TextParse,
     detect_leaks,
     estimate_tokens,
     get_protocol,
     native_tools_size,
-    prompted,
     protocols,
 )
 
@@ -619,7 +618,7 @@ def chat_body(content: str | None, tool_calls: list[dict[str, Any]] | None = Non
 def test_prompted_adapter_routes_as_the_inner_format_and_is_not_registered() -> None:
     adapter = prompted(OpenAIChatAdapter(), "hermes")
     assert isinstance(adapter, PromptedAdapter)
-    assert adapter.format == "openai-chat" and type(adapter).format == "prompted"
+    assert adapter.inner.format == "openai-chat" and adapter.format == "prompted"
     assert adapter.mode == "prompted-hermes"
     assert "prompted" not in formats()
     assert adapter.auth_headers("k") == {"Authorization": "Bearer k"}
@@ -673,9 +672,8 @@ def test_build_request_replays_calls_as_text_and_groups_results_into_one_user_me
 
 def test_parse_takes_the_calls_out_of_the_text() -> None:
     adapter = prompted(OpenAIChatAdapter(), "xml")
-    adapter.build_request([Message("user", "hi")], [WEATHER], ToolChoice("auto"), OPTIONS)
     reply = "Checking.\n" + xml_call("<city>Paris</city><days>2</days>").replace(">f<", ">get_weather<")
-    turn = adapter.parse(WireResponse(200, chat_body(reply)), stream=False)
+    turn = adapter.parse(WireResponse(200, chat_body(reply)), stream=False, tools=[WEATHER])
     assert turn.error is None
     assert [(c.name, c.arguments, c.wire_id) for c in turn.tool_calls] == [
         ("get_weather", {"city": "Paris", "days": 2}, None)

@@ -1,0 +1,32 @@
+from pathlib import Path
+
+from harness.scenarios import load
+from harness.sim.script import Conversation, ScriptedModel, offered_name
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_scripted_model_plays_the_expectation_turn_by_turn() -> None:
+    suite = load([REPO / "scenarios"])
+    model = ScriptedModel(suite)
+    scenario = next(s for s in suite if s.id == "todo.sequential.create_complete")
+    opening = [(m.role, m.content or "") for m in scenario.messages]
+    first = model.reply(scenario, Conversation(opening, 0, ["todo"]))
+    second = model.reply(scenario, Conversation(opening, 1, ["todo"]))
+    final = model.reply(scenario, Conversation(opening, 2, ["todo"]))
+    assert first.calls == [("todo", {"operation": "create", "title": "taxes"})]
+    assert second.calls == [("todo", {"operation": "complete", "id": 1})]
+    assert final.calls == [] and final.text in ("done", "complete")
+    assert model.find(Conversation(opening, 0, [])) is scenario
+
+
+def test_offered_name_follows_sanitising_and_shortening() -> None:
+    assert offered_name("get_weather", ["get_weather"]) == "get_weather"
+    assert (
+        offered_name("mcp__codeindex__search.files", ["mcp__codeindex__search_files"])
+        == "mcp__codeindex__search_files"
+    )
+    long = "mcp__a_very_long_server_name__and_an_even_longer_tool_name_that_goes_on"
+    shortened = long[:55] + "_0123abcd"
+    assert offered_name(long, [shortened]) == shortened
+    assert offered_name("x", []) == "x"
