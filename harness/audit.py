@@ -260,12 +260,8 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> Aud
         if response.status < 400:
             return entry
         turn = ParsedTurn(error=error_from_body(response.status, response.body))  # errors share envelopes
-    else:
-        try:
-            turn = adapter_class(fmt)().parse(response, stream=entry.stream)
-        except Exception as exc:  # an adapter bug must not hide the other interactions
-            entry.note("audit.parse_crashed", "error", f"the {fmt} adapter raised {exc!r}")
-            return entry
+    else:  # never raises: an unreadable body is a malformed_body finding
+        turn = adapter_class(fmt)().parse(response, stream=entry.stream)
     entry.tool_calls = [
         {
             "id": c.wire_id,

@@ -133,22 +133,12 @@ def _run(
     from harness import scenarios as scenario_lib
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
-    from harness.reports import write_reports
-    from harness.runner import RunConfig
+    from harness.reports import gate, write_reports
+    from harness.runner import RunConfig, choose_targets
     from harness.runner import run as run_all
-    from harness.targets import load_targets, pick
+    from harness.targets import load_targets
 
-    known = load_targets(config)
-    if targets:
-        chosen = pick(known, list(targets))
-    elif mode == "replay":
-        chosen = [t for name, t in sorted(known.items()) if (cassettes / name).is_dir()]
-        if not chosen:
-            raise ConfigError(f"no recorded target under {cassettes}/; name targets with --target")
-    elif mode == "record":
-        chosen = [t for _, t in sorted(known.items()) if t.simulated]
-    else:
-        raise ConfigError("--live needs at least one --target")
+    chosen = choose_targets(load_targets(config), list(targets), cast(Mode, mode), cassettes)
     selected = scenario_lib.select(scenario_lib.load([scenario_dir]), list(scenario_patterns))
     if not selected:
         raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
@@ -178,7 +168,10 @@ def _run(
                 soft_wrap=True,
             )
     err.print("wrote " + ", ".join(str(p) for p in [run_config.results, *paths]))
-    _exit_code(report, records, min_score, strict)
+    code, message = gate(report, records, min_score=min_score, strict=strict)
+    if code:
+        err.print(f"[red]{message}[/red]", markup=True, soft_wrap=True)
+        sys.exit(code)
 
 
 def _print_table(report: dict[str, Any]) -> None:
@@ -196,26 +189,6 @@ def _print_table(report: dict[str, Any]) -> None:
     console.print(table)
     if report["summary"]["overall"]["simulated_targets"]:
         console.print(f"[dim]{report['simulated_note']}[/dim]", markup=True)
-
-
-def _exit_code(
-    report: dict[str, Any], records: list[dict[str, Any]], min_score: float | None, strict: bool
-) -> None:
-    err = _console(stderr=True)
-    if any(r["error"] and r["error"]["kind"].startswith("Cassette") for r in records):
-        err.print("[red]cassette errors: see above; replay never goes live[/red]", markup=True)
-        sys.exit(3)
-    if min_score is not None:
-        low = {
-            n: t["score"]
-            for n, t in report["summary"]["targets"].items()
-            if t["score"] is None or t["score"] < min_score
-        }
-        if low:
-            err.print(f"[red]below --min-score {min_score}:[/red] {low}", markup=True)
-            sys.exit(1)
-    if strict and not all(r["passed"] for r in records):
-        sys.exit(1)
 
 
 @main.command()
@@ -297,8 +270,13 @@ def sim(port: int, scenario_dir: str) -> None:
     from harness.sim.server import SimServer
 
     with SimServer(scenario_lib.load([scenario_dir]), port=port) as server:
+        from harness.sim.deviations import DEVIATIONS
+
         for name in FORMATS:
             click.echo(f"{name}: {server.base_url(name)}")
+        click.echo(
+            f"deviations (append ~<name> to a format, e.g. openai-chat~missing-ids): {', '.join(DEVIATIONS)}"
+        )
         click.echo("simulated targets only: scores from this server are never a model's. Ctrl-C stops it.")
         try:
             while True:

@@ -86,7 +86,10 @@ class CassetteDriftError(CassetteError):
 
 
 class TransportError(HarnessError):
-    """The request did not get an HTTP response at all."""
+    """The request did not get a usable HTTP response at all. ``request`` is the request as
+    the transcript keeps it (secrets masked), filled in by the transport."""
+
+    request: dict[str, object] | None = None
 
 
 class ServerError(HarnessError):

@@ -106,7 +106,9 @@ def local_server(
         raise UnknownNameError("local model", name, MODELS)
     path = weights(model)
     port = port or free_port()
-    log = Path(tempfile.mkstemp(prefix=f"harness-{name}-", suffix=".log")[1])
+    descriptor, log_name = tempfile.mkstemp(prefix=f"harness-{name}-", suffix=".log")
+    os.close(descriptor)
+    log = Path(log_name)
     command = [
         sys.executable,
         "-m",
@@ -139,6 +141,7 @@ def local_server(
         yield server
     finally:
         _stop(process)
+        log.unlink(missing_ok=True)
 
 
 def _wait_ready(server: LocalServer, timeout_s: float) -> None:

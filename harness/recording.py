@@ -15,17 +15,14 @@ import json
 import time
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
 from harness.errors import CassetteDriftError, CassetteMissingError
-from harness.transport import SECRET_HEADERS
+from harness.transport import SECRET_HEADERS, scrub_uri
 
 Mode = Literal["replay", "record", "live"]
 RecordMode = Literal["once", "new_episodes", "all"]
-SECRET_QUERY = frozenset({"key", "api_key", "apikey", "access_token", "token"})
-SCRUBBED = "<scrubbed>"
 
 
 def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int = 0) -> Path:
@@ -35,22 +32,6 @@ def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int =
 
 
 # -- scrubbing ---------------------------------------------------------------
-
-
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-def scrub_uri(uri: str) -> str:
-    """Mask secret query parameters; drop the port of loopback servers (random on each start),
-    so re-recording a local server gives the same cassette."""
-    parts = urlsplit(uri)
-    if parts.hostname in LOOPBACK and parts.port:
-        parts = parts._replace(netloc=f"{parts.hostname}:0")
-    if parts.query:
-        query = [(k, SCRUBBED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, True)]
-        parts = parts._replace(query=urlencode(query, safe="<>"))
-    return urlunsplit(parts)
-
 
 VOLATILE_HEADERS = frozenset({"host", "content-length", "user-agent", "accept-encoding", "connection"})
 
@@ -133,6 +114,16 @@ def drift_diff(recorded: Any, new: Any) -> str:
     return "\n".join(lines[:40] + ([f"... {len(lines) - 40} more lines"] if len(lines) > 40 else []))
 
 
+def _decoded_headers(headers: Any) -> list[tuple[str, str]]:
+    """Headers for a body held decoded: its encoding and length no longer apply (a gzip
+    response read through httpx is plain text by now)."""
+    return [
+        (k, v)
+        for k, v in headers
+        if k.lower() not in ("content-encoding", "transfer-encoding", "content-length")
+    ]
+
+
 # -- the transport ---------------------------------------------------------------------
 
 
@@ -182,7 +173,8 @@ class CassetteTransport(httpx.BaseTransport):
         vcr_request = VcrRequest(request.method, str(request.url), body, dict(request.headers))
         if self.cassette.can_play_response_for(vcr_request):
             return self._play(self.cassette.play_response(vcr_request), request)
-        if self.mode == "replay" or self.inner is None:
+        if self.mode == "replay" or self.inner is None or self.cassette.write_protected:
+            # replay, or record mode "once" over an existing cassette: never a live call
             raise CassetteDriftError(str(self.path), self.scenario_id, self._closest(vcr_request))
         started = time.perf_counter()
         response = self.inner.handle_request(request)
@@ -191,18 +183,19 @@ class CassetteTransport(httpx.BaseTransport):
         finally:
             response.close()
         elapsed = round((time.perf_counter() - started) * 1000, 1)
-        self.cassette.append(
-            vcr_request,
-            {
-                "status": {"code": response.status_code, "message": response.reason_phrase},
-                "headers": {k: list(response.headers.get_list(k)) for k in response.headers},
-                "body": {"string": content.decode("utf-8", errors="replace")},
-                "elapsed_ms": elapsed,
-            },
-        )
+        headers = _decoded_headers(response.headers.multi_items())  # the body below is decoded already
+        recorded: dict[str, Any] = {
+            "status": {"code": response.status_code, "message": response.reason_phrase},
+            "headers": {},
+            "body": {"string": content.decode("utf-8", errors="replace")},
+            "elapsed_ms": elapsed,
+        }
+        for name, value in headers:
+            recorded["headers"].setdefault(name, []).append(value)
+        self.cassette.append(vcr_request, recorded)
         return httpx.Response(
             response.status_code,
-            headers=response.headers,
+            headers=headers,
             content=content,
             request=request,
             extensions={"harness_elapsed_ms": elapsed},
@@ -212,8 +205,9 @@ class CassetteTransport(httpx.BaseTransport):
     def _play(recorded: dict[str, Any], request: httpx.Request) -> httpx.Response:
         body = recorded["body"]["string"]
         content = body.encode("utf-8") if isinstance(body, str) else (body or b"")
-        headers = [(k, v) for k, values in recorded.get("headers", {}).items() for v in values]
-        headers = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "transfer-encoding")]
+        headers = _decoded_headers(
+            (k, v) for k, values in recorded.get("headers", {}).items() for v in values
+        )
         return httpx.Response(
             recorded["status"]["code"],
             headers=headers,
@@ -238,6 +232,10 @@ class CassetteTransport(httpx.BaseTransport):
             return f"no recorded request to {request.method} {request.path}; the cassette holds: {recorded}"
         closest = (unplayed or candidates)[0]
         return "diff of the closest recorded request body -> the new one:\n" + drift_diff(closest, request)
+
+    def close(self) -> None:
+        if self.inner is not None:
+            self.inner.close()
 
     def save(self) -> None:
         """Write the cassette (record mode only; replay never writes)."""

@@ -20,21 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import httpx
-
 from harness.agent.builtin import builtin_tool
 from harness.agent.loop import LoopSettings, run_loop
 from harness.agent.mcp_run import MCPSession, recording_path
 from harness.agent.registry import Fault, ToolRegistry
 from harness.checks import RunContext, run_checks
-from harness.errors import CassetteError, ConfigError
+from harness.errors import CassetteError, ConfigError, UserError
 from harness.model import Transcript, to_data
 from harness.providers import RequestOptions
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
 from harness.scenarios import Scenario
 from harness.scoring import run_score
-from harness.targets import Target
-from harness.transport import Transport, api_key
+from harness.targets import Target, pick
+from harness.transport import Transport, api_key, live_transport
 
 RESULT_SCHEMA = "harness.result/1"
 REPLAY_HOST = "http://replay.invalid"
@@ -71,10 +69,9 @@ def endpoints(targets: list[Target], scenarios: list[Scenario], mode: Mode) -> I
         sim = None
         local: dict[str, str] = {}  # local model -> base URL: one server per model, shared by its targets
         for target in targets:
-            adapter = target.adapter()
             if mode == "replay":  # nothing is contacted; only the path must match the recording
                 if target.simulated:
-                    found[target.name] = Endpoint(f"{REPLAY_HOST}/{target.format}")
+                    found[target.name] = Endpoint(f"{REPLAY_HOST}/{target.sim_route}")
                 elif target.local_model:
                     found[target.name] = Endpoint(REPLAY_HOST)
                 else:
@@ -85,7 +82,7 @@ def endpoints(targets: list[Target], scenarios: list[Scenario], mode: Mode) -> I
                     from harness.sim.server import SimServer
 
                     sim = stack.enter_context(SimServer(scenarios))
-                found[target.name] = Endpoint(sim.base_url(target.format))
+                found[target.name] = Endpoint(sim.base_url(target.sim_route))
             elif target.local_model:
                 from harness.local import local_server
 
@@ -97,8 +94,23 @@ def endpoints(targets: list[Target], scenarios: list[Scenario], mode: Mode) -> I
                 if not base:
                     raise ConfigError(f"target {target.name!r} has no base_url")
                 key = api_key(target.api_key_variable())
-                found[target.name] = Endpoint(base, adapter.auth_headers(key) if key else {})
+                found[target.name] = Endpoint(base, target.adapter().auth_headers(key) if key else {})
         yield found
+
+
+def choose_targets(known: dict[str, Target], names: list[str], mode: Mode, cassettes: Path) -> list[Target]:
+    """The targets named (globs allowed), or by default: in replay every target with
+    recordings, when recording the simulated ones; a live run must name its targets."""
+    if names:
+        return pick(known, names)
+    if mode == "replay":
+        chosen = [t for name, t in sorted(known.items()) if (cassettes / name).is_dir()]
+        if not chosen:
+            raise ConfigError(f"no recorded target under {cassettes}/; name targets with --target")
+        return chosen
+    if mode == "record":
+        return [t for _, t in sorted(known.items()) if t.simulated]
+    raise ConfigError("a live run needs at least one --target")
 
 
 def build_registry(scenario: Scenario) -> ToolRegistry:
@@ -114,40 +126,44 @@ def build_registry(scenario: Scenario) -> ToolRegistry:
 def run_one(
     target: Target, scenario: Scenario, repeat: int, endpoint: Endpoint, config: RunConfig
 ) -> dict[str, Any]:
-    """One run of one scenario against one target: the scored result record."""
+    """One run of one scenario against one target: the scored result record.
+
+    A cassette error or a harness fault ends the run with its error recorded
+    (it scores 0 and fails); bad user input (a :class:`UserError`) is raised.
+    """
     transcript = Transcript(target.name, scenario.id, repeat)
     error: dict[str, str] | None = None
     checks: list[dict[str, Any]] = []
-    cassette: CassetteTransport | None = None
-    mcp: MCPSession | None = None
     path = cassette_path(config.cassettes, target.name, scenario.id, repeat)
+    mcp: MCPSession | None = None
+    cassette: CassetteTransport | None = None
+    transport: Transport | None = None
     try:
-        adapter = target.adapter()
         registry = build_registry(scenario)
         if scenario.mcp_servers:
             mcp = MCPSession(
+                target.name,
                 scenario,
                 target.format,
                 recording_path(path),
                 live=config.mode != "replay" or config.live_mcp,
                 record=config.mode == "record",
                 reserved=list(registry.names()),
-            ).start()
+            )
+            mcp.start()
             for tool in mcp.tools():
                 registry.add(tool)
             transcript.tool_names = mcp.names()
-        inner = None if config.mode == "replay" else httpx.HTTPTransport()
-        client_transport: httpx.BaseTransport | None = inner
+        client_transport = None if config.mode == "replay" else live_transport()
         if config.mode != "live":
-            cassette = CassetteTransport(
+            cassette = client_transport = CassetteTransport(
                 path,
                 mode=config.mode,
                 target=target.name,
                 scenario_id=scenario.id,
-                inner=inner,
+                inner=client_transport,
                 record_mode=config.record_mode,
             )
-            client_transport = cassette
         transport = Transport(
             endpoint.base_url,
             auth_headers=endpoint.auth_headers,
@@ -166,21 +182,18 @@ def run_one(
             dict(target.request_options),
         )
         settings = LoopSettings(scenario.max_turns, scenario.tool_choice, options)
-        try:
-            run_loop(transcript, adapter, transport.send, registry, scenario.messages, settings)
-        finally:
-            transport.close()
-            if mcp is not None:
-                mcp.close()
-                transcript.findings.extend(mcp.findings())
-                mcp = None
+        run_loop(transcript, target.adapter(), transport.send, registry, scenario.messages, settings)
+        if mcp is not None:
+            mcp.close()
+            transcript.findings.extend(mcp.findings())
+            mcp = None
         if cassette is not None:
             cassette.save()
         context = RunContext(
             transcript,
             scenario,
             target.protocol,
-            native_tool_choice="required" in target.endpoint_profile().tool_choice,
+            native_tool_choice=scenario.tool_choice.mode in target.endpoint_profile().tool_choice,
         )
         checks = [
             {
@@ -192,6 +205,8 @@ def run_one(
             }
             for r in run_checks(context)
         ]
+    except UserError:
+        raise
     except CassetteError as exc:
         error = {"kind": type(exc).__name__, "message": str(exc)}
     except Exception as exc:  # a harness fault: recorded, the other runs go on
@@ -201,9 +216,12 @@ def run_one(
             "traceback": traceback.format_exc(limit=8),
         }
     finally:
-        if mcp is not None:  # the run failed before its MCP servers were stopped
+        if transport is not None:
+            transport.close()
+        if cassette is not None:
+            cassette.close()
+        if mcp is not None:  # the run ended before its MCP servers were stopped
             mcp.close()
-    score = None if error else run_score(checks)
     return {
         "schema": RESULT_SCHEMA,
         "target": target.name,
@@ -212,10 +230,11 @@ def run_one(
         "category": scenario.category,
         "repeat": repeat,
         "mode": config.mode,
-        "score": score,
+        "score": 0.0 if error else run_score(checks),
         "passed": error is None and all(c["status"] != "fail" for c in checks),
         "error": error,
         "checks": checks,
+        "usage": to_data(transcript.usage()),
         "transcript": to_data(transcript),
     }
 
@@ -245,7 +264,8 @@ def run(
             if on_result is not None:
                 on_result(record)
 
-        jobs = [(t, s, k) for t in targets for s in scenarios for k in range(config.repeats)]
+        # interleaved across targets, so no target's limit holds every worker
+        jobs = [(t, s, k) for s in scenarios for k in range(config.repeats) for t in targets]
         with ThreadPoolExecutor(max_workers=max(1, config.concurrency), thread_name_prefix="run") as pool:
             for future in [pool.submit(task, *job) for job in jobs]:
                 future.result()

@@ -167,20 +167,31 @@ def _build(data: dict[str, Any], path: str, node: yaml.Node) -> Scenario:
         )
         for name, spec in (data.get("mcp_servers") or {}).items()
     )
-    builtin = tuple(t for t in data.get("tools", []) if isinstance(t, str))
-    mcp = tuple(
-        (t["mcp"], tuple(t["tools"]) if "tools" in t else None)
-        for t in data.get("tools", [])
-        if isinstance(t, dict)
-    )
-    for index, (server, _) in enumerate(mcp):
-        if server not in {s.name for s in servers}:
-            where = ["tools", index, "mcp"]
-            raise ScenarioError(
-                path,
-                f"MCP server {server!r} is not declared in mcp_servers",
-                line=_line_of(node, where),
-                pointer=_pointer(where),
+    from harness.agent.builtin import BUILTINS
+
+    def refuse(message: str, *where: str | int) -> ScenarioError:
+        return ScenarioError(path, message, line=_line_of(node, where), pointer=_pointer(where))
+
+    tools = data.get("tools", [])
+    for index, tool in enumerate(tools):
+        if isinstance(tool, str) and tool not in BUILTINS:
+            raise refuse(f"unknown built-in tool {tool!r}; known: {', '.join(BUILTINS)}", "tools", index)
+        if isinstance(tool, dict) and tool["mcp"] not in {s.name for s in servers}:
+            raise refuse(f"MCP server {tool['mcp']!r} is not declared in mcp_servers", "tools", index, "mcp")
+    builtin = tuple(t for t in tools if isinstance(t, str))
+    mcp = tuple((t["mcp"], tuple(t["tools"]) if "tools" in t else None) for t in tools if isinstance(t, dict))
+    for index, fault in enumerate(data.get("faults") or []):
+        if (
+            fault["tool"] not in builtin
+            and not fault["tool"].startswith("mcp__")
+            and "." not in fault["tool"]
+        ):
+            raise refuse(
+                f"fault on {fault['tool']!r}, which the scenario does not offer; offered built-ins: "
+                f"{', '.join(builtin) or '(none)'} (MCP tools by their scenario name, mcp__<server>__<tool>)",
+                "faults",
+                index,
+                "tool",
             )
     return Scenario(
         id=data["id"],

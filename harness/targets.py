@@ -43,7 +43,12 @@ class Target:
 
     @property
     def simulated(self) -> bool:
-        return self.base_url == SIM
+        return self.base_url == SIM or self.base_url.startswith(SIM + "~")
+
+    @property
+    def sim_route(self) -> str:
+        """``<format>`` or ``<format>~<deviation>``: the simulator's prefix for this target."""
+        return self.format + self.base_url[len(SIM) :] if self.simulated else self.format
 
     @property
     def local_model(self) -> str | None:

@@ -7,11 +7,13 @@ the rest of the harness cannot tell a live call from a replayed one.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -41,6 +43,10 @@ def api_key(env_name: str | None) -> str | None:
     return value
 
 
+SECRET_QUERY = frozenset({"key", "api_key", "apikey", "access_token", "token"})
+SCRUBBED = "<scrubbed>"
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
 SECRET_HEADERS = frozenset(
     {"authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie", "set-cookie", "proxy-authorization"}
 )
@@ -48,7 +54,19 @@ SECRET_HEADERS = frozenset(
 
 def masked(headers: dict[str, str]) -> dict[str, str]:
     """Headers fit for a transcript: secret values replaced."""
-    return {k: ("<scrubbed>" if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+    return {k: (SCRUBBED if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+
+
+def scrub_uri(uri: str) -> str:
+    """Mask secret query parameters (``key=``...); drop the port of loopback servers (random on
+    each start), so re-recording a local server gives the same cassette."""
+    parts = urlsplit(uri)
+    if parts.hostname in LOOPBACK and parts.port:
+        parts = parts._replace(netloc=f"{parts.hostname}:0")
+    if parts.query:
+        query = [(k, SCRUBBED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, True)]
+        parts = parts._replace(query=urlencode(query, safe="<>"))
+    return urlunsplit(parts)
 
 
 class Transport:
@@ -83,22 +101,32 @@ class Transport:
     def url(self, path: str) -> str:
         return self.base_url + path
 
-    def send(self, wire: WireRequest) -> Sent:
-        headers = {"content-type": "application/json", **wire.headers, **self.auth_headers}
-        if wire.stream:
-            headers.setdefault("accept", "text/event-stream")
-        record = {
+    def describe(self, wire: WireRequest, headers: dict[str, str]) -> dict[str, Any]:
+        """The request as transcripts keep it: secret headers and query parameters masked."""
+        return {
             "method": wire.method,
-            "url": self.url(wire.path),
+            "url": scrub_uri(self.url(wire.path)),
             "headers": masked(headers),
             "body": wire.body,
         }
+
+    def send(self, wire: WireRequest) -> Sent:
+        """Send, retrying 429/503/529 (each retry a finding); :class:`TransportError` when no
+        response came back at all, carrying the request record for the transcript."""
+        headers = {"content-type": "application/json", **wire.headers, **self.auth_headers}
+        if wire.stream:
+            headers.setdefault("accept", "text/event-stream")
+        record = self.describe(wire, headers)
         findings: list[Finding] = []
         for attempt in range(self.retries + 1):
-            response, elapsed = self._send_once(wire, headers)
+            try:
+                response, elapsed = self._send_once(wire, headers)
+            except TransportError as exc:
+                exc.request = record
+                raise
             if response.status not in RETRY_STATUSES or attempt == self.retries:
                 return Sent(record, response, elapsed, findings)
-            wait = min(self._retry_after(response), self.max_backoff_s)
+            wait = min(retry_after(response.headers), self.max_backoff_s)
             findings.append(
                 Finding(
                     "transport.retried",
@@ -120,24 +148,32 @@ class Transport:
             finally:
                 response.close()
         except httpx.TimeoutException as exc:
-            raise TransportError(f"timed out talking to {request.url}: {exc}") from exc
-        except httpx.TransportError as exc:
-            raise TransportError(f"no response from {request.url}: {exc}") from exc
-        elapsed = response.extensions.get("harness_elapsed_ms")
-        if elapsed is None:
+            raise TransportError(f"timed out talking to {scrub_uri(str(request.url))}: {exc}") from exc
+        except httpx.RequestError as exc:  # connection failures, undecodable bodies, redirect loops
+            raise TransportError(f"no usable response from {scrub_uri(str(request.url))}: {exc}") from exc
+        if "harness_elapsed_ms" in response.extensions:  # replayed: the recorded latency, or none
+            elapsed = response.extensions["harness_elapsed_ms"]
+        else:
             elapsed = (time.perf_counter() - started) * 1000
-        return WireResponse(
-            response.status_code, body.decode("utf-8", errors="replace"), dict(response.headers)
-        ), elapsed
+        text = body.decode("utf-8", errors="replace")
+        return WireResponse(response.status_code, text, masked(dict(response.headers))), elapsed
 
-    @staticmethod
-    def _retry_after(response: WireResponse) -> float:
-        for key, value in response.headers.items():
-            if key.lower() == "retry-after-ms":
-                return float(value) / 1000
-            if key.lower() == "retry-after":
-                try:
-                    return float(value)
-                except ValueError:
-                    return 1.0
-        return 1.0
+
+def retry_after(headers: dict[str, str]) -> float:
+    """Seconds to wait before a retry, from ``retry-after-ms`` or ``retry-after`` (1 s when
+    absent or unreadable; never negative)."""
+    for key, value in headers.items():
+        scale = {"retry-after-ms": 1000.0, "retry-after": 1.0}.get(key.lower())
+        if scale is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            return 1.0
+        return seconds if math.isfinite(seconds) and seconds >= 0 else 1.0
+    return 1.0
+
+
+def live_transport() -> httpx.BaseTransport:
+    """The real network transport (record and live modes)."""
+    return httpx.HTTPTransport()

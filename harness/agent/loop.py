@@ -80,7 +80,7 @@ def run_loop(
                 sent = send(wire)
             except TransportError as exc:
                 parsed = ParsedTurn(error=ProviderError(0, str(exc), "transport_error"))
-                request = {"method": wire.method, "path": wire.path, "body": wire.body}
+                request = exc.request or {"method": wire.method, "url": wire.path, "body": wire.body}
                 transcript.exchanges.append(Exchange(turn, request, None, parsed))
                 transcript.stop_reason = "transport_error"
                 break
@@ -129,7 +129,20 @@ def run_loop(
 def execute(
     pool: ThreadPoolExecutor, registry: ToolRegistry, calls: Sequence[ToolCall], turn: int
 ) -> list[ToolExecution]:
-    """Run a turn's calls, concurrently when there are several; results keep the call order."""
-    if len(calls) == 1:
-        return [registry.execute(calls[0], turn)]
-    return list(pool.map(lambda call: registry.execute(call, turn), calls))
+    """Run a turn's calls concurrently, except calls sharing state (one built-in's store, one
+    MCP server), which run in call order; results keep the call order."""
+    faults = registry.plan(calls)
+    lanes: dict[str, list[int]] = {}
+    for index, call in enumerate(calls):
+        tool = registry.tools.get(call.name)
+        key = tool.serial if tool is not None and tool.serial else f"call:{index}"
+        lanes.setdefault(key, []).append(index)
+
+    def run(lane: list[int]) -> list[tuple[int, ToolExecution]]:
+        return [(i, registry.execute(calls[i], turn, faults[i])) for i in lane]
+
+    if len(lanes) == 1:
+        done = run(next(iter(lanes.values())))
+    else:
+        done = [item for lane in pool.map(run, lanes.values()) for item in lane]
+    return [execution for _, execution in sorted(done, key=lambda item: item[0])]

@@ -216,29 +216,31 @@ class MCPManager:
         pairs = [(tool.server, tool.name) for tool in self.tools()]
         return ToolNamer(pairs, family, style=style, on_forbidden=on_forbidden, reserved=reserved)
 
-    def as_tools(self, naming: ToolNamer | None = None) -> list[Tool]:
-        """Registry tools (source ``mcp:<server>``) named by ``naming`` (default: OpenAI rules).
-
-        Their executors raise ``ToolFailure`` for isError results and failed calls.
-        """
+    def as_tools(
+        self,
+        naming: ToolNamer | None = None,
+        tools: Iterable[MCPTool] | None = None,
+        on_call: OnCall | None = None,
+    ) -> list[Tool]:
+        """Registry tools (source ``mcp:<server>``) named by ``naming`` (default: OpenAI rules),
+        for ``tools`` (default: every listed one). ``on_call`` sees each call's outcome (the run
+        records them). Executors raise ``ToolFailure`` for isError results and failed calls."""
         namer = naming or self.namer()
-        tools = []
-        for tool in self.tools():
-            description = tool.description or f"{tool.name} (MCP server {tool.server})"
-            exposed = namer.exposed(tool.server, tool.name)
-            spec = ToolSpec(exposed, description, normalize_schema(tool.input_schema))
-            tools.append(Tool(spec, self._executor(tool.server, tool.name), source=f"mcp:{tool.server}"))
-        return tools
+        return [
+            registry_tool(t, namer, self._executor(t.server, t.name, on_call)) for t in tools or self.tools()
+        ]
 
-    def _executor(self, server: str, tool: str) -> Callable[[dict[str, Any]], str]:
+    def _executor(self, server: str, tool: str, on_call: OnCall | None) -> Callable[[dict[str, Any]], str]:
         def execute(arguments: dict[str, Any]) -> str:
             try:
                 result = self.call(server, tool, arguments)
             except ServerError as exc:
+                if on_call is not None:
+                    on_call(server, tool, arguments, None, str(exc))
                 raise ToolFailure(str(exc)) from exc
-            if result.is_error:
-                raise ToolFailure(result.text or f"MCP tool {tool!r} reported an error")
-            return result.text
+            if on_call is not None:
+                on_call(server, tool, arguments, result, None)
+            return tool_text(tool, result)
 
         return execute
 
@@ -400,6 +402,34 @@ async def _list_tools(server: str, client: Client) -> list[MCPTool]:
         if cursor is None:
             break
     return tools
+
+
+OnCall = Callable[[str, str, dict[str, Any], MCPCallResult | None, str | None], None]
+"""(server, tool, arguments, result, failure): what a call came to."""
+
+
+def tool_text(tool: str, result: MCPCallResult) -> str:
+    """A result as the tool's answer; an isError result is the tool's failure."""
+    if result.is_error:
+        raise ToolFailure(result.text or f"MCP tool {tool!r} reported an error")
+    return result.text
+
+
+def registry_tool(tool: MCPTool, namer: ToolNamer, execute: Callable[[dict[str, Any]], str]) -> Tool:
+    """An MCP tool as the registry holds it: its provider-safe name, its scenario name, and
+    one serial lane per server (calls to one server run in call order)."""
+    spec = ToolSpec(
+        namer.exposed(tool.server, tool.name),
+        tool.description or f"{tool.name} (MCP server {tool.server})",
+        normalize_schema(tool.input_schema),
+    )
+    return Tool(
+        spec,
+        execute,
+        source=f"mcp:{tool.server}",
+        serial=f"mcp:{tool.server}",
+        name=namer.raw(tool.server, tool.name),
+    )
 
 
 def _not_running(state: _Server, tool: str) -> MCPCallError:

@@ -14,17 +14,19 @@ import json
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from harness.agent._mcp_types import MCPIssue, MCPServerSpec, MCPTool
+from harness.agent._mcp_types import MCPCallResult, MCPIssue, MCPServerSpec, MCPTool
+from harness.agent.mcp import registry_tool, tool_text
 from harness.agent.naming import Style, ToolNamer
 from harness.agent.registry import Tool, ToolFailure
-from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError, ServerError
-from harness.model import Finding, ToolSpec
+from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
+from harness.model import Finding
 from harness.scenarios import Scenario
 
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: replay stays cheap
@@ -45,6 +47,7 @@ class MCPSession:
 
     def __init__(
         self,
+        target: str,
         scenario: Scenario,
         wire_format: str,
         recording: Path,
@@ -53,7 +56,8 @@ class MCPSession:
         record: bool,
         reserved: list[str],
     ):
-        self.scenario, self.recording, self.live, self.record = scenario, recording, live, record
+        self.target, self.scenario, self.recording = target, scenario, recording
+        self.live, self.record = live, record
         self.family = FAMILIES.get(wire_format, "openai")
         self.reserved = reserved
         self.manager: Any = None
@@ -62,6 +66,7 @@ class MCPSession:
         self.calls: list[dict[str, Any]] = []
         self._replay_calls: list[dict[str, Any]] = []
         self._fixtures: list[Path] = []
+        self._lock = threading.Lock()
         self.namer: ToolNamer | None = None
 
     # -- lifecycle ------------------------------------------------------------------
@@ -119,7 +124,7 @@ class MCPSession:
 
     def _load(self) -> None:
         if not self.recording.is_file():
-            raise CassetteMissingError(str(self.recording), "(MCP)", self.scenario.id)
+            raise CassetteMissingError(str(self.recording), self.target, self.scenario.id)
         data = yaml.load(self.recording.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}
         self.listed = [
             MCPTool(server, t["name"], t.get("description", ""), t.get("input_schema") or {})
@@ -156,21 +161,27 @@ class MCPSession:
     # -- what the run uses -------------------------------------------------------
 
     def tools(self) -> list[Tool]:
+        """Registry tools: the live servers' (each call recorded), or the recording's."""
         assert self.namer is not None
-        from harness.agent.mcp import normalize_schema
+        if self.live:
+            return list(self.manager.as_tools(self.namer, self.listed, self._record_call))
+        return [registry_tool(t, self.namer, self._replay(t.server, t.name)) for t in self.listed]
 
-        return [
-            Tool(
-                ToolSpec(
-                    self.namer.exposed(t.server, t.name),
-                    t.description or f"{t.name} ({t.server})",
-                    normalize_schema(t.input_schema),
-                ),
-                self._executor(t.server, t.name),
-                source=f"mcp:{t.server}",
-            )
-            for t in self.listed
-        ]
+    def _record_call(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        result: MCPCallResult | None,
+        failure: str | None,
+    ) -> None:
+        entry: dict[str, Any] = {"server": server, "tool": tool, "arguments": arguments}
+        if result is not None:
+            entry.update(text=result.text, is_error=result.is_error)
+        else:
+            entry["failure"] = failure
+        with self._lock:
+            self.calls.append(entry)
 
     def names(self) -> dict[str, str]:
         """Exposed name -> the name scenarios use (``mcp__<server>__<tool>`` or ``<server>.<tool>``)."""
@@ -206,30 +217,24 @@ class MCPSession:
                 )
         return found
 
-    def _executor(self, server: str, tool: str) -> Callable[[dict[str, Any]], str]:
-        def live(arguments: dict[str, Any]) -> str:
-            entry: dict[str, Any] = {"server": server, "tool": tool, "arguments": arguments}
-            self.calls.append(entry)
-            try:
-                result = self.manager.call(server, tool, arguments)
-            except ServerError as exc:
-                entry["failure"] = str(exc)
-                raise ToolFailure(str(exc)) from exc
-            entry.update(text=result.text, is_error=result.is_error)
-            if result.is_error:
-                raise ToolFailure(result.text or f"MCP tool {tool!r} reported an error")
-            return str(result.text)
-
+    def _replay(self, server: str, tool: str) -> Callable[[dict[str, Any]], str]:
         def replay(arguments: dict[str, Any]) -> str:
             key = (server, tool, _canonical(arguments))
-            for index, entry in enumerate(self._replay_calls):
-                if (entry["server"], entry["tool"], _canonical(entry.get("arguments") or {})) == key:
-                    del self._replay_calls[index]
-                    if "failure" in entry:
-                        raise ToolFailure(entry["failure"])
-                    if entry.get("is_error"):
-                        raise ToolFailure(entry.get("text") or f"MCP tool {tool!r} reported an error")
-                    return str(entry.get("text", ""))
+            with self._lock:  # calls to two servers in one turn replay concurrently
+                entry = next(
+                    (
+                        e
+                        for e in self._replay_calls
+                        if (e["server"], e["tool"], _canonical(e.get("arguments") or {})) == key
+                    ),
+                    None,
+                )
+                if entry is not None:
+                    self._replay_calls.remove(entry)
+            if entry is not None:
+                if "failure" in entry:
+                    raise ToolFailure(entry["failure"])
+                return tool_text(tool, MCPCallResult(str(entry.get("text", "")), bool(entry.get("is_error"))))
             recorded = [
                 f"{e['server']}/{e['tool']}({_canonical(e.get('arguments') or {})})"
                 for e in self._replay_calls
@@ -241,7 +246,7 @@ class MCPSession:
                 f"unplayed calls: {', '.join(recorded)}",
             )
 
-        return live if self.live else replay
+        return replay
 
 
 def _issue(issue: MCPIssue) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +26,23 @@ Executor = Callable[[dict[str, Any]], Any]
 
 @dataclass
 class Tool:
-    """A tool the model can call: its spec, how to run it, and where it comes from."""
+    """A tool the model can call: its spec, how to run it, and where it comes from.
+
+    ``serial`` names the state a tool shares with others (a built-in's store, an MCP
+    server): calls with the same key run one after another in call order, so parallel
+    calls stay concurrent yet a replay sees the same results. ``name`` is the name
+    scenarios use when the model is offered another (MCP names made provider-safe).
+    """
 
     spec: ToolSpec
     execute: Executor
     source: str = "builtin"
+    serial: str | None = None
+    name: str = ""
+
+    @property
+    def logical_name(self) -> str:
+        return self.name or self.spec.name
 
 
 @dataclass
@@ -65,7 +77,21 @@ class ToolRegistry:
         except KeyError:
             raise UnknownNameError("tool", name, self.tools) from None
 
-    def execute(self, call: ToolCall, turn: int) -> ToolExecution:
+    def plan(self, calls: Sequence[ToolCall]) -> list[Fault | None]:
+        """The injected fault, if any, of each call of a turn, counted in call order before
+        the calls run (so concurrency cannot change which call a fault hits)."""
+        planned: list[Fault | None] = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            if tool is None or call.arguments is None:
+                planned.append(None)
+                continue
+            name = tool.logical_name
+            self._calls[name] = count = self._calls.get(name, 0) + 1
+            planned.append(next((f for f in self.faults if f.tool == name and f.on_call == count), None))
+        return planned
+
+    def execute(self, call: ToolCall, turn: int, fault: Fault | None = None) -> ToolExecution:
         """Run one call; any failure becomes an error result, never an exception."""
         started = time.perf_counter()
         tool = self.tools.get(call.name)
@@ -75,8 +101,6 @@ class ToolRegistry:
         elif call.arguments is None:
             content, is_error = f"error: arguments could not be parsed: {call.parse_error}", True
         else:
-            self._calls[call.name] = count = self._calls.get(call.name, 0) + 1
-            fault = next((f for f in self.faults if f.tool == call.name and f.on_call == count), None)
             try:
                 if fault is not None:
                     raise ToolFailure(fault.error)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from harness.errors import UnknownNameError
 from harness.model import Finding, Transcript
@@ -27,7 +27,8 @@ class RunContext:
     transcript: Transcript
     scenario: Scenario
     protocol: str | None = None  # the prompted text protocol, None in native mode
-    native_tool_choice: bool = True  # False when the format has no tool_choice field
+    native_tool_choice: bool = True  # False when the endpoint does not honour the scenario's tool_choice
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # shared by checks
 
 
 CheckFn = Callable[[RunContext], list[Finding]]

@@ -76,10 +76,17 @@ def _diff(expected: dict[str, Any], actual: dict[str, Any] | None) -> str:
     return DeepDiff(expected, actual, verbose_level=2).pretty() or "(no structural difference)"
 
 
-def _matching(context: RunContext) -> tuple[tuple[ExpectedCall, ...], list[Actual], dict[int, int]]:
-    expected = context.scenario.expect.calls or ()
-    actual = _logical(context)
-    return expected, actual, assign(expected, actual)
+Matching = tuple[tuple[ExpectedCall, ...], list[Actual], dict[int, int]]
+
+
+def _matching(context: RunContext) -> Matching:
+    """Expected calls, actual calls (by scenario names) and their matching, computed once per run."""
+    if "matching" not in context.cache:
+        expected = context.scenario.expect.calls or ()
+        actual = _logical(context)
+        context.cache["matching"] = (expected, actual, assign(expected, actual))
+    matching: Matching = context.cache["matching"]
+    return matching
 
 
 @check("expect.calls", kind="expectation", weight=3.0)

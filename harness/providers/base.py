@@ -113,8 +113,7 @@ class Adapter(ABC):
 
     def choice_findings(self, tool_choice: ToolChoice) -> list[Finding]:
         """Note a ``tool_choice`` the endpoint profile documents as unsupported."""
-        label = "named" if tool_choice.mode == "named" else tool_choice.mode
-        if label == "auto" or label in self.profile.tool_choice:
+        if tool_choice.mode == "auto" or tool_choice.mode in self.profile.tool_choice:
             return []
         return [
             Finding(
@@ -140,12 +139,8 @@ class Adapter(ABC):
         """
         try:
             return self._parse(response, stream=stream)
-        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
-            detail = f"the {self.format} body is malformed and could not be read: {type(exc).__name__}: {exc}"
-            return ParsedTurn(
-                error=ProviderError(response.status, detail, "malformed_body"),
-                findings=[deviation("malformed_body", detail, severity="error")],
-            )
+        except Exception as exc:  # whatever a body does to the accumulator, it is the provider's fault
+            return malformed(self.format, response.status, exc)
 
     def _parse(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
         if response.status >= 400:
@@ -191,6 +186,28 @@ class Adapter(ABC):
     @abstractmethod
     def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
         """Parse a decoded stream."""
+
+
+def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools as ``{"type": "function", "function": {...}}``: OpenAI's shape, which Mistral and
+    Ollama share."""
+    empty = {"type": "object", "properties": {}}
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters or empty},
+        }
+        for t in tools
+    ]
+
+
+def malformed(what: str, status: int, exc: Exception) -> ParsedTurn:
+    """A failed turn for a response that could not be read at all."""
+    detail = f"the {what} response is malformed and could not be read: {type(exc).__name__}: {exc}"
+    return ParsedTurn(
+        error=ProviderError(status, detail, "malformed_body"),
+        findings=[deviation("malformed_body", detail, severity="error")],
+    )
 
 
 # -- registry -------------------------------------------------------------

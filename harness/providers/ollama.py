@@ -29,6 +29,7 @@ from harness.providers.base import (
     Notes,
     RequestOptions,
     embedded_error,
+    function_tools,
     id_findings,
     join_text,
     make_call,
@@ -61,17 +62,7 @@ class OllamaChatAdapter(Adapter):
             "stream": options.stream,
         }
         if tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters or {"type": "object", "properties": {}},
-                    },
-                }
-                for t in tools
-            ]
+            body["tools"] = function_tools(tools)
             if tool_choice.mode != "auto":
                 findings.append(
                     Finding(

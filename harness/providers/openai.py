@@ -30,6 +30,7 @@ from harness.providers.base import (
     Notes,
     RequestOptions,
     embedded_error,
+    function_tools,
     id_findings,
     join_text,
     make_call,
@@ -248,13 +249,9 @@ class ChatAccumulator(Notes):
         text = join_text(self.text)
         self.note_text_beside_calls(text, calls)
         reasoning = join_text(self.reasoning)
-        extra = dict(self.extra)
-        if reasoning:
-            extra["reasoning"] = reasoning
-        turn = ParsedTurn(text, calls, finish, self.usage, None, self.findings, reasoning, extra)
-        if self.error is not None:
-            turn.error = self.error
-        return turn
+        return ParsedTurn(
+            text, calls, finish, self.usage, self.error, self.findings, reasoning, dict(self.extra)
+        )
 
 
 def read_usage(usage: dict[str, Any]) -> Usage:
@@ -272,17 +269,7 @@ class OpenAIChatAdapter(Adapter):
     # -- request mapping (pure functions over the neutral types) -----------
 
     def map_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters or {"type": "object", "properties": {}},
-                },
-            }
-            for t in tools
-        ]
+        return function_tools(tools)
 
     def map_tool_choice(self, choice: ToolChoice) -> Any:
         if choice.mode == "named":

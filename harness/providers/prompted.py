@@ -25,7 +25,7 @@ from harness.model import (
     WireResponse,
     deviation,
 )
-from harness.providers.base import Adapter, RequestOptions
+from harness.providers.base import Adapter, RequestOptions, malformed
 from harness.providers.framing import DecodedStream
 from harness.providers.text_protocols import estimate_tokens, get_protocol, native_tools_size
 
@@ -49,13 +49,12 @@ class PromptedAdapter(Adapter):
     def auth_headers(self, api_key: str) -> dict[str, str]:
         return self.inner.auth_headers(api_key)
 
-    def prompt_size(self, tools: Sequence[ToolSpec]) -> dict[str, Any]:
-        """Size of this protocol's system prompt for ``tools`` (tokens: see :func:`estimate_tokens`)."""
-        characters = len(self.protocol.system_prompt(tools))
+    def prompt_size(self, prompt: str) -> dict[str, Any]:
+        """Size of a tool prompt (tokens: see :func:`estimate_tokens`)."""
         return {
             "protocol": self.protocol.name,
-            "characters": characters,
-            "estimated_tokens": estimate_tokens(characters),
+            "characters": len(prompt),
+            "estimated_tokens": estimate_tokens(len(prompt)),
         }
 
     def text_messages(self, messages: Sequence[Message], prompt: str) -> list[Message]:
@@ -91,7 +90,7 @@ class PromptedAdapter(Adapter):
         prompt = self.protocol.system_prompt(tools, tool_choice)
         converted = self.text_messages(messages, prompt)
         request = self.inner.build_request(converted, [], ToolChoice("auto"), options)
-        size = self.prompt_size(tools)
+        size = self.prompt_size(prompt)
         request.findings.append(
             Finding(
                 "wire.prompted_mode",
@@ -124,7 +123,11 @@ class PromptedAdapter(Adapter):
         return dataclasses.replace(turn, text=parsed.text, tool_calls=calls, findings=findings)
 
     def parse(self, response: WireResponse, *, stream: bool, tools: Sequence[ToolSpec] = ()) -> ParsedTurn:
-        return self.extract(self.inner.parse(response, stream=stream), tools)
+        turn = self.inner.parse(response, stream=stream)
+        try:
+            return self.extract(turn, tools)
+        except Exception as exc:  # model text that breaks the parser is the model's fault
+            return malformed(f"{self.protocol.name} text-call", response.status, exc)
 
     def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
         return self.extract(self.inner.parse_body(body))

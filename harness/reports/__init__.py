@@ -43,3 +43,29 @@ def write_reports(
     out_dir.mkdir(parents=True, exist_ok=True)
     report = build(records, generated_at)
     return report, [writer(name)(report, records, out_dir) for name in names]
+
+
+def gate(
+    report: dict[str, Any],
+    records: list[dict[str, Any]],
+    *,
+    min_score: float | None = None,
+    strict: bool = False,
+) -> tuple[int, str]:
+    """The exit code of a run and why: 3 when a cassette was missing or the requests drifted
+    (replay never goes live), 1 when a target scores below ``min_score`` or, with
+    ``strict``, when any run failed; 0 otherwise."""
+    if any(r["error"] and r["error"]["kind"].startswith("Cassette") for r in records):
+        return 3, "cassette errors: see above; replay never goes live"
+    if min_score is not None:
+        low = {
+            n: t["score"]
+            for n, t in report["summary"]["targets"].items()
+            if t["score"] is None or t["score"] < min_score
+        }
+        if low:
+            return 1, f"below --min-score {min_score}: {low}"
+    failed = [f"{r['target']}/{r['scenario']}" for r in records if not r["passed"]]
+    if strict and failed:
+        return 1, f"{len(failed)} run(s) failed (--strict): {', '.join(failed[:10])}"
+    return 0, ""

@@ -39,16 +39,6 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
     transcript = record["transcript"]
     exchanges = transcript["exchanges"]
     findings = [_clip(f) for c in record["checks"] for f in c["findings"] if not f["passed"]]
-    usage_in = [
-        e["parsed"]["usage"]["input_tokens"]
-        for e in exchanges
-        if e["parsed"]["usage"] and e["parsed"]["usage"]["input_tokens"] is not None
-    ]
-    usage_out = [
-        e["parsed"]["usage"]["output_tokens"]
-        for e in exchanges
-        if e["parsed"]["usage"] and e["parsed"]["usage"]["output_tokens"] is not None
-    ]
     return {
         "target": record["target"],
         "scenario": record["scenario"],
@@ -60,10 +50,7 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
         "stop_reason": transcript["stop_reason"],
         "turns": len(exchanges),
         "calls": [[c["name"], c["arguments"]] for e in exchanges for c in e["parsed"]["tool_calls"]],
-        "usage": {
-            "input_tokens": sum(usage_in) if usage_in else None,
-            "output_tokens": sum(usage_out) if usage_out else None,
-        },
+        "usage": record["usage"],
         "recorded_latency_ms": [e["elapsed_ms"] for e in exchanges] if record["mode"] != "live" else None,
         "checks": {c["id"]: c["status"] for c in record["checks"]},
         "findings": findings,

@@ -6,7 +6,9 @@ Each format lives under its own prefix, so one server serves them all::
     http://127.0.0.1:PORT/mistral-chat/v1/chat/completions
     http://127.0.0.1:PORT/ollama-chat/api/chat
 
-Its scripted model is conformant; its targets are simulated and labelled so.
+Its scripted model is conformant; ``/<format>~<deviation>/...`` makes it deviate
+on purpose (:mod:`harness.sim.deviations`). Its targets are simulated and
+labelled so.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.scenarios import Scenario
+from harness.sim.deviations import DEVIATIONS, deviate
 from harness.sim.formats import FORMATS
-from harness.sim.script import ScriptedModel, as_text, names_in_prompt
+from harness.sim.script import Reply, ScriptedModel, as_text, names_in_prompt
 from harness.sim.wire import Response, SimRequest
 
 
@@ -31,7 +34,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         _, _, rest = self.path.partition("/")
-        fmt_name, _, _ = rest.partition("/")
+        segment, _, _ = rest.partition("/")
+        fmt_name, _, deviation = segment.partition("~")  # /<format>~<deviation>/... picks a deviation
         fmt = FORMATS.get(fmt_name)
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
@@ -49,12 +53,14 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as exc:
             self._send(fmt.error(400, f"sim: request body is not JSON: {exc}"))
             return
-        self._send(self.server.answer(fmt_name, SimRequest(self.path[len(fmt_name) + 1 :], body)))
+        self._send(self.server.answer(fmt_name, SimRequest(self.path[len(segment) + 1 :], body), deviation))
 
     def _send(self, response: Response) -> None:
         data = response.body.encode("utf-8")
         self.send_response(response.status)
         self.send_header("content-type", response.content_type)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -66,17 +72,30 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], model: ScriptedModel):
         super().__init__(address, _Handler)
         self.model = model
+        self.seen: set[str] = set()  # requests already refused once by the rate-limit deviation
 
-    def answer(self, fmt_name: str, request: SimRequest) -> Response:
+    def answer(self, fmt_name: str, request: SimRequest, deviation: str = "") -> Response:
         fmt = FORMATS[fmt_name]
+        if deviation and deviation not in DEVIATIONS:
+            return fmt.error(404, f"sim: unknown deviation {deviation!r}; known: {', '.join(DEVIATIONS)}")
         conversation = fmt.read(request)
         if not conversation.tool_names:  # prompted mode: the tools are in the system prompt
             conversation.tool_names = names_in_prompt(conversation)
         scenario = self.model.find(conversation)
         if scenario is None:
             return fmt.error(400, "sim: no bundled scenario opens with these messages")
-        reply = as_text(self.model.reply(scenario, conversation), conversation)
-        return fmt.respond(request, reply, f"{scenario.id}/{conversation.assistant_turns}")
+        reply = self.model.reply(scenario, conversation)
+        seed = f"{scenario.id}/{conversation.assistant_turns}"
+
+        def respond(answer: Reply) -> Response:
+            return fmt.respond(request, as_text(answer, conversation), seed)
+
+        if not deviation:
+            return respond(reply)
+        try:
+            return deviate(deviation, fmt_name, request, reply, conversation, respond, self.seen)
+        except KeyError:
+            return fmt.error(404, f"sim: deviation {deviation!r} is defined for openai-chat only")
 
 
 class SimServer:

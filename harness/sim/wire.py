@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.sim.script import Conversation, Reply, sim_id
@@ -31,6 +31,7 @@ class Response:
     status: int
     content_type: str
     body: str
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def _pieces(text: str, size: int) -> list[str]:

@@ -132,7 +132,7 @@ def test_every_raw_cassette_interaction_gets_a_format(path: Path) -> None:
         assert entry.method == "POST" and entry.url and entry.status is not None
         assert not ids(entry) & {
             "audit.format_unknown",
-            "audit.parse_crashed",
+            "wire.malformed_body",
             "audit.unreadable",
             "wire.body_not_json",
             "wire.stream_payload_not_json",
@@ -498,7 +498,7 @@ def test_an_adapter_crash_is_a_finding_and_the_other_interactions_still_audit(
         ],
     )
     crashed, fine = audit_paths([path])
-    assert "audit.parse_crashed" in ids(crashed) and "boom" in crashed.findings[0]["detail"]
+    assert "wire.malformed_body" in ids(crashed) and "boom" in crashed.findings[0]["detail"]
     assert fine.tool_calls[0]["name"] == "get_weather"
 
 

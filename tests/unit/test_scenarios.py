@@ -103,3 +103,13 @@ def test_bundled_suite_is_valid_and_selectable() -> None:
     assert [s.id for s in select(suite, ["weather.*"])] == [
         s.id for s in suite if s.id.startswith("weather.")
     ]
+
+
+def test_unknown_tools_and_faults_are_refused_at_load(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="unknown built-in tool 'get_wether'") as info:
+        load_file(write(tmp_path, VALID.replace("tools: [get_weather]", "tools: [memory, get_wether]")))
+    assert info.value.pointer == "/tools/1" and info.value.line == 3
+    faulty = VALID + "faults:\n  - {tool: memory, error: boom}\n"
+    with pytest.raises(ScenarioError, match="fault on 'memory', which the scenario does not offer") as info:
+        load_file(write(tmp_path, faulty))
+    assert info.value.pointer == "/faults/0/tool"

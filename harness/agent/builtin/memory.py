@@ -50,4 +50,4 @@ def memory_tool() -> Tool:
             return {"id": fact_id, "content": facts[fact_id - 1]}
         raise ToolFailure(f"unknown operation {operation!r}; use add, search or get")
 
-    return Tool(SPEC, execute)
+    return Tool(SPEC, execute, serial="memory")

@@ -46,4 +46,4 @@ def todo_tool() -> Tool:
             return items[item_id - 1]
         raise ToolFailure(f"unknown operation {operation!r}; use create, list or complete")
 
-    return Tool(SPEC, execute)
+    return Tool(SPEC, execute, serial="todo")

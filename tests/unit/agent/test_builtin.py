@@ -46,8 +46,10 @@ def test_registry_turns_failures_into_error_results() -> None:
     registry = ToolRegistry(faults=[Fault("memory", 1, "storage unavailable")])
     for name in ("memory", "get_weather"):
         registry.add(builtin_tool(name))
-    first = registry.execute(call("memory", operation="add", content="x"), 0)
-    second = registry.execute(call("memory", operation="add", content="x"), 1)
+    calls = [call("memory", operation="add", content="x"), call("memory", operation="add", content="x")]
+    faults = registry.plan(calls)  # counted in call order, before anything runs
+    assert [f and f.error for f in faults] == ["storage unavailable", None]
+    first, second = (registry.execute(c, 0, fault) for c, fault in zip(calls, faults, strict=True))
     assert (first.result.is_error, first.result.content) == (True, "error: storage unavailable")
     assert not second.result.is_error and second.result.content == '{"id": 1, "stored": "x"}'
     unknown_city = registry.execute(call("get_weather", city="Atlantis"), 0).result

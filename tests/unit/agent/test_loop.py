@@ -169,3 +169,20 @@ def test_rate_limit_is_retried_and_noted() -> None:
     )
     assert sent.response.status == 200 and sleeps == [2.0]
     assert [f.check_id for f in sent.findings] == ["transport.retried"]
+
+
+def test_calls_sharing_state_run_in_call_order_others_concurrently() -> None:
+    from harness.agent.builtin import builtin_tool
+    from harness.agent.loop import execute
+    from harness.model import ToolCall
+
+    registry = ToolRegistry()
+    registry.add(builtin_tool("memory"))
+    calls = [ToolCall("memory", {"operation": "add", "content": f"fact {i}"}, id=str(i)) for i in range(6)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(20):  # the ids follow call order every time
+            registry.tools["memory"] = builtin_tool("memory")
+            results = [e.result.content for e in execute(pool, registry, calls, 0)]
+            assert results == [f'{{"id": {i + 1}, "stored": "fact {i}"}}' for i in range(6)]

@@ -639,7 +639,9 @@ def test_build_request_sends_no_native_tools_and_puts_the_prompt_first() -> None
     finding = next(f for f in request.findings if f.check_id == "wire.prompted_mode")
     assert finding.severity == "info" and "'xml'" in finding.detail
     assert finding.evidence is not None
-    assert finding.evidence["characters"] == len(get_protocol("xml").system_prompt([WEATHER]))
+    assert finding.evidence["characters"] == len(
+        get_protocol("xml").system_prompt([WEATHER], ToolChoice("required"))
+    )
     assert finding.evidence["native"] == native_tools_size([WEATHER])
 
 
@@ -716,8 +718,8 @@ def test_native_calls_in_prompted_mode_are_kept_and_noted() -> None:
 
 def test_prompt_size_against_native_declarations() -> None:
     adapter = prompted(OpenAIChatAdapter(), "json")
-    size = adapter.prompt_size([WEATHER, SEARCH])
     prompt = get_protocol("json").system_prompt([WEATHER, SEARCH])
+    size = adapter.prompt_size(prompt)
     assert size == {"protocol": "json", "characters": len(prompt), "estimated_tokens": -(-len(prompt) // 4)}
     native = json.dumps(OpenAIChatAdapter().map_tools([WEATHER, SEARCH]))
     assert native_tools_size([WEATHER, SEARCH]) == {

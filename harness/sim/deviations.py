@@ -1,0 +1,159 @@
+"""Deviation profiles: the simulator answering wrongly on purpose, one way at a time.
+
+The reference simulator is the harness's own oracle: the conformant profile
+must score 100, and every protocol check must catch the deviation made for it
+(``tests/integration/test_sim_deviations.py`` holds each to that). A profile
+is chosen in the URL, ``/<format>~<deviation>/...``, or with a target whose
+``base_url`` is ``sim~<deviation>``.
+
+Reply deviations change what the scripted model says (any format); wire
+deviations change how an OpenAI-format response is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from harness.sim.script import Conversation, Reply
+from harness.sim.wire import Response, SimRequest
+
+
+def _unknown_tool(reply: Reply, conversation: Conversation) -> Reply:
+    return Reply([("teleport", args) for _, args in reply.calls], reply.text) if reply.calls else reply
+
+
+def _schema_violation(reply: Reply, conversation: Conversation) -> Reply:
+    return Reply([(name, {"unexpected": 3}) for name, _ in reply.calls], reply.text) if reply.calls else reply
+
+
+def _no_calls(reply: Reply, conversation: Conversation) -> Reply:
+    return Reply(text=reply.text or "I answered without calling any tool.")
+
+
+def _text_leak(reply: Reply, conversation: Conversation) -> Reply:
+    if not reply.calls:
+        return reply
+    text = "\n".join(
+        f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>"
+        for name, args in reply.calls
+    )
+    return Reply(text=text)
+
+
+REPLY_DEVIATIONS: dict[str, Callable[[Reply, Conversation], Reply]] = {
+    "unknown-tool": _unknown_tool,
+    "schema-violation": _schema_violation,
+    "no-calls": _no_calls,
+    "text-leak": _text_leak,
+}
+"""What the model says: a tool that was not offered, arguments against the schema, no call
+at all (tool_choice ignored), calls written into the text (Hermes tags) instead of the
+tool-call fields."""
+
+
+# -- wire deviations (OpenAI Chat Completions) ---------------------------------------
+
+
+def _chunks(body: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
+
+
+def _sse(chunks: list[dict[str, Any]], done: bool = True) -> str:
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + ("data: [DONE]\n\n" if done else "")
+
+
+def _map_calls(response: Response, change: Callable[[list[dict[str, Any]]], None]) -> Response:
+    """Apply ``change`` to every ``tool_calls`` list of a whole or streamed completion."""
+    streamed = response.content_type == "text/event-stream"
+    documents = _chunks(response.body) if streamed else [json.loads(response.body)]
+    for document in documents:
+        for choice in document.get("choices") or []:
+            holder = choice.get("delta" if streamed else "message") or {}
+            if holder.get("tool_calls"):
+                change(holder["tool_calls"])
+    body = _sse(documents) if streamed else json.dumps(documents[0])
+    return Response(response.status, response.content_type, body)
+
+
+def _arguments_object(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        arguments = call.get("function", {}).get("arguments")
+        if isinstance(arguments, str) and arguments:
+            call["function"]["arguments"] = json.loads(arguments)
+
+
+def _arguments_truncated(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        arguments = call.get("function", {}).get("arguments")
+        if isinstance(arguments, str) and arguments.endswith("}"):
+            call["function"]["arguments"] = arguments[:-1]
+
+
+def _missing_ids(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        call.pop("id", None)
+
+
+def _duplicate_ids(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        if "id" in call:
+            call["id"] = "call_duplicate"
+
+
+def _no_done(response: Response) -> Response:
+    return Response(response.status, response.content_type, response.body.replace("data: [DONE]\n\n", ""))
+
+
+def _error_in_stream(response: Response) -> Response:
+    error = {"error": {"message": "upstream overloaded", "type": "server_error", "code": 503}}
+    if response.content_type == "text/event-stream":
+        return Response(200, "text/event-stream", _sse([error]))
+    return Response(200, "application/json", json.dumps(error))
+
+
+def _server_error(response: Response) -> Response:
+    return Response(
+        500, "application/json", json.dumps({"error": {"message": "", "type": "internal_server_error"}})
+    )
+
+
+WIRE_DEVIATIONS: dict[str, Callable[[Response], Response]] = {
+    "args-object": lambda r: _map_calls(r, _arguments_object),
+    "args-invalid-json": lambda r: _map_calls(r, _arguments_truncated),
+    "missing-ids": lambda r: _map_calls(r, _missing_ids),
+    "duplicate-ids": lambda r: _map_calls(r, _duplicate_ids),
+    "stream-without-done": _no_done,
+    "error-in-200": _error_in_stream,
+    "server-error": _server_error,
+}
+"""How the OpenAI-format response is written: arguments as an object or as broken JSON,
+call ids missing or shared, a stream without ``[DONE]``, an error inside an HTTP 200, a 500."""
+
+DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit"])
+
+
+def deviate(
+    name: str,
+    fmt: str,
+    request: SimRequest,
+    reply: Reply,
+    conversation: Conversation,
+    respond: Callable[[Reply], Response],
+    seen: set[str],
+) -> Response:
+    """The response of deviation ``name``; ``seen`` remembers requests for ``rate-limit``
+    (each distinct request is refused once with a 429, then answered)."""
+    if name == "rate-limit":
+        key = json.dumps(request.body, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            body = json.dumps({"error": {"message": "rate limited", "type": "rate_limit_error"}})
+            return Response(429, "application/json", body, {"retry-after": "0"})
+        return respond(reply)
+    if name in REPLY_DEVIATIONS:
+        return respond(REPLY_DEVIATIONS[name](reply, conversation))
+    if name in WIRE_DEVIATIONS and fmt == "openai-chat":
+        return WIRE_DEVIATIONS[name](respond(reply))
+    raise KeyError(name)

@@ -1,0 +1,80 @@
+"""The simulator as the harness's oracle: each deviation must be caught by the check made for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import scenarios
+from harness.runner import RunConfig, run
+from harness.sim.deviations import DEVIATIONS
+from harness.targets import Target
+from tests.helpers.cli import REPO
+
+SUITE = {s.id: s for s in scenarios.load([REPO / "scenarios"])}
+
+# deviation -> (stream, scenario, check that must not pass, finding id it must report)
+CAUGHT = {
+    "args-object": (False, "weather.single.paris", "protocol.wire", "wire.arguments_object_not_string"),
+    "args-invalid-json": (True, "weather.single.paris", "protocol.arguments_json", "protocol.arguments_json"),
+    "missing-ids": (False, "weather.single.paris", "protocol.wire", "wire.missing_id"),
+    "duplicate-ids": (False, "weather.parallel.two_cities", "protocol.wire", "wire.duplicate_tool_call_ids"),
+    "stream-without-done": (True, "weather.single.paris", "protocol.wire", "wire.stream_without_done"),
+    "error-in-200": (True, "weather.single.paris", "protocol.provider_error", "protocol.provider_error"),
+    "server-error": (False, "weather.single.paris", "protocol.provider_error", "protocol.provider_error"),
+    "unknown-tool": (False, "weather.single.paris", "protocol.known_tool", "protocol.known_tool"),
+    "schema-violation": (
+        False,
+        "weather.single.paris",
+        "protocol.arguments_schema",
+        "protocol.arguments_schema",
+    ),
+    "no-calls": (False, "tool_choice.required.weather", "protocol.tool_choice", "protocol.tool_choice"),
+    "text-leak": (True, "weather.single.paris", "protocol.native_delivery", "protocol.native_delivery"),
+}
+
+
+def check(record: dict[str, Any], check_id: str) -> dict[str, Any]:
+    return next(c for c in record["checks"] if c["id"] == check_id)
+
+
+def test_every_deviation_has_an_oracle() -> None:
+    assert set(CAUGHT) | {"rate-limit"} == set(DEVIATIONS)
+
+
+@pytest.mark.parametrize("deviation", sorted(CAUGHT))
+def test_each_deviation_is_caught_by_its_check(deviation: str, tmp_path: Path) -> None:
+    stream, scenario_id, check_id, finding_id = CAUGHT[deviation]
+    target = Target(
+        f"sim-{deviation}", "openai-chat", "sim-deviant", base_url=f"sim~{deviation}", stream=stream
+    )
+    assert target.simulated
+    (record,) = run(
+        [target], [SUITE[scenario_id]], RunConfig(mode="live", results=tmp_path / "r.jsonl", retries=1)
+    )
+    assert record["error"] is None, record["error"]
+    result = check(record, check_id)
+    assert result["status"] in ("fail", "warn"), result
+    assert any(f["check_id"] == finding_id and not f["passed"] for f in result["findings"]), result[
+        "findings"
+    ]
+    assert record["score"] < 100
+
+
+def test_rate_limits_are_retried_and_noted(tmp_path: Path) -> None:
+    target = Target("sim-rate-limit", "openai-chat", "sim-deviant", base_url="sim~rate-limit")
+    (record,) = run(
+        [target], [SUITE["weather.single.paris"]], RunConfig(mode="live", results=tmp_path / "r.jsonl")
+    )
+    assert record["score"] == 100, [c for c in record["checks"] if c["status"] != "pass"]
+    notes = [f for f in check(record, "protocol.wire")["findings"] if f["check_id"] == "transport.retried"]
+    assert notes and "HTTP 429" in notes[0]["detail"]
+
+
+def test_the_conformant_profile_passes_every_check(tmp_path: Path) -> None:
+    target = Target("sim", "openai-chat", "sim-conformant", base_url="sim", stream=True)
+    suite = [s for s in SUITE.values() if not s.mcp_servers]  # MCP runs live elsewhere
+    records = run([target], suite, RunConfig(mode="live", results=tmp_path / "r.jsonl"))
+    assert {r["score"] for r in records} == {100}
