@@ -168,7 +168,8 @@ def extra_calls(context: RunContext) -> list[Finding]:
     expected, actual, matched = _matching(context)
     if not expected or context.scenario.expect.allow_extra:
         return []
-    extra = [(turn, c) for i, (turn, c) in enumerate(actual) if i not in set(matched.values())]
+    used = set(matched.values())
+    extra = [(turn, c) for i, (turn, c) in enumerate(actual) if i not in used]
     if not extra:
         return [passed("", "no unexpected calls")]
     return [

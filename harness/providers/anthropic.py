@@ -37,6 +37,7 @@ from harness.providers.base import (
     Notes,
     RequestOptions,
     id_findings,
+    ids_rewritten,
     join_text,
     make_call,
     provider_error,
@@ -147,16 +148,8 @@ class AnthropicMessagesAdapter(Adapter):
 
     def map_messages(self, messages: Sequence[Message], findings: list[Finding]) -> list[dict[str, Any]]:
         """Conversation messages; tool results are grouped and ids rewritten to Anthropic's rule."""
-        rewritten = sorted({i for m in messages for i in _message_ids(m) if not ID_RULE.match(i)})
-        if rewritten:
-            findings.append(
-                Finding(
-                    "wire.id_rewritten",
-                    "info",
-                    False,
-                    f"call ids {rewritten} rewritten to Anthropic's ^[a-zA-Z0-9_-]+$ for replay",
-                )
-            )
+        bad = {i for m in messages for i in _message_ids(m) if not ID_RULE.match(i)}
+        findings.extend(ids_rewritten(list(bad), "Anthropic's ^[a-zA-Z0-9_-]+$"))
         wire: list[dict[str, Any]] = []
         results: list[dict[str, Any]] | None = None  # the open tool_result message, if any
         for message in messages:

@@ -201,6 +201,15 @@ def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
+def ids_rewritten(ids: Sequence[str], rule: str) -> list[Finding]:
+    """An info note when call ids from history had to be rewritten to a provider's id rule."""
+    if not ids:
+        return []
+    return [
+        Finding("wire.id_rewritten", "info", False, f"call ids {sorted(ids)} rewritten to {rule} for replay")
+    ]
+
+
 def malformed(what: str, status: int, exc: Exception) -> ParsedTurn:
     """A failed turn for a response that could not be read at all."""
     detail = f"the {what} response is malformed and could not be read: {type(exc).__name__}: {exc}"

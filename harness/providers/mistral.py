@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.model import Finding, Message, ParsedTurn, ToolCall, ToolChoice, deviation
-from harness.providers.base import register, synthesize_id
+from harness.providers.base import ids_rewritten, register, synthesize_id
 from harness.providers.openai import OpenAIChatAdapter
 
 ID_RULE = re.compile(r"^[a-zA-Z0-9]{9}$")
@@ -49,16 +49,8 @@ class MistralChatAdapter(OpenAIChatAdapter):
         return wire
 
     def map_messages(self, messages: Sequence[Message], findings: list[Finding]) -> list[dict[str, Any]]:
-        rewritten = sorted({c.id for m in messages for c in m.tool_calls if c.id and not ID_RULE.match(c.id)})
-        if rewritten:
-            findings.append(
-                Finding(
-                    "wire.id_rewritten",
-                    "info",
-                    False,
-                    f"call ids {rewritten} rewritten to Mistral's 9-character rule for replay",
-                )
-            )
+        bad = {c.id for m in messages for c in m.tool_calls if c.id and not ID_RULE.match(c.id)}
+        findings.extend(ids_rewritten(list(bad), "Mistral's 9-character rule"))
         return super().map_messages(messages, findings)
 
     def parse_body(self, body: dict[str, Any]) -> ParsedTurn:

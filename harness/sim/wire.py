@@ -34,6 +34,11 @@ class Response:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON list; anything else in a request reads as nothing (never a crash)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _pieces(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 

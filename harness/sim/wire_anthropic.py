@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from harness.sim.script import Conversation, Reply, sim_id
-from harness.sim.wire import Response, SimFormat, SimRequest, _pieces, _tokens
+from harness.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
 
 TEXT_PIECE = 12
 JSON_PIECE = 10
@@ -30,11 +30,6 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    """The objects of a JSON list; anything else in a request reads as nothing (never a crash)."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _text(content: Any) -> str | None:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from harness.sim.script import Conversation, Reply, sim_id
-from harness.sim.wire import Response, SimFormat, SimRequest, _pieces, _sse, _tokens
+from harness.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _sse, _tokens
 
 TEXT_PIECE = 12
 STATUSES = {
@@ -32,11 +32,6 @@ STATUSES = {
     503: "UNAVAILABLE",
     504: "DEADLINE_EXCEEDED",
 }
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    """The objects of a JSON list; anything else in a request reads as nothing (never a crash)."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _text(content: Any) -> str | None:
