@@ -16,13 +16,14 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from harness import scenarios
+from harness.api import run
 from harness.local import local_server
-from harness.runner import RunConfig, run
+from harness.records import RunRecord
+from harness.runner import RunConfig
 from harness.targets import load_targets
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,11 +51,11 @@ REQUEST = {
 }
 
 
-def calls_of(record: dict[str, Any]) -> list[list[tuple[str, str]]]:
+def calls_of(record: RunRecord) -> list[list[tuple[str, str]]]:
     """The calls of each turn of a run (names and canonical arguments)."""
     return [
-        [(c["name"], json.dumps(c["arguments"], sort_keys=True)) for c in e["parsed"]["tool_calls"]]
-        for e in record["transcript"]["exchanges"]
+        [(c.name, json.dumps(c.arguments, sort_keys=True)) for c in e.parsed.tool_calls]
+        for e in record.transcript.exchanges
     ]
 
 
@@ -87,14 +88,14 @@ def main() -> None:
         config = RunConfig(mode="record", cassettes=Path(tmp) / "c", results=Path(tmp) / "1.jsonl")
         first = run([target], suite, config)
         recording = time.perf_counter() - t
-        exchanges = sum(len(r["transcript"]["exchanges"]) for r in first)
+        exchanges = sum(len(r.transcript.exchanges) for r in first)
         print(
             f"record the suite ({len(suite)} scenarios, {exchanges} requests) on {args.target}: "
             f"{recording:.0f} s"
         )
         second = run([target], suite, RunConfig(mode="live", results=Path(tmp) / "2.jsonl"))
-    again = {r["scenario"]: calls_of(r) for r in second}
-    same = [r["scenario"] for r in first if calls_of(r) == again[r["scenario"]]]
+    again = {r.scenario: calls_of(r) for r in second}
+    same = [r.scenario for r in first if calls_of(r) == again[r.scenario]]
     print(f"same calls in two runs at temperature 0: {len(same)} of {len(first)} scenarios")
     differing = sorted(set(again) - set(same))
     if differing:

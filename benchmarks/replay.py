@@ -19,8 +19,9 @@ from pathlib import Path
 import httpx
 
 from harness import scenarios
+from harness.api import run
 from harness.recording import CassetteTransport
-from harness.runner import RunConfig, run
+from harness.runner import RunConfig
 from harness.targets import load_targets
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,7 +43,7 @@ def main() -> None:
                 RunConfig(cassettes=REPO / "cassettes", results=Path(tmp) / "r.jsonl", concurrency=1),
             )
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-            interactions = sum(len(r["transcript"]["exchanges"]) for r in records)
+            interactions = sum(len(r.transcript.exchanges) for r in records)
             per = cpu * 1000 / interactions
             print(
                 f"round {round_ + 1}: {len(records)} runs, {interactions} interactions, {cpu:.2f} s CPU, "

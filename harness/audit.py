@@ -29,7 +29,7 @@ import yaml
 from harness.errors import ConfigError
 from harness.model import ParsedTurn, WireResponse
 from harness.providers import adapter_class
-from harness.providers.base import error_from_body
+from harness.providers.envelopes import error_from_body
 from harness.providers.framing import decode_stream
 from harness.providers.text_protocols import detect_leaks
 

@@ -130,15 +130,15 @@ def _run(
     min_score: float | None,
     strict: bool,
 ) -> None:
+    from harness import api
     from harness import scenarios as scenario_lib
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
     from harness.reports import gate, write_reports
-    from harness.runner import RunConfig, choose_targets
-    from harness.runner import run as run_all
+    from harness.runner import RunConfig
     from harness.targets import load_targets
 
-    chosen = choose_targets(load_targets(config), list(targets), cast(Mode, mode), cassettes)
+    chosen = api.select_targets(load_targets(config), targets, cast(Mode, mode), cassettes)
     selected = scenario_lib.select(scenario_lib.load([scenario_dir]), list(scenario_patterns))
     if not selected:
         raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
@@ -157,13 +157,13 @@ def _run(
 
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(mode, total=total)
-        records = run_all(chosen, selected, run_config, on_result=lambda _: progress.advance(task))
+        records = api.run(chosen, selected, run_config, on_result=lambda _: progress.advance(task))
     report, paths = write_reports(records, out)
     _print_table(report)
     for record_ in records:
-        if record_["error"]:
+        if record_.error:
             err.print(
-                f"[red]{record_['target']} {record_['scenario']}:[/red] {record_['error']['message']}",
+                f"[red]{record_.target.name} {record_.scenario}:[/red] {record_.error.message}",
                 markup=True,
                 soft_wrap=True,
             )
@@ -211,11 +211,13 @@ def validate(paths: tuple[str, ...]) -> None:
 
 
 @main.command(name="list")
-@click.argument("what", type=click.Choice(["targets", "scenarios", "checks", "formats"]), default="targets")
+@click.argument(
+    "what", type=click.Choice(["targets", "scenarios", "checks", "formats", "profiles"]), default="targets"
+)
 @click.option("--config", default=None)
 @click.option("--scenarios", "scenario_dir", default="scenarios")
 def list_(what: str, config: str | None, scenario_dir: str) -> None:
-    """List targets, scenarios, checks or wire formats."""
+    """List targets, scenarios, checks, wire formats or endpoint profiles."""
     from rich.table import Table
 
     table = Table()
@@ -242,13 +244,25 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
             tools = list(s.tools) + [f"mcp:{server}" for server, _ in s.mcp_tools]
             table.add_row(s.id, s.category, ", ".join(tools), s.description)
     elif what == "checks":
-        from harness.checks import CHECKS, load_all
+        from harness.checks import all_checks
 
-        load_all()
         for column in ("check", "kind", "weight", "what it catches"):
             table.add_column(column)
-        for c in CHECKS.values():
+        for c in all_checks():
             table.add_row(c.id, c.kind, str(c.weight), " ".join(c.doc.split()))
+    elif what == "profiles":
+        from harness.registry import PROFILES
+        from harness.targets import load_config
+
+        for column in ("profile", "format", "base URL", "key variable", "source", "description"):
+            table.add_column(column)
+        declared = load_config(config).profiles
+        shown = {
+            **{n: (p, "bundled") for n, p in PROFILES.items()},
+            **{n: (p, "harness.toml") for n, p in declared.items()},
+        }
+        for name, (p, source) in sorted(shown.items()):
+            table.add_row(name, p.format, p.base_url or "-", p.api_key_env or "-", source, p.description)
     else:
         from harness.providers import formats
 
@@ -331,10 +345,10 @@ def serve(model: str, port: int | None) -> None:
 @click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
 def report(results: Path, out: Path) -> None:
     """Rebuild the reports from a results file."""
+    from harness.records import read_sorted
     from harness.reports import write_reports
-    from harness.runner import read_results
 
-    built, paths = write_reports(read_results(results), out)
+    built, paths = write_reports(read_sorted(results), out)
     _print_table(built)
     click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
 

@@ -87,9 +87,10 @@ class CassetteDriftError(CassetteError):
 
 class TransportError(HarnessError):
     """The request did not get a usable HTTP response at all. ``request`` is the request as
-    the transcript keeps it (secrets masked), filled in by the transport."""
+    the transcript keeps it (a :class:`~harness.model.SentRequest`, secrets masked), filled in
+    by the transport."""
 
-    request: dict[str, object] | None = None
+    request: object | None = None
 
 
 class ServerError(HarnessError):

@@ -4,9 +4,8 @@ Everything past an adapter speaks these types; raw provider dicts live only
 inside adapters and on the recorded exchange. This module imports nothing
 from the package.
 
-Each type converts to plain JSON data with :func:`to_data` (results files and
-reports are built from that), and the few types that are read back
-(:class:`ToolCall`, :class:`Finding`, ...) have a ``from_data`` classmethod.
+They are plain dataclasses: :mod:`harness.records` serialises them once, into
+the results file, and reads them back typed.
 """
 
 from __future__ import annotations
@@ -28,10 +27,6 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> ToolSpec:
-        return cls(data["name"], data.get("description", ""), data.get("parameters") or {})
 
 
 @dataclass(frozen=True)
@@ -81,10 +76,6 @@ class ToolCall:
     def id_synthesized(self) -> bool:
         """True when the provider sent no usable id and the harness made one up."""
         return self.id != self.wire_id
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> ToolCall:
-        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
 
 
 @dataclass
@@ -138,12 +129,13 @@ class ProviderError:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     """One observation of a check: ``passed`` or not, how much it matters, why.
 
     ``evidence`` holds what a user needs to see it for themselves: a deepdiff,
-    the jsonschema errors, or the wire request and response.
+    the jsonschema errors, or the wire request and response. A finding is a
+    value: :meth:`at` and :meth:`as_check` give changed copies.
     """
 
     check_id: str
@@ -153,9 +145,13 @@ class Finding:
     turn_index: int | None = None
     evidence: dict[str, Any] | None = None
 
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> Finding:
-        return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls) if f.name in data})
+    def at(self, turn_index: int | None) -> Finding:
+        """This finding, pointing at model turn ``turn_index``."""
+        return self if turn_index == self.turn_index else dataclasses.replace(self, turn_index=turn_index)
+
+    def as_check(self, check_id: str) -> Finding:
+        """This finding under ``check_id``."""
+        return self if check_id == self.check_id else dataclasses.replace(self, check_id=check_id)
 
 
 def deviation(code: str, detail: str, *, severity: Severity = "warning", **evidence: Any) -> Finding:
@@ -212,13 +208,25 @@ class WireResponse:
         return ""
 
 
+@dataclass(frozen=True)
+class SentRequest:
+    """A request as it went on the wire, as transcripts keep it: full URL and headers with
+    secrets masked, JSON body."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: Any
+
+
 @dataclass
 class Exchange:
-    """One request/response round trip with its parsed turn."""
+    """One request/response round trip with its parsed turn (``response`` is ``None`` when
+    no HTTP response came back at all)."""
 
     turn: int
-    request: dict[str, Any]
-    response: dict[str, Any] | None
+    request: SentRequest
+    response: WireResponse | None
     parsed: ParsedTurn
     elapsed_ms: float | None = None
 
@@ -284,14 +292,3 @@ class Transcript:
             if turn.usage.output_tokens is not None:
                 total.output_tokens = (total.output_tokens or 0) + turn.usage.output_tokens
         return total
-
-
-def to_data(value: Any) -> Any:
-    """Plain JSON data for any of the types above (dataclasses, lists, dicts)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, list | tuple):
-        return [to_data(item) for item in value]
-    if isinstance(value, dict):
-        return {str(key): to_data(item) for key, item in value.items()}
-    return value

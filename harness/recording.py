@@ -234,8 +234,7 @@ class CassetteTransport(httpx.BaseTransport):
         return "diff of the closest recorded request body -> the new one:\n" + drift_diff(closest, request)
 
     def close(self) -> None:
-        if self.inner is not None:
-            self.inner.close()
+        """Nothing to release: the inner transport belongs to the endpoint, which closes it."""
 
     def save(self) -> None:
         """Write the cassette (record mode only; replay never writes)."""

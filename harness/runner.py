@@ -1,41 +1,40 @@
 """The runner: targets x scenarios x repeats, concurrently, one result line per run as it ends.
 
-For each target it provides the endpoint (the simulator or a managed local
-model when calls go live), then for each run builds fresh tools, a transport
-wrapped in the run's cassette, drives the agent loop, runs the checks and
-appends the scored record to the results file. A run that cannot be played
-(a missing or drifted cassette) or that hits a harness fault is recorded with
-its error, and the others go on.
+It is handed ready endpoints (:mod:`harness.endpoints` starts whatever they
+need); for each run it builds fresh tools, wraps the endpoint's transport in
+the run's cassette, drives the agent loop, runs the checks and appends the
+scored :class:`~harness.records.RunRecord` to the results file. A run that
+cannot be played (a missing or drifted cassette) or that hits a harness fault
+is recorded with its error, and the others go on.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO
 
-from harness.agent.builtin import builtin_tool
+import httpx
+
 from harness.agent.loop import LoopSettings, run_loop
-from harness.agent.mcp_run import MCPSession, recording_path
-from harness.agent.registry import Fault, ToolRegistry
 from harness.checks import RunContext, run_checks
-from harness.errors import CassetteError, ConfigError, UserError
-from harness.model import Transcript, to_data
+from harness.errors import CassetteError, UserError
+from harness.model import Transcript
 from harness.providers import RequestOptions
+from harness.providers.text_protocols import native_tools_size
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
+from harness.records import CheckResult, PromptSize, RunError, RunRecord, dump
 from harness.scenarios import Scenario
 from harness.scoring import run_score
-from harness.targets import Target, pick
-from harness.transport import Transport, api_key, live_transport
-
-RESULT_SCHEMA = "harness.result/1"
-REPLAY_HOST = "http://replay.invalid"
+from harness.targets import Target
+from harness.tools.builtin import builtin_tool
+from harness.tools.mcp.session import MCPSession, recording_path
+from harness.tools.registry import Fault, ToolRegistry
+from harness.transport import Borrowed, Endpoint, Transport
 
 
 @dataclass
@@ -50,67 +49,7 @@ class RunConfig:
     live_mcp: bool = False  # start MCP servers even in replay (their results must match the recording)
 
 
-@dataclass
-class Endpoint:
-    """Where a target's requests go for this run, and its key."""
-
-    base_url: str
-    auth_headers: dict[str, str] = field(default_factory=dict)
-
-
-OnResult = Callable[[dict[str, Any]], None]
-
-
-@contextlib.contextmanager
-def endpoints(targets: list[Target], scenarios: list[Scenario], mode: Mode) -> Iterator[dict[str, Endpoint]]:
-    """Endpoints for every target; starts (and always stops) the simulator or local model when live."""
-    with contextlib.ExitStack() as stack:
-        found: dict[str, Endpoint] = {}
-        sim = None
-        local: dict[str, str] = {}  # local model -> base URL: one server per model, shared by its targets
-        for target in targets:
-            if mode == "replay":  # nothing is contacted; only the path must match the recording
-                if target.simulated:
-                    found[target.name] = Endpoint(f"{REPLAY_HOST}/{target.sim_route}")
-                elif target.local_model:
-                    found[target.name] = Endpoint(REPLAY_HOST)
-                else:
-                    found[target.name] = Endpoint(target.resolved_base_url() or REPLAY_HOST)
-                continue
-            if target.simulated:
-                if sim is None:
-                    from harness.sim.server import SimServer
-
-                    sim = stack.enter_context(SimServer(scenarios))
-                found[target.name] = Endpoint(sim.base_url(target.sim_route))
-            elif target.local_model:
-                from harness.local import local_server
-
-                if target.local_model not in local:
-                    local[target.local_model] = stack.enter_context(local_server(target.local_model)).base_url
-                found[target.name] = Endpoint(local[target.local_model])
-            else:
-                base = target.resolved_base_url()
-                if not base:
-                    raise ConfigError(f"target {target.name!r} has no base_url")
-                key = api_key(target.api_key_variable())
-                found[target.name] = Endpoint(base, target.adapter().auth_headers(key) if key else {})
-        yield found
-
-
-def choose_targets(known: dict[str, Target], names: list[str], mode: Mode, cassettes: Path) -> list[Target]:
-    """The targets named (globs allowed), or by default: in replay every target with
-    recordings, when recording the simulated ones; a live run must name its targets."""
-    if names:
-        return pick(known, names)
-    if mode == "replay":
-        chosen = [t for name, t in sorted(known.items()) if (cassettes / name).is_dir()]
-        if not chosen:
-            raise ConfigError(f"no recorded target under {cassettes}/; name targets with --target")
-        return chosen
-    if mode == "record":
-        return [t for _, t in sorted(known.items()) if t.simulated]
-    raise ConfigError("a live run needs at least one --target")
+OnResult = Callable[[RunRecord], None]
 
 
 def build_registry(scenario: Scenario) -> ToolRegistry:
@@ -123,17 +62,28 @@ def build_registry(scenario: Scenario) -> ToolRegistry:
     return registry
 
 
+def tool_prompt(transcript: Transcript) -> PromptSize | None:
+    """What the tool definitions cost in the first request: the prompted protocol's system
+    prompt when the adapter noted one, else the native JSON declarations."""
+    for finding in transcript.findings:
+        if finding.check_id == "wire.prompted_mode" and finding.evidence:
+            return PromptSize(finding.evidence["characters"], finding.evidence["estimated_tokens"])
+    if not transcript.tools:
+        return None
+    return PromptSize(**native_tools_size(transcript.tools))
+
+
 def run_one(
     target: Target, scenario: Scenario, repeat: int, endpoint: Endpoint, config: RunConfig
-) -> dict[str, Any]:
-    """One run of one scenario against one target: the scored result record.
+) -> RunRecord:
+    """One run of one scenario against one target: the scored record.
 
     A cassette error or a harness fault ends the run with its error recorded
     (it scores 0 and fails); bad user input (a :class:`UserError`) is raised.
     """
     transcript = Transcript(target.name, scenario.id, repeat)
-    error: dict[str, str] | None = None
-    checks: list[dict[str, Any]] = []
+    error: RunError | None = None
+    checks: list[CheckResult] = []
     path = cassette_path(config.cassettes, target.name, scenario.id, repeat)
     mcp: MCPSession | None = None
     cassette: CassetteTransport | None = None
@@ -143,7 +93,7 @@ def run_one(
         if scenario.mcp_servers:
             mcp = MCPSession(
                 target.name,
-                scenario,
+                scenario.mcp,
                 target.format,
                 recording_path(path),
                 live=config.mode != "replay" or config.live_mcp,
@@ -154,7 +104,9 @@ def run_one(
             for tool in mcp.tools():
                 registry.add(tool)
             transcript.tool_names = mcp.names()
-        client_transport = None if config.mode == "replay" else live_transport()
+        client_transport: httpx.BaseTransport | None = (
+            None if endpoint.transport is None else Borrowed(endpoint.transport)
+        )
         if config.mode != "live":
             cassette = client_transport = CassetteTransport(
                 path,
@@ -166,7 +118,7 @@ def run_one(
             )
         transport = Transport(
             endpoint.base_url,
-            auth_headers=endpoint.auth_headers,
+            auth_headers=endpoint.headers,
             client_transport=client_transport,
             timeout_s=target.timeout_s,
             retries=config.retries,
@@ -193,28 +145,15 @@ def run_one(
             transcript,
             scenario,
             target.protocol,
-            native_tool_choice=scenario.tool_choice.mode in target.endpoint_profile().tool_choice,
+            native_tool_choice=scenario.tool_choice.mode in target.profile.tool_choice,
         )
-        checks = [
-            {
-                "id": r.id,
-                "kind": r.kind,
-                "weight": r.weight,
-                "status": r.status,
-                "findings": to_data(r.findings),
-            }
-            for r in run_checks(context)
-        ]
+        checks = run_checks(context)
     except UserError:
         raise
     except CassetteError as exc:
-        error = {"kind": type(exc).__name__, "message": str(exc)}
+        error = RunError(type(exc).__name__, str(exc))
     except Exception as exc:  # a harness fault: recorded, the other runs go on
-        error = {
-            "kind": "HarnessError",
-            "message": f"{type(exc).__name__}: {exc}",
-            "traceback": traceback.format_exc(limit=8),
-        }
+        error = RunError("HarnessError", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=8))
     finally:
         if transport is not None:
             transport.close()
@@ -222,42 +161,41 @@ def run_one(
             cassette.close()
         if mcp is not None:  # the run ended before its MCP servers were stopped
             mcp.close()
-    return {
-        "schema": RESULT_SCHEMA,
-        "target": target.name,
-        "target_info": target.info(),
-        "scenario": scenario.id,
-        "category": scenario.category,
-        "repeat": repeat,
-        "mode": config.mode,
-        "score": 0.0 if error else run_score(checks),
-        "passed": error is None and all(c["status"] != "fail" for c in checks),
-        "error": error,
-        "checks": checks,
-        "usage": to_data(transcript.usage()),
-        "transcript": to_data(transcript),
-    }
+    return RunRecord(
+        target=target.info(),
+        scenario=scenario.id,
+        category=scenario.category,
+        repeat=repeat,
+        mode=config.mode,
+        score=0.0 if error else run_score(checks),
+        passed=error is None and all(c.status != "fail" for c in checks),
+        error=error,
+        checks=tuple(checks),
+        usage=transcript.usage(),
+        transcript=transcript,
+        tool_prompt=tool_prompt(transcript),
+    )
 
 
 def run(
-    targets: list[Target],
-    scenarios: list[Scenario],
+    targets: Sequence[Target],
+    scenarios: Sequence[Scenario],
     config: RunConfig,
+    endpoints: Mapping[str, Endpoint],
     on_result: OnResult | None = None,
-) -> list[dict[str, Any]]:
-    """Run everything; every record is appended to ``config.results`` as its run ends."""
+) -> list[RunRecord]:
+    """Run everything against ready ``endpoints`` (by target name); every record is appended
+    to ``config.results`` as its run ends. Returns the records sorted by (target, scenario,
+    repeat)."""
     config.results.parent.mkdir(parents=True, exist_ok=True)
-    records: list[dict[str, Any]] = []
+    records: list[RunRecord] = []
     lock = threading.Lock()
-    with (
-        endpoints(targets, scenarios, config.mode) as found,
-        config.results.open("w", encoding="utf-8") as out,
-    ):
-        limits = _limits(targets, found)
+    limits = _limits(targets, endpoints)
+    with config.results.open("wb") as out:
 
         def task(target: Target, scenario: Scenario, repeat: int) -> None:
             with limits[target.name]:
-                record = run_one(target, scenario, repeat, found[target.name], config)
+                record = run_one(target, scenario, repeat, endpoints[target.name], config)
             _write(out, record, lock)
             with lock:
                 records.append(record)
@@ -269,42 +207,22 @@ def run(
         with ThreadPoolExecutor(max_workers=max(1, config.concurrency), thread_name_prefix="run") as pool:
             for future in [pool.submit(task, *job) for job in jobs]:
                 future.result()
-    return sorted(records, key=lambda r: (r["target"], r["scenario"], r["repeat"]))
+    return sorted(records, key=lambda r: r.key)
 
 
-def _limits(targets: list[Target], found: dict[str, Endpoint]) -> dict[str, threading.Semaphore]:
-    """One concurrency limit per target; targets sharing a managed local server share its limit
-    (the smallest of theirs), since the server answers one request at a time."""
+def _limits(targets: Sequence[Target], endpoints: Mapping[str, Endpoint]) -> dict[str, threading.Semaphore]:
+    """One concurrency limit per endpoint ``limit`` key; targets sharing one (a local model
+    server answers one request at a time) share the smallest of their limits."""
     shared: dict[str, threading.Semaphore] = {}
-    limits = {}
-    for target in sorted(targets, key=lambda t: t.concurrency):
-        if target.local_model:
-            base = found[target.name].base_url
-            limits[target.name] = shared.setdefault(base, threading.Semaphore(max(1, target.concurrency)))
-        else:
-            limits[target.name] = threading.Semaphore(max(1, target.concurrency))
-    return limits
+    return {
+        target.name: shared.setdefault(
+            endpoints[target.name].limit or target.name, threading.Semaphore(max(1, target.concurrency))
+        )
+        for target in sorted(targets, key=lambda t: t.concurrency)
+    }
 
 
-def _write(out: TextIO, record: dict[str, Any], lock: threading.Lock) -> None:
-    line = json.dumps(record, ensure_ascii=False, sort_keys=True)
+def _write(out: IO[bytes], record: RunRecord, lock: threading.Lock) -> None:
     with lock:
-        out.write(line + "\n")
+        dump(record, out)
         out.flush()
-
-
-def read_results(path: str | Path) -> list[dict[str, Any]]:
-    """Records of a results file, sorted; a bad line is an error naming its line."""
-    records = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not a JSON line: {exc}") from exc
-            if record.get("schema") != RESULT_SCHEMA:
-                raise ConfigError(f"{path}:{number}: not a harness result (schema {record.get('schema')!r})")
-            records.append(record)
-    return sorted(records, key=lambda r: (r["target"], r["scenario"], r["repeat"]))

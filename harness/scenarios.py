@@ -19,6 +19,7 @@ import yaml
 from harness.errors import ScenarioError
 from harness.matchers import check_matcher
 from harness.model import Message, ToolChoice
+from harness.tools.mcp.types import MCPServerDecl, MCPUse
 
 DEFAULT_MAX_TURNS = 5
 
@@ -38,19 +39,6 @@ class Expectation:
     allow_extra: bool = False
     no_call: bool = False
     final: Any = None
-
-
-@dataclass(frozen=True)
-class MCPServerDecl:
-    """An MCP stdio server as a scenario declares it (``{python}`` and ``{fixture}`` not yet filled in)."""
-
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    timeout_s: float = 20.0
-    fixture: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +63,11 @@ class Scenario:
     @property
     def expects_no_call(self) -> bool:
         return self.expect.no_call or self.expect.calls == ()
+
+    @property
+    def mcp(self) -> MCPUse:
+        """The scenario's MCP servers, the tools to offer from each, and how to name them."""
+        return MCPUse(self.id, self.mcp_servers, self.mcp_tools, self.mcp_naming)
 
 
 @cache
@@ -167,7 +160,7 @@ def _build(data: dict[str, Any], path: str, node: yaml.Node) -> Scenario:
         )
         for name, spec in (data.get("mcp_servers") or {}).items()
     )
-    from harness.agent.builtin import BUILTINS
+    from harness.tools.builtin import BUILTINS
 
     def refuse(message: str, *where: str | int) -> ScenarioError:
         return ScenarioError(path, message, line=_line_of(node, where), pointer=_pointer(where))

@@ -15,17 +15,19 @@ from collections.abc import Iterable
 from statistics import mean
 from typing import Any
 
+from harness.records import CheckResult, RunRecord, to_builtins
+
 CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
 GRADES = ((95.0, 5), (85.0, 4), (70.0, 3), (50.0, 2), (25.0, 1))
 
 
-def run_score(checks: Iterable[dict[str, Any]]) -> float | None:
-    """Weighted share of passed checks, from check records ``{status, weight}``."""
+def run_score(checks: Iterable[CheckResult]) -> float | None:
+    """Weighted share of passed checks."""
     total = earned = 0.0
     for item in checks:
-        if item["status"] in CREDIT:
-            total += item["weight"]
-            earned += item["weight"] * CREDIT[item["status"]]
+        if item.status in CREDIT:
+            total += item.weight
+            earned += item.weight * CREDIT[item.status]
     return round(100 * earned / total, 2) if total else None
 
 
@@ -41,42 +43,42 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return round(mean(present), 2) if present else None
 
 
-def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
     """Scores of every target (with its categories and scenarios) and overall, from run records."""
-    by_target: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_target: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
-        by_target[record["target"]].append(record)
+        by_target[record.target.name].append(record)
     targets = {}
     for name in sorted(by_target):
         runs = by_target[name]
-        scenarios: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        scenarios: dict[str, list[RunRecord]] = defaultdict(list)
         for run in runs:
-            scenarios[run["scenario"]].append(run)
+            scenarios[run.scenario].append(run)
         scenario_rows = {}
         categories: dict[str, list[float | None]] = defaultdict(list)
         for scenario_id in sorted(scenarios):
-            reps = sorted(scenarios[scenario_id], key=lambda r: r["repeat"])
-            scored = [r for r in reps if r["score"] is not None]
-            score = _mean(r["score"] for r in scored)
-            row = {
-                "category": reps[0]["category"],
+            reps = sorted(scenarios[scenario_id], key=lambda r: r.repeat)
+            scored = [r for r in reps if r.score is not None]
+            score = _mean(r.score for r in scored)
+            row: dict[str, Any] = {
+                "category": reps[0].category,
                 "score": score,
                 "runs": len(reps),
-                "passed_runs": sum(1 for r in reps if r["passed"]),
-                "pass_all": bool(scored) and all(r["passed"] for r in reps),
-                "errors": [r["error"] for r in reps if r.get("error")],
+                "passed_runs": sum(1 for r in reps if r.passed),
+                "pass_all": bool(scored) and all(r.passed for r in reps),
+                "errors": [r.error.summary() for r in reps if r.error],
             }
             scenario_rows[scenario_id] = row
             categories[row["category"]].append(score)
         category_scores = {c: _mean(v) for c, v in sorted(categories.items())}
         score = _mean(category_scores.values())
-        counted = [r for r in runs if r["score"] is not None]
+        counted = [r for r in runs if r.score is not None]
         targets[name] = {
-            "info": runs[0]["target_info"],
+            "info": to_builtins(runs[0].target),
             "score": score,
             "grade": grade(score),
             "categories": {c: {"score": s, "grade": grade(s)} for c, s in category_scores.items()},
-            "pass_at_1": round(sum(r["passed"] for r in counted) / len(counted), 4) if counted else None,
+            "pass_at_1": round(sum(r.passed for r in counted) / len(counted), 4) if counted else None,
             "pass_all_k": round(
                 sum(row["pass_all"] for row in scenario_rows.values()) / len(scenario_rows), 4
             ),

@@ -1,21 +1,42 @@
-"""Targets: a wire format + an endpoint profile + a model + how to drive it.
+"""Targets and profiles: what to test, and the endpoint it is reached through.
 
-Bundled targets live in ``harness/targets.toml``; users add or override them in
-``./harness.toml`` (same keys, under ``[targets.<name>]``). Keys are read from
-the environment variable the target names, never from a file.
+A :class:`~harness.providers.profiles.Profile` is the one description of an
+endpoint: wire format, base URL, key variable, path, headers and quirks. A
+:class:`Target` is a profile plus a model plus how to drive it (stream,
+prompted protocol, temperature...). Bundled targets live in
+``harness/targets.toml``; users add or override targets *and profiles* in
+``./harness.toml``::
+
+    [profiles.my-gateway]               # a new OpenAI-compatible gateway: no code change
+    format = "openai-chat"
+    base_url = "https://llm.example.com"
+    api_key_env = "GATEWAY_KEY"
+    headers = {x-team = "search"}
+
+    [targets.gateway-small]
+    profile = "my-gateway"
+    model = "small-1"
+
+A target whose ``format`` contradicts its profile's is refused when loaded.
+Keys are read from the environment variable a target or profile names, never
+from a file.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError, UnknownNameError
-from harness.providers import Adapter, Profile, adapter_class
-from harness.providers.compat import default_profile, get_profile
+from harness.providers import Adapter, Profile, Quirk, adapter_class
+from harness.providers.profiles import default_profile, get_profile
+from harness.records import TargetInfo
 
 SIM = "sim"
 LOCAL_PREFIX = "local:"
@@ -23,13 +44,18 @@ LOCAL_PREFIX = "local:"
 
 @dataclass(frozen=True)
 class Target:
-    """One thing to test. ``simulated`` is true for every target that does not reach a real model."""
+    """One thing to test: a profile (the endpoint), a model, and how to drive it.
+
+    ``base_url`` overrides the profile's; ``sim`` / ``sim~<deviation>`` is the
+    reference simulator and ``local:<model>`` a model server the harness runs
+    itself (both started by :mod:`harness.endpoints`). ``simulated`` is true for
+    every target that does not reach a real model.
+    """
 
     name: str
-    format: str
+    profile: Profile
     model: str
     base_url: str = ""
-    profile: str | None = None
     api_key_env: str | None = None
     stream: bool = False
     protocol: str | None = None
@@ -40,6 +66,39 @@ class Target:
     timeout_s: float = 120.0
     concurrency: int = 4
     request_options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        *,
+        model: str,
+        format: str | None = None,
+        profile: str | Profile | None = None,
+        profiles: Mapping[str, Profile] | None = None,
+        **options: Any,
+    ) -> Target:
+        """A target from names: ``profile`` (a name looked up in ``profiles``, then the bundled
+        ones) or, without one, the default profile of ``format``. A ``format`` that contradicts
+        the profile's is a :class:`ConfigError` naming the target and both formats."""
+        if isinstance(profile, str):
+            profile = (profiles or {}).get(profile) or get_profile(profile)
+        if profile is None:
+            if format is None:
+                raise ConfigError(f"target {name!r} needs 'format' or 'profile'")
+            adapter_class(format)  # an unknown format lists the known ones
+            profile = default_profile(format)
+        elif format is not None and format != profile.format:
+            raise ConfigError(
+                f"target {name!r}: format {format!r} contradicts profile {profile.name!r}, "
+                f"whose format is {profile.format!r}"
+            )
+        return cls(name=name, profile=profile, model=model, **options)
+
+    @property
+    def format(self) -> str:
+        """The wire format: always the profile's."""
+        return self.profile.format
 
     @property
     def simulated(self) -> bool:
@@ -59,80 +118,138 @@ class Target:
     def mode_label(self) -> str:
         return f"prompted:{self.protocol}" if self.protocol else "native"
 
-    def endpoint_profile(self) -> Profile:
-        return get_profile(self.profile) if self.profile else default_profile(self.format)
-
     def resolved_base_url(self) -> str:
         """The configured URL, or the profile's default for a real provider."""
-        return self.base_url or self.endpoint_profile().base_url
+        return self.base_url or self.profile.base_url
 
     def api_key_variable(self) -> str | None:
-        return self.api_key_env or (
-            None if self.simulated or self.local_model else self.endpoint_profile().api_key_env
-        )
+        return self.api_key_env or (None if self.simulated or self.local_model else self.profile.api_key_env)
 
     def adapter(self) -> Adapter:
-        adapter = adapter_class(self.format)(self.endpoint_profile())
+        adapter = adapter_class(self.format)(self.profile)
         if self.protocol:
             from harness.providers.prompted import prompted
 
             return prompted(adapter, self.protocol)
         return adapter
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> TargetInfo:
         """What reports show about the target."""
-        return {
-            "name": self.name,
-            "format": self.format,
-            "model": self.model,
-            "simulated": self.simulated,
-            "stream": self.stream,
-            "mode": self.mode_label,
-            "profile": self.endpoint_profile().name,
-            "description": self.description,
-        }
+        return TargetInfo(
+            name=self.name,
+            format=self.format,
+            model=self.model,
+            simulated=self.simulated,
+            stream=self.stream,
+            mode=self.mode_label,
+            profile=self.profile.name,
+            description=self.description,
+        )
 
 
-_KEYS = {f.name for f in fields(Target)} - {"name"}
+TARGET_KEYS = frozenset({"format", "profile"} | {f.name for f in fields(Target)} - {"name"})
+PROFILE_KEYS = frozenset({"extends"} | {f.name for f in fields(Profile)} - {"name"})
 
 
-def _targets_from(data: dict[str, Any], source: str) -> dict[str, Target]:
+def _table(source: str, section: str, name: str, raw: Any, known: frozenset[str]) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: [{section}.{name}] must be a table")
+    unknown = set(raw) - known
+    if unknown:
+        raise ConfigError(
+            f"{source}: [{section}.{name}] has unknown keys {sorted(unknown)}; known: {sorted(known)}"
+        )
+    return raw
+
+
+def _profiles_from(data: dict[str, Any], source: str) -> dict[str, Profile]:
+    """``[profiles.<name>]`` tables; ``extends = "<profile>"`` starts from another profile."""
+    found: dict[str, Profile] = {}
+    for name, raw in (data.get("profiles") or {}).items():
+        try:
+            found[name] = _profile(source, name, raw, found)
+        except (UnknownNameError, TypeError) as exc:
+            raise ConfigError(f"{source}: [profiles.{name}]: {exc}") from exc
+    return found
+
+
+def _profile(source: str, name: str, raw: Any, found: dict[str, Profile]) -> Profile:
+    """One ``[profiles.<name>]`` table as a :class:`Profile`."""
+    values = dict(_table(source, "profiles", name, raw, PROFILE_KEYS))
+    base_name = values.pop("extends", None)
+    if "tool_choice" in values:
+        values["tool_choice"] = frozenset(values["tool_choice"])
+    if "quirks" in values:
+        values["quirks"] = tuple(Quirk(**q) for q in values["quirks"])
+    if base_name is not None:
+        base = found.get(base_name) or get_profile(base_name)
+        if "format" in values and values["format"] != base.format:
+            raise ConfigError(
+                f"{source}: [profiles.{name}] format {values['format']!r} contradicts the profile it "
+                f"extends, {base_name!r} ({base.format!r})"
+            )
+        return dataclasses.replace(base, name=name, **values)
+    if "format" not in values:
+        raise ConfigError(f"{source}: [profiles.{name}] needs 'format' (or 'extends')")
+    adapter_class(values["format"])
+    return Profile(name=name, **values)
+
+
+def _targets_from(data: dict[str, Any], source: str, profiles: Mapping[str, Profile]) -> dict[str, Target]:
     targets = {}
     for name, raw in (data.get("targets") or {}).items():
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{source}: [targets.{name}] must be a table")
-        unknown = set(raw) - _KEYS
-        if unknown:
-            raise ConfigError(
-                f"{source}: [targets.{name}] has unknown keys {sorted(unknown)}; known: {sorted(_KEYS)}"
-            )
-        for required in ("format", "model"):
-            if required not in raw:
-                raise ConfigError(f"{source}: [targets.{name}] needs {required!r}")
-        targets[name] = Target(name=name, **raw)
+        values = dict(_table(source, "targets", name, raw, TARGET_KEYS))
+        if "model" not in values:
+            raise ConfigError(f"{source}: [targets.{name}] needs 'model'")
+        if "format" not in values and "profile" not in values:
+            raise ConfigError(f"{source}: [targets.{name}] needs 'format' (or a 'profile')")
+        try:
+            targets[name] = Target.build(name, profiles=profiles, **values)
+        except UnknownNameError as exc:
+            raise ConfigError(f"{source}: [targets.{name}]: {exc}") from exc
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from exc
     return targets
+
+
+@dataclass(frozen=True)
+class Config:
+    """Targets and the profiles declared beside them (the bundled profiles are not listed)."""
+
+    targets: dict[str, Target]
+    profiles: dict[str, Profile]
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def load_config(config: str | Path | None = None) -> Config:
+    """Bundled targets, overridden and extended by ``harness.toml`` (or ``config``), with the
+    profiles that file declares."""
+    bundled = tomllib.loads(resources.files("harness").joinpath("targets.toml").read_text())
+    targets = _targets_from(bundled, "harness/targets.toml", {})
+    path = Path(config) if config else Path("harness.toml")
+    profiles: dict[str, Profile] = {}
+    if path.is_file():
+        user = _read(path)
+        profiles = _profiles_from(user, str(path))
+        targets.update(_targets_from(user, str(path), profiles))
+    elif config:
+        raise ConfigError(f"{path}: no such file")
+    return Config(targets, profiles)
 
 
 def load_targets(config: str | Path | None = None) -> dict[str, Target]:
     """Bundled targets, overridden and extended by ``harness.toml`` (or ``config``)."""
-    bundled = tomllib.loads(resources.files("harness").joinpath("targets.toml").read_text())
-    targets = _targets_from(bundled, "harness/targets.toml")
-    path = Path(config) if config else Path("harness.toml")
-    if path.is_file():
-        try:
-            user = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: {exc}") from exc
-        targets.update(_targets_from(user, str(path)))
-    elif config:
-        raise ConfigError(f"{path}: no such file")
-    return targets
+    return load_config(config).targets
 
 
 def pick(targets: dict[str, Target], names: list[str]) -> list[Target]:
     """Targets by name (glob patterns allowed), in the order given."""
-    import fnmatch
-
     chosen: list[Target] = []
     for name in names:
         matches = [t for n, t in sorted(targets.items()) if fnmatch.fnmatch(n, name)]

@@ -1,8 +1,10 @@
-"""HTTP transport on httpx: one injected client per target, timeouts, keys, retries.
+"""HTTP transport on httpx: endpoints, injected transports, timeouts, keys, retries.
 
-The only module that builds an :class:`httpx.Client`. Replay and record wrap
-the real transport with a cassette transport (:mod:`harness.recording`), so
-the rest of the harness cannot tell a live call from a replayed one.
+The only module that builds an :class:`httpx.Client`. An :class:`Endpoint`
+(made by :mod:`harness.endpoints`) carries one pooled transport for a whole
+run; replay and record wrap it with a cassette transport
+(:mod:`harness.recording`), so the rest of the harness cannot tell a live call
+from a replayed one.
 """
 
 from __future__ import annotations
@@ -12,22 +14,38 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
 from harness.errors import ConfigError, TransportError
-from harness.model import Finding, WireRequest, WireResponse
+from harness.model import Finding, SentRequest, WireRequest, WireResponse
 
 RETRY_STATUSES = frozenset({429, 503, 529})
+
+
+@dataclass
+class Endpoint:
+    """Where one target's requests go for a run: the base URL, the headers sent with every
+    request (the key among them), and the HTTP transport shared by all of the target's runs
+    (``None`` in replay, where cassettes answer). Endpoints with the same ``limit`` share one
+    concurrency limit (targets of one local model server)."""
+
+    base_url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    transport: httpx.BaseTransport | None = None
+    limit: str = ""
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
 
 
 @dataclass
 class Sent:
     """A request as sent (secrets already masked) and what came back."""
 
-    request: dict[str, Any]
+    request: SentRequest
     response: WireResponse
     elapsed_ms: float | None
     findings: list[Finding] = field(default_factory=list)
@@ -101,14 +119,9 @@ class Transport:
     def url(self, path: str) -> str:
         return self.base_url + path
 
-    def describe(self, wire: WireRequest, headers: dict[str, str]) -> dict[str, Any]:
+    def describe(self, wire: WireRequest, headers: dict[str, str]) -> SentRequest:
         """The request as transcripts keep it: secret headers and query parameters masked."""
-        return {
-            "method": wire.method,
-            "url": scrub_uri(self.url(wire.path)),
-            "headers": masked(headers),
-            "body": wire.body,
-        }
+        return SentRequest(wire.method, scrub_uri(self.url(wire.path)), masked(headers), wire.body)
 
     def send(self, wire: WireRequest) -> Sent:
         """Send, retrying 429/503/529 (each retry a finding); :class:`TransportError` when no
@@ -174,6 +187,22 @@ def retry_after(headers: dict[str, str]) -> float:
     return 1.0
 
 
-def live_transport() -> httpx.BaseTransport:
-    """The real network transport (record and live modes)."""
-    return httpx.HTTPTransport()
+class Borrowed(httpx.BaseTransport):
+    """A transport lent to one client: closing the client leaves the shared transport open."""
+
+    def __init__(self, inner: httpx.BaseTransport):
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        """The owner (an :class:`Endpoint`) closes the shared transport."""
+
+
+def live_transport(*, keep_alive: bool = True) -> httpx.BaseTransport:
+    """The real network transport (record and live modes): one per endpoint for a whole run, so
+    the CA bundle is loaded once and, with ``keep_alive``, connections are reused."""
+    if keep_alive:
+        return httpx.HTTPTransport()
+    return httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))

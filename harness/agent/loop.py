@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from harness.agent.registry import ToolRegistry
 from harness.errors import TransportError
 from harness.model import (
     Exchange,
@@ -22,13 +21,15 @@ from harness.model import (
     Message,
     ParsedTurn,
     ProviderError,
+    SentRequest,
     ToolCall,
     ToolChoice,
     ToolExecution,
     Transcript,
     WireRequest,
 )
-from harness.providers.base import Adapter, RequestOptions
+from harness.providers import Adapter, RequestOptions
+from harness.tools.registry import ToolRegistry
 from harness.transport import Sent
 
 Send = Callable[[WireRequest], Sent]
@@ -73,27 +74,21 @@ def run_loop(
             wire = adapter.build_request(
                 conversation, transcript.tools, turn_choice(settings.tool_choice, turn), settings.options
             )
-            for finding in wire.findings:
-                finding.turn_index = turn
-                transcript.findings.append(finding)
+            transcript.findings.extend(finding.at(turn) for finding in wire.findings)
             try:
                 sent = send(wire)
             except TransportError as exc:
                 parsed = ParsedTurn(error=ProviderError(0, str(exc), "transport_error"))
-                request = exc.request or {"method": wire.method, "url": wire.path, "body": wire.body}
+                request = exc.request
+                if not isinstance(request, SentRequest):
+                    request = SentRequest(wire.method, wire.path, {}, wire.body)
                 transcript.exchanges.append(Exchange(turn, request, None, parsed))
                 transcript.stop_reason = "transport_error"
                 break
             parsed = adapter.parse(sent.response, stream=wire.stream, tools=transcript.tools)
-            for finding in [*sent.findings, *parsed.findings]:
-                finding.turn_index = turn
-            transcript.findings.extend(sent.findings)
-            response = {
-                "status": sent.response.status,
-                "headers": sent.response.headers,
-                "body": sent.response.body,
-            }
-            transcript.exchanges.append(Exchange(turn, sent.request, response, parsed, sent.elapsed_ms))
+            parsed.findings = [finding.at(turn) for finding in parsed.findings]
+            transcript.findings.extend(finding.at(turn) for finding in sent.findings)
+            transcript.exchanges.append(Exchange(turn, sent.request, sent.response, parsed, sent.elapsed_ms))
             if parsed.error is not None:
                 transcript.stop_reason = "provider_error"
                 break

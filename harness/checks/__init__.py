@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from harness.errors import UnknownNameError
 from harness.model import Finding, Transcript
+from harness.records import CheckResult, Kind
 from harness.scenarios import Scenario
-
-Status = Literal["pass", "warn", "fail", "n/a"]
-Kind = Literal["protocol", "expectation"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +33,9 @@ CheckFn = Callable[[RunContext], list[Finding]]
 
 @dataclass(frozen=True)
 class Check:
+    """A registered check: its id (from :data:`harness.registry.CHECKS`), kind, weight, what it
+    catches (its docstring) and the function."""
+
     id: str
     kind: Kind
     weight: float
@@ -43,64 +43,42 @@ class Check:
     fn: CheckFn
 
 
-@dataclass
-class CheckResult:
-    id: str
-    kind: Kind
-    weight: float
-    findings: list[Finding] = field(default_factory=list)
+def check(*, kind: Kind, weight: float = 1.0) -> Callable[[CheckFn], CheckFn]:
+    """Mark a function as a check of ``kind`` with ``weight``; its docstring says what it catches
+    and why it matters. Its id is the name it is registered under in :data:`harness.registry.CHECKS`."""
 
-    @property
-    def status(self) -> Status:
-        return status_of(self.findings)
-
-
-def status_of(findings: list[Finding]) -> Status:
-    if not findings:
-        return "n/a"
-    failed = {f.severity for f in findings if not f.passed}
-    if "error" in failed:
-        return "fail"
-    if "warning" in failed:
-        return "warn"
-    return "pass"
-
-
-CHECKS: dict[str, Check] = {}
-
-
-def check(check_id: str, *, kind: Kind, weight: float = 1.0) -> Callable[[CheckFn], CheckFn]:
-    """Register a check; its docstring says what it catches and why it matters."""
-
-    def register(fn: CheckFn) -> CheckFn:
-        CHECKS[check_id] = Check(check_id, kind, weight, (fn.__doc__ or "").strip(), fn)
+    def mark(fn: CheckFn) -> CheckFn:
+        fn.check_kind, fn.check_weight = kind, weight  # type: ignore[attr-defined]
         return fn
 
-    return register
+    return mark
 
 
 def get_check(check_id: str) -> Check:
-    load_all()
-    try:
-        return CHECKS[check_id]
-    except KeyError:
-        raise UnknownNameError("check", check_id, CHECKS) from None
+    """The check registered as ``check_id``."""
+    from harness.registry import CHECKS
+
+    fn = CHECKS.get(check_id)
+    return Check(check_id, fn.check_kind, fn.check_weight, (fn.__doc__ or "").strip(), fn)
 
 
-def load_all() -> None:
-    from harness.checks import expectations, protocol  # noqa: F401  (registration)
+def all_checks() -> list[Check]:
+    """Every registered check, in the order they run."""
+    from harness.registry import CHECKS
+
+    return [get_check(name) for name in CHECKS.names()]
+
+
+OWN_IDS = ("wire.", "transport.", "loop.", "mcp.")
+"""Finding ids that keep their own name under a check (wire deviations, retries, loops, MCP issues)."""
 
 
 def run_checks(context: RunContext) -> list[CheckResult]:
     """Every registered check over one run, in registration order."""
-    load_all()
     results = []
-    for item in CHECKS.values():
-        findings = item.fn(context)
-        for finding in findings:
-            if not finding.check_id.startswith(("wire.", "transport.", "loop.", "mcp.")):
-                finding.check_id = item.id
-        results.append(CheckResult(item.id, item.kind, item.weight, findings))
+    for item in all_checks():
+        findings = [f if f.check_id.startswith(OWN_IDS) else f.as_check(item.id) for f in item.fn(context)]
+        results.append(CheckResult.of(item.id, item.kind, item.weight, findings))
     return results
 
 

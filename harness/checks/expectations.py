@@ -89,7 +89,7 @@ def _matching(context: RunContext) -> Matching:
     return matching
 
 
-@check("expect.calls", kind="expectation", weight=3.0)
+@check(kind="expectation", weight=3.0)
 def expected_calls(context: RunContext) -> list[Finding]:
     """Each expected call was made, with arguments matching the scenario's matchers.
     This is the heart of a scenario: did the model call the right tool the right way?"""
@@ -130,7 +130,7 @@ def expected_calls(context: RunContext) -> list[Finding]:
     return findings
 
 
-@check("expect.order", kind="expectation")
+@check(kind="expectation")
 def call_order(context: RunContext) -> list[Finding]:
     """With ``order: strict`` (the default) the expected calls happen in the listed order:
     sequential tasks whose later calls depend on earlier results."""
@@ -145,7 +145,7 @@ def call_order(context: RunContext) -> list[Finding]:
     ]
 
 
-@check("expect.parallel", kind="expectation", weight=2.0)
+@check(kind="expectation", weight=2.0)
 def parallel_calls(context: RunContext) -> list[Finding]:
     """With ``parallel: true`` every expected call arrives in one model turn: parallel tool
     calling, which saves round trips and which some providers or models lack."""
@@ -161,7 +161,7 @@ def parallel_calls(context: RunContext) -> list[Finding]:
     ]
 
 
-@check("expect.extra_calls", kind="expectation")
+@check(kind="expectation")
 def extra_calls(context: RunContext) -> list[Finding]:
     """No calls beyond the expected ones (unless ``allow_extra``): extra calls cost time and
     money, and may have side effects."""
@@ -178,7 +178,7 @@ def extra_calls(context: RunContext) -> list[Finding]:
     ]
 
 
-@check("expect.no_call", kind="expectation", weight=3.0)
+@check(kind="expectation", weight=3.0)
 def no_call(context: RunContext) -> list[Finding]:
     """When no tool fits the request (or ``tool_choice`` is ``none``) the model answers
     without calling one: irrelevance detection."""
@@ -193,7 +193,7 @@ def no_call(context: RunContext) -> list[Finding]:
     ]
 
 
-@check("expect.final", kind="expectation", weight=2.0)
+@check(kind="expectation", weight=2.0)
 def final_answer(context: RunContext) -> list[Finding]:
     """The run ends with a text answer matching the scenario's ``final`` matcher: the user
     gets an answer built from the tool results."""
@@ -221,7 +221,7 @@ def final_answer(context: RunContext) -> list[Finding]:
     return [passed("", "final answer matches")]
 
 
-@check("expect.turn_budget", kind="expectation")
+@check(kind="expectation")
 def turn_budget(context: RunContext) -> list[Finding]:
     """The run finished within ``limits.max_turns`` model turns."""
     t = context.transcript
@@ -232,7 +232,7 @@ def turn_budget(context: RunContext) -> list[Finding]:
     return [passed("", f"{len(t.exchanges)} of {context.scenario.max_turns} turns used")]
 
 
-@check("expect.no_loop", kind="expectation")
+@check(kind="expectation")
 def no_loop(context: RunContext) -> list[Finding]:
     """The model does not repeat a successful call with the same arguments: a loop that
     an agent would otherwise run until its budget is gone."""
@@ -243,7 +243,7 @@ def no_loop(context: RunContext) -> list[Finding]:
     return loops or [passed("", "no repeated identical call")]
 
 
-@check("expect.recovery", kind="expectation", weight=2.0)
+@check(kind="expectation", weight=2.0)
 def recovery(context: RunContext) -> list[Finding]:
     """After a tool returns an error the model goes on: it retries, tries another way or tells
     the user, and the provider accepts the error result it was sent."""

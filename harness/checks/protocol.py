@@ -16,7 +16,7 @@ from harness.model import Finding, Severity
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 
-@check("protocol.wire", kind="protocol")
+@check(kind="protocol")
 def wire_format(context: RunContext) -> list[Finding]:
     """Every deviation from the provider's wire format that the adapter noticed while
     building requests and parsing responses (ids, argument encoding, finish reasons,
@@ -49,7 +49,7 @@ def wire_format(context: RunContext) -> list[Finding]:
     return sorted(deviations, key=lambda f: (SEVERITY_RANK[f.severity], f.turn_index or 0))
 
 
-@check("protocol.arguments_json", kind="protocol")
+@check(kind="protocol")
 def arguments_json(context: RunContext) -> list[Finding]:
     """Each call's arguments parse as a JSON object. Invalid JSON cannot be executed: the
     agent must fail or guess."""
@@ -66,7 +66,7 @@ def arguments_json(context: RunContext) -> list[Finding]:
     return bad or [passed("", f"{len(calls)} call(s) have JSON object arguments")]
 
 
-@check("protocol.arguments_schema", kind="protocol")
+@check(kind="protocol")
 def arguments_schema(context: RunContext) -> list[Finding]:
     """Each call's arguments are valid against the tool's JSON Schema (every error listed):
     missing required fields, wrong types, values outside an enum, unexpected keys."""
@@ -99,7 +99,7 @@ def arguments_schema(context: RunContext) -> list[Finding]:
     return findings or [passed("", f"{checked} call(s) match their tool's schema")]
 
 
-@check("protocol.known_tool", kind="protocol")
+@check(kind="protocol")
 def known_tool(context: RunContext) -> list[Finding]:
     """Every called tool was offered. A hallucinated tool name cannot be executed."""
     offered = {spec.name for spec in context.transcript.tools}
@@ -114,7 +114,7 @@ def known_tool(context: RunContext) -> list[Finding]:
     return bad or [passed("", "every called tool was offered")]
 
 
-@check("protocol.call_ids", kind="protocol")
+@check(kind="protocol")
 def call_ids(context: RunContext) -> list[Finding]:
     """Call ids the provider sent are unique across the conversation, so each tool result
     links to exactly one call."""
@@ -127,7 +127,7 @@ def call_ids(context: RunContext) -> list[Finding]:
     return [passed("", f"{len(ids)} call id(s), all unique")]
 
 
-@check("protocol.tool_choice", kind="protocol")
+@check(kind="protocol")
 def tool_choice_honoured(context: RunContext) -> list[Finding]:
     """The first turn honours ``tool_choice``: ``required`` makes a call, ``none`` makes none,
     a named choice calls that tool and only it."""
@@ -149,7 +149,7 @@ def tool_choice_honoured(context: RunContext) -> list[Finding]:
     return [Finding("", severity, False, problem, 0)]
 
 
-@check("protocol.native_delivery", kind="protocol")
+@check(kind="protocol")
 def native_delivery(context: RunContext) -> list[Finding]:
     """In native mode a tool call must arrive in the tool-call fields, not written into the
     text (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``, bare JSON...): an agent
@@ -189,13 +189,13 @@ def native_delivery(context: RunContext) -> list[Finding]:
     return findings or [passed("", "no tool call written into text")]
 
 
-@check("protocol.provider_error", kind="protocol", weight=2.0)
+@check(kind="protocol", weight=2.0)
 def provider_error(context: RunContext) -> list[Finding]:
     """The provider answered every request without an error. An error status, an error
     inside a 200 body or stream, an empty stream, or no response at all is a finding; its
     turn points at the request and response that show it. An error that says the model or
     server lacks tool support (Ollama, vLLM, OpenRouter, llama.cpp wordings) says so too."""
-    from harness.providers.compat import capability_error
+    from harness.providers.profiles import capability_error
 
     t = context.transcript
     if not t.exchanges:
@@ -206,8 +206,7 @@ def provider_error(context: RunContext) -> list[Finding]:
         if error is not None:
             lacking = capability_error(error)
             if lacking is not None:
-                lacking.turn_index = exchange.turn
-                findings.append(lacking)
+                findings.append(lacking.at(exchange.turn))
             code = f" {error.code}" if error.code else ""
             findings.append(
                 Finding(
@@ -222,7 +221,7 @@ def provider_error(context: RunContext) -> list[Finding]:
     return findings or [passed("", f"{len(t.exchanges)} request(s) answered without error")]
 
 
-@check("protocol.mcp_servers", kind="protocol", weight=2.0)
+@check(kind="protocol", weight=2.0)
 def mcp_servers(context: RunContext) -> list[Finding]:
     """The scenario's MCP servers started, answered and stopped cleanly. A server that
     would not start, crashed, timed out, broke the protocol or left a process behind is

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.agent._mcp_types import MCPServerSpec
+    from harness.tools.mcp.types import MCPServerSpec
 
 SERVER_NAME = "codeindex"
 """The name runs use for this server in their MCP configuration."""
@@ -33,7 +33,7 @@ def fixture_command() -> tuple[str, list[str], dict[str, str]]:
 
 def fixture_spec(timeout_s: float = 10.0, name: str = SERVER_NAME) -> MCPServerSpec:
     """The fixture server as an :class:`MCPServerSpec` named ``codeindex``."""
-    from harness.agent._mcp_types import MCPServerSpec
+    from harness.tools.mcp.types import MCPServerSpec
 
     command, args, env = fixture_command()
     return MCPServerSpec(name, command, args, env, timeout_s=timeout_s)

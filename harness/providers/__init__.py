@@ -1,31 +1,27 @@
-"""Wire-format adapters, looked up by name (see :mod:`harness.providers.base`)."""
+"""Wire formats and endpoints: one pure adapter per wire format, many endpoint profiles over them.
+
+Adapters and profiles are looked up by name in :mod:`harness.registry`.
+"""
 
 from __future__ import annotations
 
-import importlib
-
-from harness.providers.base import Adapter, Profile, Quirk, RequestOptions, adapter_class, formats, register
-
-_MODULES = ("openai", "mistral", "ollama", "anthropic", "gemini")
+from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers.profiles import Profile, Quirk
 
 
-def load_all() -> None:
-    """Import every adapter module so that each registers its format."""
-    for name in _MODULES:
-        try:
-            importlib.import_module(f"harness.providers.{name}")
-        except ModuleNotFoundError as exc:  # a format still to come
-            if exc.name != f"harness.providers.{name}":
-                raise
+def adapter_class(fmt: str) -> type[Adapter]:
+    """The adapter class of wire format ``fmt`` (imported on first use)."""
+    from harness.registry import ADAPTERS
+
+    cls: type[Adapter] = ADAPTERS.get(fmt)
+    return cls
 
 
-__all__ = [
-    "Adapter",
-    "Profile",
-    "Quirk",
-    "RequestOptions",
-    "adapter_class",
-    "formats",
-    "load_all",
-    "register",
-]
+def formats() -> list[str]:
+    """Every wire format's name, sorted."""
+    from harness.registry import ADAPTERS
+
+    return sorted(ADAPTERS.names())
+
+
+__all__ = ["Adapter", "Profile", "Quirk", "RequestOptions", "adapter_class", "formats"]

@@ -32,18 +32,9 @@ from harness.model import (
     WireRequest,
     deviation,
 )
-from harness.providers.base import (
-    Adapter,
-    Notes,
-    RequestOptions,
-    id_findings,
-    ids_rewritten,
-    join_text,
-    make_call,
-    provider_error,
-    register,
-    synthesize_id,
-)
+from harness.providers._calls import Notes, id_findings, ids_rewritten, join_text, make_call, synthesize_id
+from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers.envelopes import provider_error
 from harness.providers.framing import DecodedStream
 
 API_VERSION = "2023-06-01"
@@ -59,7 +50,6 @@ DELTA_BLOCK = {
 NEUTRAL_BLOCKS = ("text", "tool_use")
 
 
-@register
 class AnthropicMessagesAdapter(Adapter):
     """Anthropic's Messages API."""
 

@@ -33,16 +33,9 @@ from harness.model import (
     WireRequest,
     deviation,
 )
-from harness.providers.base import (
-    Adapter,
-    Notes,
-    RequestOptions,
-    embedded_error,
-    id_findings,
-    join_text,
-    make_call,
-    register,
-)
+from harness.providers._calls import Notes, id_findings, join_text, make_call
+from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
 
 # google.ai.generativelanguage.v1beta Candidate.FinishReason, for int-encoded enums.
@@ -66,7 +59,6 @@ MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE", "named": "ANY"}
 PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 
 
-@register
 class GeminiGenerateAdapter(Adapter):
     """Gemini's native generateContent / streamGenerateContent API."""
 

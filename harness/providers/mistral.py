@@ -15,13 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.model import Finding, Message, ParsedTurn, ToolCall, ToolChoice, deviation
-from harness.providers.base import ids_rewritten, register, synthesize_id
+from harness.providers._calls import ids_rewritten, synthesize_id
 from harness.providers.openai import OpenAIChatAdapter
 
 ID_RULE = re.compile(r"^[a-zA-Z0-9]{9}$")
 
 
-@register
 class MistralChatAdapter(OpenAIChatAdapter):
     """Mistral La Plateforme chat completions."""
 

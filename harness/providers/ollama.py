@@ -24,21 +24,12 @@ from harness.model import (
     WireRequest,
     deviation,
 )
-from harness.providers.base import (
-    Adapter,
-    Notes,
-    RequestOptions,
-    embedded_error,
-    function_tools,
-    id_findings,
-    join_text,
-    make_call,
-    register,
-)
+from harness.providers._calls import Notes, function_tools, id_findings, join_text, make_call
+from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
 
 
-@register
 class OllamaChatAdapter(Adapter):
     """Ollama's native chat API."""
 

@@ -25,17 +25,9 @@ from harness.model import (
     WireRequest,
     deviation,
 )
-from harness.providers.base import (
-    Adapter,
-    Notes,
-    RequestOptions,
-    embedded_error,
-    function_tools,
-    id_findings,
-    join_text,
-    make_call,
-    register,
-)
+from harness.providers._calls import Notes, function_tools, id_findings, join_text, make_call
+from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
@@ -258,7 +250,6 @@ def read_usage(usage: dict[str, Any]) -> Usage:
     return Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
 
 
-@register
 class OpenAIChatAdapter(Adapter):
     """OpenAI Chat Completions."""
 

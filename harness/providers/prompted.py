@@ -25,7 +25,7 @@ from harness.model import (
     WireResponse,
     deviation,
 )
-from harness.providers.base import Adapter, RequestOptions, malformed
+from harness.providers.adapter import Adapter, RequestOptions, malformed
 from harness.providers.framing import DecodedStream
 from harness.providers.text_protocols import estimate_tokens, get_protocol, native_tools_size
 

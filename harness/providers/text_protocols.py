@@ -30,6 +30,7 @@ from harness.model import (
     ToolSpec,
     deviation,
 )
+from harness.providers._calls import parse_arguments, synthesize_id
 from harness.providers._text_parsing import (
     NAME_IN_JSON,
     SNIPPET,
@@ -49,7 +50,6 @@ from harness.providers._text_parsing import (
     widen_to_fences,
     xml_object,
 )
-from harness.providers.base import parse_arguments, synthesize_id
 
 UNPARSEABLE = "wire.text_call_unparseable"
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

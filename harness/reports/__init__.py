@@ -1,38 +1,31 @@
-"""Reports, built only from result records (so ``harness report`` can rebuild any of them).
+"""Reports, built only from run records (so ``harness report`` can rebuild any of them).
 
-Writers are registered by name; :func:`write_reports` writes the chosen ones.
+Writers are registered by name in :data:`harness.registry.WRITERS`;
+:func:`write_reports` builds the report once and writes it in each format.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UnknownNameError
+from harness.records import RunRecord
 
-Writer = Callable[[dict[str, Any], list[dict[str, Any]], Path], Path]
-
-WRITERS: dict[str, tuple[str, str]] = {
-    "json": ("harness.reports.json_report", "write"),
-    "markdown": ("harness.reports.markdown", "write"),
-    "junit": ("harness.reports.junit", "write"),
-}
+Writer = Callable[[dict[str, Any], list[RunRecord], Path], Path]
 DEFAULT_WRITERS = ("json", "markdown", "junit")
 
 
 def writer(name: str) -> Writer:
-    try:
-        module, attribute = WRITERS[name]
-    except KeyError:
-        raise UnknownNameError("report format", name, WRITERS) from None
-    fn: Writer = getattr(importlib.import_module(module), attribute)
+    """The report writer registered as ``name``."""
+    from harness.registry import WRITERS
+
+    fn: Writer = WRITERS.get(name)
     return fn
 
 
 def write_reports(
-    records: list[dict[str, Any]],
+    records: list[RunRecord],
     out_dir: Path,
     names: tuple[str, ...] = DEFAULT_WRITERS,
     generated_at: str | None = None,
@@ -47,7 +40,7 @@ def write_reports(
 
 def gate(
     report: dict[str, Any],
-    records: list[dict[str, Any]],
+    records: list[RunRecord],
     *,
     min_score: float | None = None,
     strict: bool = False,
@@ -55,7 +48,7 @@ def gate(
     """The exit code of a run and why: 3 when a cassette was missing or the requests drifted
     (replay never goes live), 1 when a target scores below ``min_score`` or, with
     ``strict``, when any run failed; 0 otherwise."""
-    if any(r["error"] and r["error"]["kind"].startswith("Cassette") for r in records):
+    if any(r.error and r.error.kind.startswith("Cassette") for r in records):
         return 3, "cassette errors: see above; replay never goes live"
     if min_score is not None:
         low = {
@@ -65,7 +58,7 @@ def gate(
         }
         if low:
             return 1, f"below --min-score {min_score}: {low}"
-    failed = [f"{r['target']}/{r['scenario']}" for r in records if not r["passed"]]
+    failed = [f"{r.target.name}/{r.scenario}" for r in records if not r.passed]
     if strict and failed:
         return 1, f"{len(failed)} run(s) failed (--strict): {', '.join(failed[:10])}"
     return 0, ""

@@ -12,7 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness import __version__
+from harness._version import __version__
+from harness.model import Exchange
+from harness.records import RunRecord, to_builtins
 from harness.scoring import aggregate
 
 SCHEMA = "harness.report/1"
@@ -34,100 +36,78 @@ def _clip(value: Any) -> Any:
     return value
 
 
-def run_summary(record: dict[str, Any]) -> dict[str, Any]:
+def run_summary(record: RunRecord) -> dict[str, Any]:
     """What the report keeps of one run."""
-    transcript = record["transcript"]
-    exchanges = transcript["exchanges"]
-    findings = [_clip(f) for c in record["checks"] for f in c["findings"] if not f["passed"]]
+    exchanges = record.transcript.exchanges
+    findings = [_clip(to_builtins(f)) for f in record.findings() if not f.passed]
     return {
-        "target": record["target"],
-        "scenario": record["scenario"],
-        "category": record["category"],
-        "repeat": record["repeat"],
-        "score": record["score"],
-        "passed": record["passed"],
-        "error": record["error"] and {k: v for k, v in record["error"].items() if k != "traceback"},
-        "stop_reason": transcript["stop_reason"],
+        "target": record.target.name,
+        "scenario": record.scenario,
+        "category": record.category,
+        "repeat": record.repeat,
+        "score": record.score,
+        "passed": record.passed,
+        "error": record.error.summary() if record.error else None,
+        "stop_reason": record.transcript.stop_reason,
         "turns": len(exchanges),
-        "calls": [[c["name"], c["arguments"]] for e in exchanges for c in e["parsed"]["tool_calls"]],
-        "usage": record["usage"],
-        "recorded_latency_ms": [e["elapsed_ms"] for e in exchanges] if record["mode"] != "live" else None,
-        "checks": {c["id"]: c["status"] for c in record["checks"]},
+        "calls": [[c.name, c.arguments] for e in exchanges for c in e.parsed.tool_calls],
+        "usage": to_builtins(record.usage),
+        "recorded_latency_ms": [e.elapsed_ms for e in exchanges] if record.mode != "live" else None,
+        "checks": {c.id: c.status for c in record.checks},
         "findings": findings,
         "exchanges": _evidence(exchanges, findings),
     }
 
 
-def _evidence(exchanges: list[dict[str, Any]], findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _evidence(exchanges: list[Exchange], findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The wire request and response of every turn a failed finding points at."""
-    turns = sorted(
-        {f["turn_index"] for f in findings if f["severity"] != "info" and f["turn_index"] is not None}
-    )
-    shown = []
-    for exchange in exchanges:
-        if exchange["turn"] in turns:
-            request, response = exchange["request"], exchange["response"] or {}
-            shown.append(
-                _clip(
-                    {
-                        "turn": exchange["turn"],
-                        "request": {
-                            "method": request.get("method"),
-                            "url": request.get("url"),
-                            "body": request.get("body"),
-                        },
-                        "response": {"status": response.get("status"), "body": response.get("body")},
-                    }
-                )
-            )
-    return shown
+    turns = {f["turn_index"] for f in findings if f["severity"] != "info" and f["turn_index"] is not None}
+    return [
+        _clip(
+            {
+                "turn": exchange.turn,
+                "request": {
+                    "method": exchange.request.method,
+                    "url": exchange.request.url,
+                    "body": exchange.request.body,
+                },
+                "response": {
+                    "status": exchange.response.status if exchange.response else None,
+                    "body": exchange.response.body if exchange.response else None,
+                },
+            }
+        )
+        for exchange in exchanges
+        if exchange.turn in turns
+    ]
 
 
-def notes(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def notes(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
     """Per target: the informational findings (unsupported features, endpoint quirks), each id
     once, with the number of runs it was seen in and one example."""
     found: dict[str, dict[str, dict[str, Any]]] = {}
     for record in records:
-        seen = {
-            f["check_id"]: f["detail"]
-            for c in record["checks"]
-            for f in c["findings"]
-            if not f["passed"] and f["severity"] == "info"
-        }
+        seen = {f.check_id: f.detail for f in record.findings() if not f.passed and f.severity == "info"}
         for check_id, detail in seen.items():
-            entry = found.setdefault(record["target"], {}).setdefault(
+            entry = found.setdefault(record.target.name, {}).setdefault(
                 check_id, {"id": check_id, "runs": 0, "example": detail}
             )
             entry["runs"] += 1
     return {target: [items[k] for k in sorted(items)] for target, items in sorted(found.items())}
 
 
-def _prompt_size(record: dict[str, Any]) -> dict[str, Any] | None:
-    """The first request's tool prompt size: the text protocol's prompt, or the native declarations."""
-    from harness.model import ToolSpec
-    from harness.providers.text_protocols import native_tools_size
-
-    for check in record["checks"]:
-        for finding in check["findings"]:
-            if finding["check_id"] == "wire.prompted_mode" and finding.get("evidence"):
-                return {k: finding["evidence"][k] for k in ("characters", "estimated_tokens")}
-    tools = [ToolSpec.from_data(t) for t in record["transcript"]["tools"]]
-    return native_tools_size(tools) if tools else None
-
-
-def mode_comparison(records: list[dict[str, Any]], summary: dict[str, Any]) -> list[dict[str, Any]]:
+def mode_comparison(records: list[RunRecord], summary: dict[str, Any]) -> list[dict[str, Any]]:
     """Targets that differ only in how tools are delivered (native vs each prompted protocol):
     their scores side by side with the mean size of what the tools cost in the prompt."""
     groups: dict[tuple[Any, ...], list[str]] = {}
     sizes: dict[str, list[dict[str, Any]]] = {}
     for record in records:
-        info = record["target_info"]
-        key = (info["format"], info["model"], info["profile"], info["simulated"])
-        if record["target"] not in groups.setdefault(key, []):
-            groups[key].append(record["target"])
-        size = _prompt_size(record)
-        if size:
-            sizes.setdefault(record["target"], []).append(size)
+        info = record.target
+        key = (info.format, info.model, info.profile, info.simulated)
+        if info.name not in groups.setdefault(key, []):
+            groups[key].append(info.name)
+        if record.tool_prompt is not None:
+            sizes.setdefault(info.name, []).append(to_builtins(record.tool_prompt))
     comparison = []
     for (fmt, model, _, simulated), names in sorted(groups.items()):
         modes = {summary["targets"][n]["info"]["mode"] for n in names}
@@ -155,8 +135,9 @@ def mode_comparison(records: list[dict[str, Any]], summary: dict[str, Any]) -> l
     return comparison
 
 
-def build(records: list[dict[str, Any]], generated_at: str | None = None) -> dict[str, Any]:
-    modes = sorted({r["mode"] for r in records})
+def build(records: list[RunRecord], generated_at: str | None = None) -> dict[str, Any]:
+    """The report of a set of run records (what report.json holds; the other writers read it)."""
+    modes = sorted({r.mode for r in records})
     summary = aggregate(records)
     return {
         "schema": SCHEMA,
@@ -171,7 +152,7 @@ def build(records: list[dict[str, Any]], generated_at: str | None = None) -> dic
     }
 
 
-def write(report: dict[str, Any], records: list[dict[str, Any]], out_dir: Path) -> Path:
+def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.json"
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     return path

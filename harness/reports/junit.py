@@ -6,6 +6,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from harness.records import RunRecord
+
 
 def render(report: dict[str, Any]) -> ET.ElementTree:
     root = ET.Element("testsuites", name="toolcall-harness")
@@ -46,7 +48,7 @@ def render(report: dict[str, Any]) -> ET.ElementTree:
     return ET.ElementTree(root)
 
 
-def write(report: dict[str, Any], records: list[dict[str, Any]], out_dir: Path) -> Path:
+def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "junit.xml"
     render(report).write(path, encoding="utf-8", xml_declaration=True)
     return path

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.records import RunRecord
+
 
 def cell(score: float | None) -> str:
     return "-" if score is None else f"{score:.0f}" if score == int(score) else f"{score:.1f}"
@@ -134,7 +136,7 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write(report: dict[str, Any], records: list[dict[str, Any]], out_dir: Path) -> Path:
+def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.md"
     path.write_text(render(report), encoding="utf-8")
     return path

@@ -1,4 +1,4 @@
-"""Every real recorded case under ../shared/realworld parses to exactly its expected block."""
+"""Every real recorded case under tests/data/realworld parses to exactly its expected block."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def observed(turn: ParsedTurn) -> dict[str, Any]:
 
 
 def test_there_are_cases_for_every_format() -> None:
-    assert {c["wire_format"] for c in ALL} == set(FORMATS), "../shared/realworld is missing or incomplete"
+    assert {c["wire_format"] for c in ALL} == set(FORMATS), "tests/data/realworld is missing or incomplete"
 
 
 @pytest.mark.parametrize("case", ALL, ids=[c["id"] for c in ALL])

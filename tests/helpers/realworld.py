@@ -1,15 +1,16 @@
-"""Access to the real recorded traffic in ``../shared/realworld`` (read in place, never copied)."""
+"""Access to the real recorded provider traffic kept in ``tests/data/realworld``.
+
+The data is a verbatim copy of responses recorded by public projects in their own
+test suites; ``tests/data/realworld/PROVENANCE.md`` names every source and its licence.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-REALWORLD = Path(
-    os.environ.get("HARNESS_REALWORLD", Path(__file__).resolve().parents[3] / "shared" / "realworld")
-)
+REALWORLD = Path(__file__).resolve().parents[1] / "data" / "realworld"
 
 
 def cases(*wire_formats: str) -> list[dict[str, Any]]:

@@ -7,7 +7,17 @@ from typing import Any
 
 import yaml
 
-from harness.model import Exchange, ParsedTurn, ToolCall, ToolExecution, ToolResult, ToolSpec, Transcript
+from harness.model import (
+    Exchange,
+    ParsedTurn,
+    SentRequest,
+    ToolCall,
+    ToolExecution,
+    ToolResult,
+    ToolSpec,
+    Transcript,
+    WireResponse,
+)
 from harness.scenarios import Scenario, load_file
 
 WEATHER = ToolSpec(
@@ -54,7 +64,8 @@ def transcript(
             if isinstance(turn, ParsedTurn)
             else (ParsedTurn(text=turn) if isinstance(turn, str) else ParsedTurn(tool_calls=list(turn)))
         )
-        t.exchanges.append(Exchange(index, {"body": {}}, {"status": 200, "body": ""}, parsed))
+        request = SentRequest("POST", "http://test.invalid/v1/chat/completions", {}, {})
+        t.exchanges.append(Exchange(index, request, WireResponse(200, ""), parsed))
         for c in parsed.tool_calls:
             t.executions.append(ToolExecution(index, c, ToolResult(c.id, c.name, "r", index in errors)))
     return t

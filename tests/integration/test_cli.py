@@ -6,6 +6,8 @@ from pathlib import Path
 
 import yaml
 
+from harness import scenarios
+from harness.sim.server import SimServer
 from tests.helpers.cli import REPO, harness
 
 SIM_TARGETS = [
@@ -163,3 +165,35 @@ def test_list_and_unknown_target(tmp_path: Path) -> None:
     assert listed.returncode == 0 and "sim-openai" in listed.stdout
     unknown = harness("run", "-t", "nope", "--out", tmp_path)
     assert unknown.returncode == 2 and "unknown target 'nope'; known:" in unknown.stderr
+
+
+def test_a_profile_declared_in_harness_toml_works_end_to_end(tmp_path: Path) -> None:
+    """A new OpenAI-compatible gateway needs no code: a profile and a target in harness.toml,
+    recorded against the simulator on loopback, then replayed."""
+    with SimServer(scenarios.load([REPO / "scenarios"])) as sim:
+        (tmp_path / "harness.toml").write_text(
+            "[profiles.gateway]\n"
+            'format = "openai-chat"\n'
+            f'base_url = "{sim.base_url("openai-chat")}"\n'
+            'api_key_env = "GATEWAY_KEY"\n'
+            'headers = {x-team = "search"}\n'
+            "[targets.gateway-small]\n"
+            'profile = "gateway"\n'
+            'model = "small-1"\n'
+        )
+        listed = harness("list", "profiles", "--config", tmp_path / "harness.toml")
+        assert listed.returncode == 0, listed.stderr
+        assert "gateway" in listed.stdout and "harness.toml" in listed.stdout and "groq" in listed.stdout
+        common = ["-t", "gateway-small", "-s", "weather.single.paris", "--config", tmp_path / "harness.toml"]
+        common += ["--cassettes", tmp_path / "c"]
+        keyless = harness("record", *common, "--out", tmp_path / "o")
+        assert keyless.returncode == 2 and "GATEWAY_KEY" in keyless.stderr
+        recorded = harness("record", *common, "--out", tmp_path / "o", env={"GATEWAY_KEY": "sk-test-123"})
+        assert recorded.returncode == 0, recorded.stderr
+    cassette = (tmp_path / "c" / "gateway-small" / "weather.single.paris.yaml").read_text()
+    assert "x-team" in cassette and "sk-test-123" not in cassette
+    replayed = harness("run", *common, "--out", tmp_path / "r", "--strict")
+    assert replayed.returncode == 0, replayed.stderr
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    info = report["summary"]["targets"]["gateway-small"]
+    assert info["info"]["profile"] == "gateway" and info["score"] == 100

@@ -10,34 +10,24 @@ import pytest
 import yaml
 
 from harness import scenarios
-from harness.agent import mcp as mcp_module
-from harness.agent._mcp_proc import TOKEN_VARIABLE
-from harness.runner import RunConfig, run
+from harness.api import run
+from harness.records import RunRecord
+from harness.runner import RunConfig
 from harness.targets import Target, load_targets, pick
+from harness.tools.mcp import manager as mcp_module
 from tests.helpers.cli import REPO
+from tests.helpers.processes import mcp_processes, still_running
 
 MCP_SUITE = scenarios.select(scenarios.load([REPO / "scenarios"]), ["mcp"])
-SIM = Target("sim-openai", "openai-chat", "sim-conformant", base_url="sim")
+SIM = Target.build("sim-openai", format="openai-chat", model="sim-conformant", base_url="sim")
 
 
-def mcp_processes() -> list[int]:
-    """Processes started by an MCPManager (they carry its token variable), anywhere on the machine."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if f"{TOKEN_VARIABLE}=".encode() in (entry / "environ").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def failing(record: dict[str, Any]) -> list[str]:
+def failing(record: RunRecord) -> list[str]:
     return [
-        f"{c['id']}: {f['detail']}"
-        for c in record["checks"]
-        for f in c["findings"]
-        if not f["passed"] and f["severity"] != "info"
+        f"{c.id}: {f.detail}"
+        for c in record.checks
+        for f in c.findings
+        if not f.passed and f.severity != "info"
     ]
 
 
@@ -52,13 +42,13 @@ def test_replay_needs_no_mcp_server(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     records = run(targets, MCP_SUITE, RunConfig(results=tmp_path / "r.jsonl"))
     assert len(records) == len(targets) * len(MCP_SUITE) >= 4 * 8
     for record in records:
-        assert record["error"] is None, record["error"]
-        if record["target_info"]["simulated"]:
-            assert record["score"] == 100, failing(record)
-    names = {r["scenario"]: r["transcript"]["tool_names"] for r in records if r["target"] == "sim-openai"}
+        assert record.error is None, record.error
+        if record.target.simulated:
+            assert record.score == 100, failing(record)
+    names = {r.scenario: r.transcript.tool_names for r in records if r.target.name == "sim-openai"}
     assert names["mcp.naming.sanitised"] == {"mcp__codeindex__search_files": "mcp__codeindex__search.files"}
     gemini = {
-        r["scenario"]: r["transcript"]["tool_names"] for r in records if r["target"] == "sim-gemini-stream"
+        r.scenario: r.transcript.tool_names for r in records if r.target.name == "sim-gemini-stream"
     }
     assert gemini["mcp.naming.dotted"] == {"codeindex.list_files": "codeindex.list_files"}
 
@@ -74,9 +64,9 @@ def test_live_mcp_reproduces_the_recording_of_the_fixture_and_git_servers(tmp_pa
     ]
     records = run([SIM], suite, RunConfig(results=tmp_path / "r.jsonl", live_mcp=True))
     for record in records:
-        assert record["error"] is None, record["error"]
-        assert record["score"] == 100, failing(record)
-        sources = {e["source"] for e in record["transcript"]["executions"]}
+        assert record.error is None, record.error
+        assert record.score == 100, failing(record)
+        sources = {e.source for e in record.transcript.executions}
         assert sources and all(s.startswith("mcp:") for s in sources)
 
 
@@ -86,18 +76,18 @@ def test_third_party_servers_live_through_the_same_path(tmp_path: Path) -> None:
             pytest.skip(f"{module} is not installed")
     suite = [s for s in MCP_SUITE if s.id in ("mcp.thirdparty.git_log", "mcp.thirdparty.time_convert")]
     records = run([SIM], suite, RunConfig(mode="live", results=tmp_path / "r.jsonl"))
-    by_id = {r["scenario"]: r for r in records}
-    git = by_id["mcp.thirdparty.git_log"]["transcript"]
+    by_id = {r.scenario: r for r in records}
+    git = by_id["mcp.thirdparty.git_log"].transcript
     assert {"mcp__git__git_log", "mcp__git__git_status", "mcp__git__git_show"} <= {
-        t["name"] for t in git["tools"]
+        t.name for t in git.tools
     }
-    (log,) = git["executions"]
-    assert log["source"] == "mcp:git" and "Raise MAX_ITEMS to 250" in log["result"]["content"]
-    time = by_id["mcp.thirdparty.time_convert"]["transcript"]
-    assert {"mcp__time__get_current_time", "mcp__time__convert_time"} == {t["name"] for t in time["tools"]}
-    (convert,) = time["executions"]
-    assert convert["source"] == "mcp:time" and '"timezone": "Asia/Tokyo"' in convert["result"]["content"]
-    assert all(r["score"] == 100 for r in records), [failing(r) for r in records]
+    (log,) = git.executions
+    assert log.source == "mcp:git" and "Raise MAX_ITEMS to 250" in log.result.content
+    time = by_id["mcp.thirdparty.time_convert"].transcript
+    assert {"mcp__time__get_current_time", "mcp__time__convert_time"} == {t.name for t in time.tools}
+    (convert,) = time.executions
+    assert convert.source == "mcp:time" and '"timezone": "Asia/Tokyo"' in convert.result.content
+    assert all(r.score == 100 for r in records), [failing(r) for r in records]
     assert mcp_processes() == []
 
 
@@ -129,27 +119,29 @@ FIXTURE = {"command": "{python}", "args": ["-m", "harness.mcp_fixture.server"], 
 
 
 def test_a_server_killed_mid_run_is_a_finding_and_leaves_no_process(tmp_path: Path) -> None:
+    before = set(mcp_processes())  # only this test's servers are its business
     crash = scenario_file(tmp_path, "crash", FIXTURE, "crash")
     (record,) = run([SIM], [crash], RunConfig(mode="live", results=tmp_path / "r.jsonl"))
-    assert record["error"] is None, record["error"]
-    assert record["transcript"]["stop_reason"] == "final"  # the run went on to a final answer
-    (execution,) = record["transcript"]["executions"]
-    assert execution["result"]["is_error"]
-    mcp_check = next(c for c in record["checks"] if c["id"] == "protocol.mcp_servers")
-    assert mcp_check["status"] == "fail"
-    crashed = [f for f in mcp_check["findings"] if f["check_id"] == "mcp.crashed"]
-    assert crashed and "'codeindex'" in crashed[0]["detail"]
-    assert "crash requested" in crashed[0]["evidence"]["stderr_tail"]
-    assert mcp_processes() == []
+    assert record.error is None, record.error
+    assert record.transcript.stop_reason == "final"  # the run went on to a final answer
+    (execution,) = record.transcript.executions
+    assert execution.result.is_error
+    mcp_check = next(c for c in record.checks if c.id == "protocol.mcp_servers")
+    assert mcp_check.status == "fail"
+    crashed = [f for f in mcp_check.findings if f.check_id == "mcp.crashed"]
+    assert crashed and "'codeindex'" in crashed[0].detail
+    assert "crash requested" in (crashed[0].evidence or {})["stderr_tail"]
+    assert still_running(sorted(set(mcp_processes()) - before)) == []
 
 
 def test_a_hung_call_times_out_as_a_finding(tmp_path: Path) -> None:
+    before = set(mcp_processes())
     hang = scenario_file(tmp_path, "hang", {**FIXTURE, "timeout_s": 1}, "hang")
     (record,) = run([SIM], [hang], RunConfig(mode="live", results=tmp_path / "r.jsonl"))
-    assert record["error"] is None
-    ids = [f["check_id"] for c in record["checks"] for f in c["findings"]]
+    assert record.error is None
+    ids = [f.check_id for c in record.checks for f in c.findings]
     assert "mcp.timeout" in ids
-    assert mcp_processes() == []
+    assert still_running(sorted(set(mcp_processes()) - before)) == []
 
 
 def test_a_server_that_does_not_start_is_a_finding_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -157,7 +149,7 @@ def test_a_server_that_does_not_start_is_a_finding_and_the_run_goes_on(tmp_path:
         tmp_path, "no_server", {"command": "/nonexistent/mcp-server", "timeout_s": 2}, "ok"
     )
     (record,) = run([SIM], [broken], RunConfig(mode="live", results=tmp_path / "r.jsonl"))
-    assert record["error"] is None, record["error"]
-    assert [e["call"]["name"] for e in record["transcript"]["executions"]] == ["get_weather"]
-    ids = [f["check_id"] for c in record["checks"] for f in c["findings"]]
+    assert record.error is None, record.error
+    assert [e.call.name for e in record.transcript.executions] == ["get_weather"]
+    ids = [f.check_id for c in record.checks for f in c.findings]
     assert "mcp.start_failed" in ids

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.mcp import MCPCallError, MCPManager, MCPServerSpec
-from harness.agent.registry import ToolRegistry
 from harness.model import ToolCall
+from harness.tools.mcp.manager import MCPCallError, MCPManager, MCPServerSpec
+from harness.tools.registry import ToolRegistry
 
 pytestmark = pytest.mark.mcp_live
 

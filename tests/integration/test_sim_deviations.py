@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness import scenarios
-from harness.runner import RunConfig, run
+from harness.api import run
+from harness.records import CheckResult, RunRecord
+from harness.runner import RunConfig
 from harness.sim.deviations import DEVIATIONS
 from harness.targets import Target
 from tests.helpers.cli import REPO
@@ -36,8 +37,8 @@ CAUGHT = {
 }
 
 
-def check(record: dict[str, Any], check_id: str) -> dict[str, Any]:
-    return next(c for c in record["checks"] if c["id"] == check_id)
+def check(record: RunRecord, check_id: str) -> CheckResult:
+    return next(c for c in record.checks if c.id == check_id)
 
 
 def test_every_deviation_has_an_oracle() -> None:
@@ -47,34 +48,38 @@ def test_every_deviation_has_an_oracle() -> None:
 @pytest.mark.parametrize("deviation", sorted(CAUGHT))
 def test_each_deviation_is_caught_by_its_check(deviation: str, tmp_path: Path) -> None:
     stream, scenario_id, check_id, finding_id = CAUGHT[deviation]
-    target = Target(
-        f"sim-{deviation}", "openai-chat", "sim-deviant", base_url=f"sim~{deviation}", stream=stream
+    target = Target.build(
+        f"sim-{deviation}",
+        format="openai-chat",
+        model="sim-deviant",
+        base_url=f"sim~{deviation}",
+        stream=stream,
     )
     assert target.simulated
     (record,) = run(
         [target], [SUITE[scenario_id]], RunConfig(mode="live", results=tmp_path / "r.jsonl", retries=1)
     )
-    assert record["error"] is None, record["error"]
+    assert record.error is None, record.error
     result = check(record, check_id)
-    assert result["status"] in ("fail", "warn"), result
-    assert any(f["check_id"] == finding_id and not f["passed"] for f in result["findings"]), result[
-        "findings"
-    ]
-    assert record["score"] < 100
+    assert result.status in ("fail", "warn"), result
+    assert any(f.check_id == finding_id and not f.passed for f in result.findings), result.findings
+    assert record.score is not None and record.score < 100
 
 
 def test_rate_limits_are_retried_and_noted(tmp_path: Path) -> None:
-    target = Target("sim-rate-limit", "openai-chat", "sim-deviant", base_url="sim~rate-limit")
+    target = Target.build(
+        "sim-rate-limit", format="openai-chat", model="sim-deviant", base_url="sim~rate-limit"
+    )
     (record,) = run(
         [target], [SUITE["weather.single.paris"]], RunConfig(mode="live", results=tmp_path / "r.jsonl")
     )
-    assert record["score"] == 100, [c for c in record["checks"] if c["status"] != "pass"]
-    notes = [f for f in check(record, "protocol.wire")["findings"] if f["check_id"] == "transport.retried"]
-    assert notes and "HTTP 429" in notes[0]["detail"]
+    assert record.score == 100, [c for c in record.checks if c.status != "pass"]
+    notes = [f for f in check(record, "protocol.wire").findings if f.check_id == "transport.retried"]
+    assert notes and "HTTP 429" in notes[0].detail
 
 
 def test_the_conformant_profile_passes_every_check(tmp_path: Path) -> None:
-    target = Target("sim", "openai-chat", "sim-conformant", base_url="sim", stream=True)
+    target = Target.build("sim", format="openai-chat", model="sim-conformant", base_url="sim", stream=True)
     suite = [s for s in SUITE.values() if not s.mcp_servers]  # MCP runs live elsewhere
     records = run([target], suite, RunConfig(mode="live", results=tmp_path / "r.jsonl"))
-    assert {r["score"] for r in records} == {100}
+    assert {r.score for r in records} == {100}

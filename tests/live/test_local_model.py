@@ -8,7 +8,6 @@ show them, and the reports are written. Needs the [local] extra.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +16,10 @@ from typing import Any
 import pytest
 
 from harness import scenarios
+from harness.api import run
+from harness.records import read
 from harness.reports import write_reports
-from harness.runner import RunConfig, run
+from harness.runner import RunConfig
 from harness.targets import load_targets, pick
 from tests.helpers.cli import REPO
 
@@ -57,12 +58,12 @@ def test_every_run_has_a_transcript_and_reports_are_written(live_run: Any) -> No
     report, runs = live_run
     out = Path(report["out"])
     assert len(runs) == len(CASES) * len(TARGETS)
-    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    results = list(read(out / "results.jsonl"))
     assert len(results) == len(runs)
     for record in results:
-        assert record["error"] is None, record["error"]
-        assert record["transcript"]["exchanges"], record["scenario"]
-        assert record["target_info"]["simulated"] is False
+        assert record.error is None, record.error
+        assert record.transcript.exchanges, record.scenario
+        assert record.target.simulated is False
     assert (out / "report.json").is_file() and (out / "report.md").is_file() and (out / "junit.xml").is_file()
     for name in TARGETS:
         assert report["summary"]["targets"][name]["score"] is not None

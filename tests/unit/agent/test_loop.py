@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 
 from harness.agent.loop import LoopSettings, run_loop, turn_choice
-from harness.agent.registry import Tool, ToolRegistry
 from harness.model import Message, ToolChoice, ToolSpec, Transcript
 from harness.providers import RequestOptions, adapter_class
+from harness.tools.registry import Tool, ToolRegistry
 from harness.transport import Transport
 
 SPEC = ToolSpec("lookup", "Look a key up.", {"type": "object", "properties": {"key": {"type": "string"}}})
@@ -121,7 +121,7 @@ def test_provider_error_stops_the_run_and_is_kept() -> None:
     transcript, _ = drive([error])
     assert transcript.stop_reason == "provider_error"
     assert transcript.exchanges[0].parsed.error is not None
-    assert transcript.exchanges[0].response and transcript.exchanges[0].response["status"] == 500
+    assert transcript.exchanges[0].response and transcript.exchanges[0].response.status == 500
 
 
 def test_transport_error_is_a_finding_not_a_crash() -> None:
@@ -172,9 +172,9 @@ def test_rate_limit_is_retried_and_noted() -> None:
 
 
 def test_calls_sharing_state_run_in_call_order_others_concurrently() -> None:
-    from harness.agent.builtin import builtin_tool
     from harness.agent.loop import execute
     from harness.model import ToolCall
+    from harness.tools.builtin import builtin_tool
 
     registry = ToolRegistry()
     registry.add(builtin_tool("memory"))

@@ -1,12 +1,12 @@
 from pathlib import Path
 
-from harness.checks import CHECKS, RunContext, load_all, run_checks
+from harness.checks import RunContext, all_checks, run_checks
 from harness.model import Finding, ParsedTurn, ProviderError, ToolCall
 from tests.helpers.transcripts import call, scenario, transcript
 
 
 def results(context: RunContext) -> dict[str, tuple[str, list[Finding]]]:
-    return {r.id: (r.status, r.findings) for r in run_checks(context)}
+    return {r.id: (r.status, list(r.findings)) for r in run_checks(context)}
 
 
 def failed(findings: list[Finding]) -> list[str]:
@@ -14,9 +14,9 @@ def failed(findings: list[Finding]) -> list[str]:
 
 
 def test_every_check_is_documented() -> None:
-    load_all()
-    assert len(CHECKS) >= 15
-    assert all(c.doc for c in CHECKS.values())
+    checks = all_checks()
+    assert len(checks) >= 15
+    assert all(c.doc for c in checks)
 
 
 def test_a_clean_run_passes_every_applicable_check(tmp_path: Path) -> None:

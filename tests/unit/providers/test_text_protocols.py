@@ -9,8 +9,7 @@ import pytest
 
 from harness.errors import UnknownNameError
 from harness.model import Message, ToolCall, ToolChoice, ToolResult, ToolSpec, WireResponse
-from harness.providers import formats
-from harness.providers.base import RequestOptions
+from harness.providers import RequestOptions, formats
 from harness.providers.openai import OpenAIChatAdapter
 from harness.providers.prompted import PromptedAdapter, prompted
 from harness.providers.text_protocols import (

@@ -1,0 +1,89 @@
+"""Where each target's requests go: the one module that decides, and starts what is needed.
+
+* **replay**: nothing is contacted; requests go to a placeholder host and the
+  cassettes answer (only the path must match the recording);
+* **live URL**: the target's (or its profile's) base URL, the profile's headers,
+  and the key from the environment variable the target names;
+* **the simulator** (``base_url = "sim"``): started once on 127.0.0.1 for every
+  simulated target of the run;
+* **a managed local model** (``base_url = "local:<model>"``): one server per
+  model, shared by its targets, started on a free 127.0.0.1 port.
+
+:func:`open_endpoints` starts them, hands out ready :class:`~harness.transport.Endpoint`
+values (each with one pooled HTTP transport for the whole run) and always stops
+them. The runner only ever receives endpoints; it never starts anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from harness.errors import ConfigError
+from harness.recording import Mode
+from harness.targets import Target
+from harness.transport import Endpoint, api_key, live_transport
+
+if TYPE_CHECKING:
+    from harness.scenarios import Scenario
+
+REPLAY_HOST = "http://replay.invalid"
+
+
+def replay_endpoint(target: Target) -> Endpoint:
+    """The endpoint of a replayed target: nothing is contacted, only the path must match."""
+    if target.simulated:
+        return Endpoint(f"{REPLAY_HOST}/{target.sim_route}", limit=target.name)
+    if target.local_model:
+        return Endpoint(REPLAY_HOST, limit=f"local:{target.local_model}")
+    return Endpoint(target.resolved_base_url() or REPLAY_HOST, limit=target.name)
+
+
+def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool = True) -> Endpoint:
+    """A reachable endpoint: ``base_url``, the profile's headers and the target's key."""
+    key = api_key(target.api_key_variable())
+    headers = dict(target.profile.headers)
+    if key:
+        headers.update(target.adapter().auth_headers(key))
+    return Endpoint(base_url, headers, live_transport(keep_alive=keep_alive), limit=limit)
+
+
+@contextlib.contextmanager
+def open_endpoints(
+    targets: Sequence[Target], scenarios: Sequence[Scenario], mode: Mode
+) -> Iterator[dict[str, Endpoint]]:
+    """Endpoints for every target, by name; starts (and always stops) the simulator or local
+    model servers that live and record runs need, and closes every transport."""
+    with contextlib.ExitStack() as stack:
+        found: dict[str, Endpoint] = {}
+        sim = None
+        local: dict[str, str] = {}  # local model -> base URL: one server per model, shared by its targets
+        for target in targets:
+            if mode == "replay":
+                found[target.name] = replay_endpoint(target)
+                continue
+            if target.simulated:
+                if sim is None:
+                    from harness.sim.server import SimServer
+
+                    sim = stack.enter_context(SimServer(list(scenarios)))
+                endpoint = live_endpoint(target, sim.base_url(target.sim_route), limit=target.name)
+            elif target.local_model:
+                if target.local_model not in local:
+                    from harness.local import local_server
+
+                    local[target.local_model] = stack.enter_context(local_server(target.local_model)).base_url
+                base = local[target.local_model]
+                # a managed server answers one request at a time on loopback: nothing to gain from
+                # keep-alive, and llama-cpp-python drops a kept-alive connection after an aborted
+                # stream, so the next request on it is reset [H1]
+                endpoint = live_endpoint(target, base, limit=f"local:{target.local_model}", keep_alive=False)
+            else:
+                base = target.resolved_base_url()
+                if not base:
+                    raise ConfigError(f"target {target.name!r} has no base_url")
+                endpoint = live_endpoint(target, base, limit=target.name)
+            stack.callback(endpoint.close)
+            found[target.name] = endpoint
+        yield found

@@ -1,0 +1,190 @@
+"""The adapter contract: one class per wire format, pure functions over dicts.
+
+An adapter maps provider-neutral messages and tools to a request
+(:meth:`Adapter.build_request`) and a response (whole or streamed) back to a
+:class:`~harness.model.ParsedTurn` (:meth:`Adapter.parse`). Streaming and
+non-streaming responses go through the same accumulator. Every deviation from
+the wire format becomes a finding; an adapter may normalise so the loop can go
+on, but never silently. An adapter does no I/O.
+
+Where a request goes (the endpoint) is a :class:`~harness.providers.profiles.Profile`;
+many profiles share one adapter.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from harness.model import (
+    Finding,
+    Message,
+    ParsedTurn,
+    ProviderError,
+    ToolChoice,
+    ToolSpec,
+    WireRequest,
+    WireResponse,
+    deviation,
+)
+from harness.providers.envelopes import embedded_error, error_from_body
+from harness.providers.framing import DecodedStream, decode_stream
+from harness.providers.profiles import Profile
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    """Per-target request settings that are not part of the conversation."""
+
+    model: str
+    stream: bool = False
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    parallel_tool_calls: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Adapter(ABC):
+    """One wire format. Subclasses implement building and the accumulator."""
+
+    format: ClassVar[str]
+    default_path: ClassVar[str] = "/v1/chat/completions"
+    argument_wire_type: ClassVar[str] = "string"
+
+    def __init__(self, profile: Profile | None = None):
+        self.profile = profile or Profile(self.format, self.format)
+
+    # -- requests ---------------------------------------------------------
+
+    def auth_headers(self, api_key: str) -> dict[str, str]:
+        """Headers that carry the key (scrubbed before anything is written)."""
+        return {"Authorization": f"Bearer {api_key}"}
+
+    @abstractmethod
+    def build_request(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        tool_choice: ToolChoice,
+        options: RequestOptions,
+    ) -> WireRequest:
+        """The provider's request for this conversation."""
+
+    def choice_findings(self, tool_choice: ToolChoice) -> list[Finding]:
+        """Note a ``tool_choice`` the endpoint profile documents as unsupported."""
+        if tool_choice.mode == "auto" or tool_choice.mode in self.profile.tool_choice:
+            return []
+        return [
+            Finding(
+                "wire.tool_choice_unsupported",
+                "info",
+                False,
+                f"profile {self.profile.name!r} documents tool_choice {tool_choice.label()!r} as "
+                "unsupported; sent anyway so the run shows what the endpoint does",
+            )
+        ]
+
+    # -- responses --------------------------------------------------------
+
+    def parse(self, response: WireResponse, *, stream: bool, tools: Sequence[ToolSpec] = ()) -> ParsedTurn:
+        """Parse a whole response: an error status, a JSON body, or a stream body.
+
+        ``tools`` are the tools the request offered (native formats do not need
+        them; prompted mode types text-call arguments by their schemas).
+
+        A body shaped so badly that the accumulator cannot read it (a ``null``
+        where an object belongs, a string where a list belongs) is a provider
+        fault: a failed turn with a finding, never an exception.
+        """
+        try:
+            return self._parse(response, stream=stream)
+        except Exception as exc:  # whatever a body does to the accumulator, it is the provider's fault
+            return malformed(self.format, response.status, exc)
+
+    def _parse(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
+        if response.status >= 400:
+            return ParsedTurn(error=error_from_body(response.status, response.body))
+        if stream:
+            decoded = decode_stream(response.body)
+            if decoded.framing == "empty":
+                return ParsedTurn(
+                    error=ProviderError(
+                        response.status, "HTTP 2xx with an empty stream body", "empty_stream"
+                    ),
+                    findings=framing_findings(decoded, self.stream_sentinel),
+                )
+            turn = self.parse_stream(decoded)
+            turn.findings[:0] = framing_findings(decoded, self.stream_sentinel)
+            return turn
+        try:
+            body = json.loads(response.body) if response.body.strip() else None
+        except json.JSONDecodeError as exc:
+            return ParsedTurn(
+                error=ProviderError(response.status, f"response body is not JSON: {exc}"),
+                findings=[deviation("body_not_json", f"HTTP {response.status} body is not JSON: {exc}")],
+            )
+        if not isinstance(body, dict):
+            return ParsedTurn(
+                error=ProviderError(response.status, "empty or non-object response body"),
+                findings=[deviation("empty_body", "the response body is empty or not a JSON object")],
+            )
+        embedded = embedded_error(body, response.status)
+        if embedded is not None:
+            return ParsedTurn(
+                error=embedded,
+                findings=[deviation("error_in_200_body", "an error object came back with HTTP 2xx")],
+            )
+        return self.parse_body(body)
+
+    stream_sentinel: ClassVar[str | None] = "[DONE]"
+
+    @abstractmethod
+    def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
+        """Parse a non-streamed JSON body (through the same accumulator as streams)."""
+
+    @abstractmethod
+    def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
+        """Parse a decoded stream."""
+
+
+def malformed(what: str, status: int, exc: Exception) -> ParsedTurn:
+    """A failed turn for a response that could not be read at all."""
+    detail = f"the {what} response is malformed and could not be read: {type(exc).__name__}: {exc}"
+    return ParsedTurn(
+        error=ProviderError(status, detail, "malformed_body"),
+        findings=[deviation("malformed_body", detail, severity="error")],
+    )
+
+
+def framing_findings(stream: DecodedStream, sentinel: str | None) -> list[Finding]:
+    """Deviations of the stream framing itself."""
+    findings: list[Finding] = []
+    if stream.framing == "empty":
+        findings.append(deviation("empty_stream", "HTTP 2xx with an empty stream body", severity="error"))
+        return findings
+    if stream.comments:
+        findings.append(
+            Finding(
+                "wire.sse_comment_lines", "info", False, f"{len(stream.comments)} SSE comment line(s) skipped"
+            )
+        )
+    if stream.undecodable:
+        findings.append(
+            deviation(
+                "stream_payload_not_json",
+                f"{len(stream.undecodable)} stream payload(s) are not JSON",
+                severity="error",
+                payloads=stream.undecodable[:5],
+            )
+        )
+    if stream.unterminated:
+        findings.append(
+            deviation("sse_final_event_unterminated", "the last SSE event has no blank line after it")
+        )
+    if sentinel == "[DONE]" and stream.framing == "sse" and not stream.done_sentinel:
+        findings.append(deviation("stream_without_done", "the SSE stream ended without data: [DONE]"))
+    return findings

@@ -1,0 +1,324 @@
+"""Endpoint profiles: vendors that speak an existing wire format, with their quirks as data.
+
+Adding a vendor is adding a record here, never a copy of an adapter. Quirks
+either change how requests are built (``tool_choice``, ``assistant_content_null``,
+``send_parallel_tool_calls``, ``stream_usage``) or are documented deviations
+the report names when the run meets them. Every quirk cites its source in
+brackets: keys of :data:`harness.providers.sources.SOURCES`, each a public reference.
+
+LM Studio, documented by LM Studio [LMS1][LMS2]: tools
+on ``/v1/chat/completions``, ``tool_choice`` "none"/"auto"/"required" (the last
+for the llama.cpp engine only), ``stream_options``, the ``reasoning`` field,
+unparsable calls left in ``content``. Third-party reports, not verified here:
+the 400 on an object ``tool_choice`` [LMS4] and the empty answer to "required"
+[LMS3]. Not verified at all: ``parallel_tool_calls`` (not among the documented
+parameters; sent, so the run shows what happens) and the MLX engine's behaviour.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from harness.model import Finding, ProviderError
+
+
+@dataclass(frozen=True)
+class Quirk:
+    """A documented endpoint deviation: what it is and whether the profile works around it."""
+
+    id: str
+    detail: str
+    workaround: str | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """An endpoint speaking a wire format, with its quirks as data.
+
+    ``tool_choice`` lists the values the endpoint honours; others are still sent
+    (so the conformance run sees what the endpoint really does) and noted.
+    ``path`` overrides the format's request path where the vendor mounts it elsewhere;
+    ``headers`` are sent with every request (a gateway's routing headers, say).
+    """
+
+    name: str
+    format: str
+    base_url: str = ""
+    api_key_env: str | None = None
+    description: str = ""
+    tool_choice: frozenset[str] = frozenset({"auto", "required", "none", "named"})
+    assistant_content_null: bool = True
+    send_parallel_tool_calls: bool = True
+    stream_usage: bool = True
+    quirks: tuple[Quirk, ...] = ()
+    path: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def request_path(self, default: str) -> str:
+        return self.path or default
+
+    def quirk(self, quirk_id: str) -> Quirk | None:
+        return next((q for q in self.quirks if q.id == quirk_id), None)
+
+
+ALL_CHOICES = frozenset({"auto", "required", "none", "named"})
+STRING_CHOICES = frozenset({"auto", "required", "none"})
+
+
+
+# A hand-laid data table: Profile(name, format, base_url, api_key_env, description, ...),
+# Quirk(id, detail, workaround).
+# fmt: off
+PROFILES: dict[str, Profile] = {p.name: p for p in [
+    Profile("openai", "openai-chat", "https://api.openai.com", "OPENAI_API_KEY", "OpenAI Chat Completions"),
+    Profile("mistral", "mistral-chat", "https://api.mistral.ai", "MISTRAL_API_KEY", "Mistral La Plateforme",
+        quirks=(
+            Quirk("user_after_tool_rejected",
+                  "La Plateforme rejects a user message right after tool results (400, code 3230) [M11]"),
+        )),
+    Profile("ollama", "ollama-chat", "http://localhost:11434", None, "Ollama native /api/chat",
+        tool_choice=frozenset({"auto"})),
+    Profile("llama-cpp-python", "openai-chat", "", None,
+        "llama-cpp-python's OpenAI-compatible server (chat_format chatml-function-calling)",
+        tool_choice=frozenset({"auto", "none", "named"}), assistant_content_null=False,
+        send_parallel_tool_calls=False, stream_usage=False,
+        quirks=(
+            Quirk("assistant_content_null_rejected",
+                  "llama-cpp-python rejects an assistant message with content: null and tool_calls "
+                  "(OpenAI accepts null): HTTP 500 with a validation error for every message type "
+                  "(0.3.36; HTTP 400 on other builds); the profile sends an empty string instead [H1]",
+                  'content sent as ""'),
+            Quirk("tool_choice_required_500",
+                  "tool_choice 'required' gives HTTP 500 with an empty error message [H1]"),
+            Quirk("stream_auto_tool_choice_empty",
+                  "stream: true with tool_choice 'auto' gives HTTP 200 and an empty SSE body "
+                  "(server log: 'Automatic streaming tool choice is not supported') [H1]"),
+            Quirk("stream_named_repeats_id",
+                  "streaming with a named tool_choice repeats the call's id and name in every chunk and "
+                  "adds a legacy function_call field beside tool_calls [H1]"),
+        )),
+    Profile("groq", "openai-chat", "https://api.groq.com/openai", "GROQ_API_KEY",
+        "Groq (OpenAI-compatible); tool_choice none/auto/required/named per the SDK [Q2]",
+        quirks=(
+            Quirk("tool_use_failed",
+                  "a generation that fails tool parsing or schema validation is HTTP 400 "
+                  "invalid_request_error, code 'tool_use_failed', the raw model text (often "
+                  "<function=name>{...}</function>) in error.failed_generation [Q5]",
+                  "failed_generation kept in the error's detail"),
+            Quirk("x_groq_stream_field",
+                  "stream chunks carry a non-standard x_groq object (id; usage and seed in the final "
+                  "chunk; error when the stream stopped early) [Q4]; errors may come as 'event: error' [Q5]"),
+        )),
+    Profile("openrouter", "openai-chat", "https://openrouter.ai/api", "OPENROUTER_API_KEY",
+        "OpenRouter; which tool_choice values work depends on the upstream endpoint serving the model",
+        quirks=(
+            Quirk("tool_choice_per_endpoint",
+                  "tool_choice support depends on the upstream endpoint: endpoints advertise the values "
+                  "that passed testing [R7]"),
+            Quirk("no_endpoint_404",
+                  "404 'No endpoints found that support tool use' (no endpoint of the model has tools) "
+                  "or '... the provided 'tool_choice' value' (none takes the requested value) [R6]"),
+            Quirk("sse_comment_lines",
+                  "the stream carries ': OPENROUTER PROCESSING' keep-alive comment lines [R2]",
+                  "comment lines skipped (info finding)"),
+            Quirk("error_in_200_stream",
+                  "once generation has started, errors come with HTTP 200 in the body or as an SSE data "
+                  "event with an error field [R4][R2]", "read as the turn's error"),
+            Quirk("native_finish_reason",
+                  "finish_reason is normalised to OpenAI values (including 'error'); the upstream "
+                  "value is in native_finish_reason [R3][R1]"),
+            Quirk("upstream_error_wrapped",
+                  "upstream failures come as 'Provider returned error' with the upstream body in "
+                  "metadata.raw and metadata.provider_name (obs.) [R5]"),
+        )),
+    Profile("vllm", "openai-chat", "http://localhost:8000", None,
+        "vLLM's OpenAI-compatible server (key optional: --api-key)",
+        quirks=(
+            Quirk("auto_tool_choice_flag",
+                  "'auto' (also the default when tools come without tool_choice) needs "
+                  "--enable-auto-tool-choice and --tool-call-parser; without them HTTP 400 '\"auto\" "
+                  "tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set' "
+                  "[V1][V2][V6]"),
+            Quirk("tool_call_ids",
+                  "ids are chatcmpl-tool-<hex> by default, functions.<name>:<idx> for Kimi-K2-type "
+                  "models, 9 alphanumerics with the mistral parser [V3][V4]"),
+            Quirk("nonstandard_fields", "responses add stop_reason, token_ids and reasoning [V2]"),
+            Quirk("finish_reason_caveats",
+                  "finish_reason under 'required'/named changed with PR #25054; 'tool_calls' with an "
+                  "empty tool_calls array was reported under 'required' without a parser [V5][O18]"),
+        )),
+    Profile("llamacpp", "openai-chat", "http://localhost:8080", None,
+        "llama.cpp llama-server (not llama-cpp-python); tool_choice is read as a string only",
+        tool_choice=STRING_CHOICES,
+        quirks=(
+            Quirk("named_tool_choice_falls_back_to_auto",
+                  "tool_choice is read as a string (auto, none, required); the OpenAI object form is "
+                  "logged as 'Wrong type supplied for parameter' and silently replaced by auto, and any "
+                  "other string is 400 'Invalid tool_choice: X' [L2][L3][L5]"),
+            Quirk("parallel_tool_calls_default_false", "parallel_tool_calls defaults to false [L2]"),
+            Quirk("jinja_required",
+                  "without the Jinja template path, tools give 'tools param requires --jinja flag' and a "
+                  "non-auto tool_choice 'tool_choice param requires --jinja flag'; newer builds enable "
+                  "Jinja by default [L2][L1]"),
+            Quirk("tool_call_ids", "ids are 32 random [0-9A-Za-z] characters, no call_ prefix [L4]"),
+        )),
+    Profile("lmstudio", "openai-chat", "http://localhost:1234", None,
+        "LM Studio's OpenAI-compatible server; tool_choice strings only, 'required' only on the "
+        "llama.cpp engine and reported ignored",
+        tool_choice=frozenset({"auto", "none"}),
+        quirks=(
+            Quirk("named_tool_choice_rejected",
+                  "an object tool_choice is HTTP 400 \"Invalid tool_choice type: 'object'. Supported "
+                  "string values: none, auto, required\" (obs.) [LMS4]"),
+            Quirk("required_engine_dependent",
+                  "'required' is documented for the llama.cpp engine only [LMS1]; on 0.3.15 it was "
+                  "reported answering finish_reason 'stop', empty content and no tool_calls (obs.) [LMS3]"),
+            Quirk("unparsed_calls_in_content",
+                  "calls LM Studio cannot parse come back as plain content; models without native tool "
+                  "support get a default [TOOL_REQUEST] prompt and tool messages sent as user [LMS2]"),
+            Quirk("reasoning_field",
+                  "reasoning text in message.reasoning (gpt-oss) or reasoning_content (DeepSeek R1, "
+                  "opt-in) [LMS1]"),
+        )),
+    Profile("ollama-v1", "openai-chat", "http://localhost:11434", None,
+        "Ollama's OpenAI-compatible /v1/chat/completions; tool_choice and parallel_tool_calls not parsed",
+        tool_choice=frozenset({"auto"}), send_parallel_tool_calls=False,
+        quirks=(
+            Quirk("tool_choice_ignored",
+                  "tool_choice (and strict) are not parsed; the compatibility page lists tool_choice as "
+                  "unsupported [OL9][OL10]"),
+            Quirk("parallel_tool_calls_ignored", "parallel_tool_calls is not parsed [OL9]", "not sent"),
+            Quirk("fresh_ids_before_0_12_10",
+                  "before v0.12.10 every response got a fresh call_xxxxxxxx id that the server never "
+                  "kept, and tool_call_id in history was ignored [OL8]"),
+            Quirk("reasoning_field", "thinking text in the non-standard message.reasoning [OL9]"),
+            Quirk("finish_reason_rewritten",
+                  "'tool_calls' is made by rewriting native done_reason 'stop' when a call was emitted; "
+                  "'length' passes through; calls stream whole in one chunk [OL9]"),
+            Quirk("tools_unsupported_400",
+                  "a model without tool support is 400 invalid_request_error '<model> does not support "
+                  "tools' [OL3][OL9]"),
+        )),
+    Profile("gemini-openai", "openai-chat", "https://generativelanguage.googleapis.com/v1beta/openai",
+        "GEMINI_API_KEY",
+        "Gemini's OpenAI-compatible endpoint (Bearer GEMINI_API_KEY) at /chat/completions [G9]; "
+        "tool_choice values not verified",
+        path="/chat/completions",
+        quirks=(
+            Quirk("thought_signature_in_extra_content",
+                  "Gemini 3 thought signatures ride in tool_calls[].extra_content.google.thought_signature"
+                  " and must be replayed; Vertex has an extra_content.vertex variant [G10][G14]",
+                  "extra_content replayed unchanged"),
+            Quirk("call_ids_missing",
+                  "Gemini 2.x often returns calls without ids (obs.); through this endpoint as id '' [G10]"),
+        )),
+]}
+# fmt: on
+
+
+def get_profile(name: str) -> Profile:
+    """A registered endpoint profile (the bundled ones, and any added by code)."""
+    from harness.registry import PROFILES as REGISTERED
+
+    profile: Profile = REGISTERED.get(name)
+    return profile
+
+
+def default_profile(fmt: str) -> Profile:
+    """The vendor that defines a format is its default profile."""
+    return next((p for p in PROFILES.values() if p.format == fmt), Profile(fmt, fmt))
+
+
+# -- "the model or server lacks tools" --------------------------------------
+
+CAPABILITY_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), cause)
+    for pattern, cause in [
+        (r"does not support tools", "the model has no tool support (Ollama: its template lacks tools) [OL3]"),
+        (
+            r"tool choice requires --enable-auto-tool-choice",
+            "the vLLM server runs without --enable-auto-tool-choice and --tool-call-parser, so it cannot "
+            "return tool calls on its own [V6]",
+        ),
+        (
+            r"no endpoints found that support tool use",
+            "OpenRouter has no endpoint for this model that supports tools [R6]",
+        ),
+        (
+            r"no endpoints found that support the provided 'tool_choice' value",
+            "OpenRouter has no endpoint for this model that supports the requested tool_choice [R6]",
+        ),
+        (
+            r"\b(tools|tool_choice) param requires --jinja flag",
+            "llama-server runs without --jinja, which tool calling needs [L2]",
+        ),
+    ]
+)
+"""Error texts that mean the model or server cannot do tools at all [OL3][V6][R6][L2]."""
+
+
+def capability_error(error: ProviderError) -> Finding | None:
+    """A ``wire.tools_unsupported`` finding if ``error`` says tools are unavailable, else ``None``.
+
+    Such a run measures the deployment, not the model's tool calling, so the
+    report should name the cause instead of scoring it as an ordinary failure.
+    """
+    for pattern, cause in CAPABILITY_ERRORS:
+        if pattern.search(error.message):
+            return Finding(
+                "wire.tools_unsupported",
+                "error",
+                False,
+                f"the model or server lacks tools: {cause} (HTTP {error.status}: {error.message})",
+                evidence={"status": error.status, "code": error.code, "message": error.message},
+            )
+    return None
+
+
+# -- which profile a URL belongs to ------------------------------------------
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+URL_RULES: tuple[tuple[str, int | None, str, str], ...] = (
+    ("api.openai.com", None, "/v1/", "openai"),
+    ("api.mistral.ai", None, "/v1/", "mistral"),
+    ("api.groq.com", None, "/openai/", "groq"),
+    ("openrouter.ai", None, "/api/", "openrouter"),
+    ("generativelanguage.googleapis.com", None, "/v1[a-z0-9]*/openai/", "gemini-openai"),
+    # Ollama Cloud: same server as local Ollama, but a target must name its key (OLLAMA_API_KEY).
+    ("ollama.com", None, "/v1/", "ollama-v1"),
+    ("ollama.com", None, "/api/", "ollama"),
+    # Crusoe answers with vLLM's own fields (stop_reason, token_ids) [V2] and chatcmpl-tool- ids [V3]:
+    # realworld vllm/pydantic-ai__test_crusoe_tool_calling__0.
+    ("api.inference.crusoecloud.com", None, "/v1/", "vllm"),
+    ("localhost", 11434, "/v1/", "ollama-v1"),
+    ("localhost", 11434, "/api/", "ollama"),
+)
+"""(exact host, port or None for any, path regex matched at the start, profile); first match wins.
+
+Loopback names count as ``localhost``. Only hosts that identify the vendor are
+listed, plus Ollama's own port 11434. Ports 8000 (vLLM), 8080 (llama-server)
+and 1234 (LM Studio) are defaults that any server can use, so they are not
+guessed; neither is Gemini's native API, which has no profile here.
+"""
+
+
+def profile_for_url(url: str) -> Profile | None:
+    """The profile a request (or base) URL belongs to, or ``None`` when the URL does not say.
+
+    A wrong guess would attach another vendor's quirks to a run, so anything
+    not covered by :data:`URL_RULES` is ``None``.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname or ""
+    host = "localhost" if host in _LOOPBACK else host
+    path = parts.path.rstrip("/") + "/"  # a base URL without its trailing slash still matches
+    for rule_host, rule_port, rule_path, name in URL_RULES:
+        if host == rule_host and rule_port in (None, port) and re.match(rule_path, path):
+            return PROFILES[name]
+    return None

@@ -1,0 +1,279 @@
+"""Public references behind the bracketed citation keys in the harness's code.
+
+Comments, docstrings and quirk texts cite their evidence as ``[KEY]`` (``[V6]``,
+``[OL3]``, ``[H1]``, ...). :data:`SOURCES` maps every key to where that evidence
+can be read by anyone:
+
+- a documentation or issue URL (several are joined with ``" ; "``);
+- ``owner/repo path@commit``: a file of a public repository at a full commit,
+  read when the behaviour was checked; or a GitHub URL pinned to the commit the
+  file was first read at;
+- ``measured by this harness: tests/...``: observed by a test in this repository.
+
+A note in parentheses after a reference names the symbol or the fact it is for.
+Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini,
+Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, H this harness.
+"""
+
+from __future__ import annotations
+
+from harness.errors import UnknownNameError
+
+_OPENAI = "https://github.com/openai/openai-python/blob/e43b422/"
+_MISTRAL = "https://github.com/mistralai/client-python/blob/05629d2/"
+_OLLAMA = "https://github.com/ollama/ollama/blob/fb30760/"
+_ANTHROPIC = "https://github.com/anthropics/anthropic-sdk-python/blob/009b035/"
+_GENAI = "https://github.com/googleapis/python-genai/blob/6680718/"
+_GROQ = "https://github.com/groq/groq-python/blob/9620fde/"
+
+# Files of vLLM, llama.cpp, Ollama and LM Studio's docs read at these full commits.
+_VLLM = "vllm-project/vllm"
+_LLAMA_CPP = "ggml-org/llama.cpp"
+
+
+def _urls(base: str, *paths: str) -> str:
+    return " ; ".join(base + path for path in paths)
+
+
+SOURCES: dict[str, str] = {
+    # -- OpenAI ----------------------------------------------------------------------------------
+    "O1": _urls(_OPENAI, "src/openai/types/chat/completion_create_params.py"),
+    "O2": _urls(
+        _OPENAI + "src/openai/types/chat/",
+        "chat_completion_tool_choice_option_param.py",
+        "chat_completion_named_tool_choice_param.py",
+        "chat_completion_allowed_tool_choice_param.py",
+        "chat_completion_allowed_tools_param.py",
+    ),
+    "O3": _urls(_OPENAI, "src/openai/types/shared_params/function_definition.py"),
+    "O4": _urls(
+        _OPENAI + "src/openai/types/chat/",
+        "chat_completion.py",
+        "chat_completion_message.py",
+        "chat_completion_message_function_tool_call.py",
+        "chat_completion_message_custom_tool_call.py",
+    ),
+    "O5": _urls(_OPENAI, "src/openai/types/chat/chat_completion_chunk.py"),
+    "O6": _urls(
+        _OPENAI + "src/openai/types/chat/",
+        "chat_completion_tool_message_param.py",
+        "chat_completion_assistant_message_param.py",
+    ),
+    "O7": _urls(_OPENAI, "src/openai/types/completion_usage.py"),
+    "O8": _urls(_OPENAI, "src/openai/_streaming.py"),
+    "O9": _urls(_OPENAI, "README.md", "src/openai/_exceptions.py") + " (error table)",
+    "O10": "https://github.com/openai/openai-python/commit/5429f696 ; "
+    "https://github.com/openai/openai-python/commit/caf837bb (history of completion_create_params.py)",
+    "O11": "https://platform.openai.com/docs/guides/rate-limits ; "
+    "https://spybara.com/openai/api/history/docs/en/2026-06-24-2202..2026-06-26-1757/ (archived copy)",
+    "O12": "https://openai.com/index/introducing-structured-outputs-in-the-api/ (limitations section)",
+    "O13": "https://github.com/openai/openai-agents-python/issues/458",
+    "O14": "https://github.com/crewAIInc/crewAI-examples/issues/121",
+    "O15": "https://github.com/run-llama/llama_index/issues/16093",
+    "O16": "https://github.com/aliasrobotics/cai/issues/111 ; https://github.com/agno-agi/agno/issues/3105",
+    "O17": "https://github.com/agno-agi/agno/issues/5382 ; https://github.com/openclaw/openclaw/pull/875 ; "
+    "https://github.com/vercel/ai/pull/17233",
+    "O18": "https://github.com/vllm-project/vllm/pull/25054 (includes measured OpenAI behaviour)",
+    "O19": _urls(_OPENAI, "src/openai/_client.py") + " (base URL, Bearer header)",
+    "O20": "https://github.com/miurla/morphic/issues/136 ; https://github.com/microsoft/promptflow/pull/3130"
+    " (tool message without its call)",
+    "O21": "https://github.com/mcp-use/mcp-use/issues/90",
+    "O22": _urls(_OPENAI, "src/openai/_base_client.py") + " (retry headers)",
+    # -- Mistral ---------------------------------------------------------------------------------
+    "M1": _urls(_MISTRAL, "src/mistralai/client/models/chatcompletionrequest.py"),
+    "M2": _urls(
+        _MISTRAL + "src/mistralai/client/models/", "toolchoiceenum.py", "toolchoice.py", "functionname.py"
+    ),
+    "M3": _urls(
+        _MISTRAL,
+        "src/mistralai/client/models/tool.py",
+        "src/mistralai/client/models/function.py",
+        "docs/models/chatcompletionrequesttool.md",
+    ),
+    "M4": _urls(_MISTRAL + "src/mistralai/client/models/", "toolcall.py", "functioncall.py"),
+    "M5": _urls(
+        _MISTRAL, "src/mistralai/client/models/toolmessage.py", "examples/mistral/chat/function_calling.py"
+    ),
+    "M6": _urls(
+        _MISTRAL + "docs/models/",
+        "chatcompletionchoicefinishreason.md",
+        "completionresponsestreamchoicefinishreason.md",
+        "deltamessage.md",
+        "usageinfo.md",
+    ),
+    "M7": _urls(
+        _MISTRAL + "src/mistralai/client/", "chat.py", "sdkconfiguration.py", "models/security.py"
+    ),
+    "M8": "https://github.com/mistralai/mistral-common/blob/bc022b9/"
+    "src/mistral_common/protocol/instruct/validator.py",
+    "M9": "https://github.com/nearai/ironclaw/issues/1241 ; https://github.com/jackmpcollins/magentic/issues/276"
+    " ; https://github.com/langchain-ai/langchain/pull/24668",
+    "M10": "https://github.com/pipecat-ai/pipecat-flows/issues/178 (server-issued id UByW1YDuT)",
+    "M11": "https://github.com/datapizza-labs/datapizza-ai/issues/98 ; "
+    "https://github.com/pipecat-ai/pipecat-flows/issues/178 ; https://github.com/camel-ai/camel/issues/1467",
+    "M12": "https://github.com/microsoft/semantic-kernel/issues/6316 ; https://github.com/comet-ml/opik/pull/7385",
+    "M13": "https://github.com/lfnovo/open-notebook/issues/441",
+    # -- Ollama ----------------------------------------------------------------------------------
+    "OL1": _urls(_OLLAMA, "api/types.go"),
+    "OL2": _urls(_OLLAMA, "server/routes.go") + " (toolCallId, ChatHandler, streamResponse)",
+    "OL3": "ollama/ollama server/images.go@5dbb81b72c4b61b737e4970db711f7718e4efcc6"
+    " (CheckCapabilities: '<model> does not support tools')",
+    "OL4": _urls(_OLLAMA, "docs/api.md"),
+    "OL5": _urls(_OLLAMA, "docs/capabilities/tool-calling.mdx"),
+    "OL6": _urls(_OLLAMA, "docs/api/errors.mdx"),
+    "OL7": _urls(_OLLAMA, "tools/tools.go", "tools/template.go"),
+    "OL8": "https://github.com/ollama/ollama/pull/12956 (tool call id, first in v0.12.10) ; "
+    "https://github.com/ollama/ollama/commit/809b9c68f ; https://github.com/ollama/ollama/commit/1f91cb0c8 ; "
+    "https://github.com/ollama/ollama/commit/e8b981fa5 ; https://github.com/ollama/ollama/commit/c4c5a4a01 ; "
+    "https://github.com/ollama/ollama/commit/5f8051180 ; "
+    "https://github.com/ollama/ollama/blob/v0.12.9/openai/openai.go",
+    "OL9": _urls(_OLLAMA, "openai/openai.go", "middleware/openai.go"),
+    "OL10": _urls(_OLLAMA, "docs/api/openai-compatibility.mdx"),
+    "OL11": _urls(_OLLAMA, "server/prompt.go"),
+    "OL12": "https://github.com/ollama/ollama-python/blob/25b9329/ollama/_types.py",
+    "OL13": "https://github.com/ollama/ollama/issues/11633 ; https://github.com/ollama/ollama/issues/13581",
+    "OL14": _urls(_OLLAMA, "llm/server.go") + " (DoneReason)",
+    # -- Anthropic -------------------------------------------------------------------------------
+    "A1": _urls(_ANTHROPIC, "src/anthropic/types/tool_param.py"),
+    "A2": _urls(
+        _ANTHROPIC + "src/anthropic/types/",
+        "tool_choice_param.py",
+        "tool_choice_auto_param.py",
+        "tool_choice_any_param.py",
+        "tool_choice_tool_param.py",
+        "tool_choice_none_param.py",
+    ),
+    "A3": _urls(
+        _ANTHROPIC + "src/anthropic/types/",
+        "tool_use_block.py",
+        "tool_result_block_param.py",
+        "stop_reason.py",
+        "usage.py",
+    ),
+    "A4": _urls(
+        _ANTHROPIC + "src/anthropic/types/",
+        "raw_message_stream_event.py",
+        "raw_content_block_delta.py",
+        "input_json_delta.py",
+        "raw_message_delta_event.py",
+    ),
+    "A5": _urls(_ANTHROPIC, "src/anthropic/_streaming.py", "src/anthropic/lib/streaming/_messages.py"),
+    "A6": _urls(_ANTHROPIC, "src/anthropic/_client.py"),
+    "A7": _urls(_ANTHROPIC + "src/anthropic/types/shared/", "error_response.py", "error_type.py"),
+    "A8": _urls(_ANTHROPIC, "src/anthropic/_base_client.py"),
+    "A9": "https://github.com/anthropics/claude-code/issues/5989 ; https://github.com/Kilo-Org/kilocode/issues/5163"
+    " ; https://github.com/anthropics/claude-code/issues/10687",
+    "A10": "https://github.com/cyanheads/atlas-mcp-server/issues/14 ; "
+    "https://github.com/home-assistant/core/issues/147760 ; "
+    "https://github.com/anthropics/claude-code/issues/96152 ; https://github.com/anthropics/claude-code/issues/86664",
+    "A11": "https://github.com/anthropics/claude-code/issues/13460 ; "
+    "https://github.com/continuedev/continue/issues/4751",
+    "A12": "https://github.com/anthropics/claude-code/issues/1237 ; "
+    "https://github.com/anthropics/claude-code/issues/2697 (tool_use without tool_result immediately after)",
+    "A13": "https://docs.anthropic.com/en/api/rate-limits (anthropic-ratelimit-* response headers)",
+    "A14": "https://github.com/stackblitz-labs/bolt.diy/issues/401 ; "
+    "https://github.com/entropy-research/Devon/issues/88 (prompt is too long)",
+    # -- Google Gemini ---------------------------------------------------------------------------
+    "G1": _urls(_GENAI, "google/genai/types.py")
+    + " (FunctionCallingConfigMode, FunctionCallingConfig, ToolConfig)",
+    "G2": _urls(_GENAI, "google/genai/types.py")
+    + " (FunctionDeclaration, Tool.function_declarations) ; "
+    "https://github.com/googleapis/python-genai/commit/29103464",
+    "G3": _urls(_GENAI, "google/genai/types.py") + " (FunctionCall, FunctionResponse)",
+    "G4": _urls(_GENAI, "google/genai/types.py") + " (FinishReason)",
+    "G5": _urls(_GENAI, "google/genai/types.py")
+    + " (Part.thought_signature, Content.role, GenerateContentResponseUsageMetadata)",
+    "G6": _urls(_GENAI, "google/genai/_api_client.py", "google/genai/models.py")
+    + " (base URL, x-goog-api-key, streamGenerateContent?alt=sse)",
+    "G7": _urls(_GENAI, "google/genai/models.py", "google/genai/_extra_utils.py", "google/genai/chats.py"),
+    "G8": "https://github.com/google-gemini/gemini-cli/issues/6704 ; "
+    "https://github.com/google-gemini/gemini-cli/issues/7878 ; https://github.com/su-kaka/gcli2api/issues/146",
+    "G9": "https://ai.google.dev/gemini-api/docs/openai",
+    "G10": "https://github.com/langgenius/dify-official-plugins/issues/2088 ; "
+    "https://github.com/nanbingxyz/5ire/issues/405 ; https://github.com/vercel/ai/pull/15317 ; "
+    "https://github.com/WordPress/ai-provider-for-google/pull/45 ; https://github.com/AstrBotDevs/AstrBot/pull/7386",
+    "G11": "https://cloud.google.com/vertex-ai/generative-ai/docs/reference/nodejs/latest/vertexai/"
+    "functiondeclarationstool",
+    "G12": "https://developers.google.com/protocol-buffers/docs/proto3#json ; "
+    "https://github.com/awakesecurity/proto3-suite/issues/206",
+    "G13": "https://github.com/google-gemini/gemini-cli/issues/4217 ; "
+    "https://github.com/google-gemini/gemini-cli/issues/5443 (number of function response parts)",
+    "G14": "https://github.com/crmne/ruby_llm/pull/588 ; https://github.com/earendil-works/pi/issues/6733",
+    "G15": "https://github.com/google-gemini/gemini-cli/issues/8437 ; "
+    "https://github.com/gke-labs/gemini-for-kubernetes-development/issues/1215",
+    "G16": "https://github.com/wwardaww/gnome-gemini-ai/issues/21 ; "
+    "https://github.com/CopilotKit/CopilotKit/issues/2827 (model not found for API version v1beta)",
+    "G17": _urls(_GENAI, "google/genai/types.py") + " (Type enum)",
+    # -- Groq ------------------------------------------------------------------------------------
+    "Q1": _urls(_GROQ, "src/groq/_client.py", "src/groq/resources/chat/completions.py"),
+    "Q2": _urls(
+        _GROQ + "src/groq/types/chat/",
+        "completion_create_params.py",
+        "chat_completion_tool_choice_option_param.py",
+    ),
+    "Q3": _urls(_GROQ, "src/groq/types/shared_params/function_definition.py"),
+    "Q4": _urls(_GROQ + "src/groq/types/chat/", "chat_completion.py", "chat_completion_chunk.py"),
+    "Q5": "https://github.com/groq/groq-typescript/issues/28 ; https://github.com/groq/groq-typescript/issues/103"
+    " ; https://github.com/anomalyco/opencode/issues/1018 ; "
+    "https://github.com/HunorLaczko/ha-groq-cloud-api/issues/20 ; "
+    "https://github.com/langchain-ai/langchain/pull/31440",
+    "Q6": _urls(_GROQ, "src/groq/types/chat/chat_completion_tool_message_param.py"),
+    "Q7": "https://github.com/ogx-ai/ogx/pull/630 ; https://github.com/langchain-ai/langchainjs/pull/6203",
+    # -- OpenRouter ------------------------------------------------------------------------------
+    "R1": "https://openrouter.ai/docs/api-reference/overview",
+    "R2": "https://openrouter.ai/docs/api-reference/streaming",
+    "R3": "https://openrouter.ai/announcements/standardized-finish-reasons",
+    "R4": "https://openrouter.ai/docs/api/reference/errors-and-debugging",
+    "R5": "https://github.com/router-for-me/CLIProxyAPI/issues/497 ; "
+    "https://github.com/tailcallhq/forgecode/issues/892",
+    "R6": "https://github.com/bobrware/bobrchat/issues/60 ; https://github.com/zed-industries/zed/issues/36094",
+    "R7": "https://openrouter.ai/docs/client-sdks/python/components/toolchoicesupport.md",
+    # -- vLLM ------------------------------------------------------------------------------------
+    "V1": f"{_VLLM} docs/features/tool_calling.md@24bac9ba9873ee85cca6b6a2912c06b544322153",
+    "V2": f"{_VLLM} vllm/entrypoints/openai/chat_completion/protocol.py"
+    "@002032ee2b18e1f7bd924ec47b62504ba3866063"
+    " (ChatCompletionRequest, check_tool_usage, stop_reason, token_ids)",
+    "V3": f"{_VLLM} vllm/entrypoints/chat_utils.py@bd5ec6d50b83652c21a570b81c1fb5219a6ebf76"
+    " (make_tool_call_id: chatcmpl-tool-<uuid>, functions.<name>:<idx> for kimi_k2)",
+    "V4": "https://docs.vllm.ai/en/v0.15.0/api/vllm/tool_parsers/mistral_tool_parser/",
+    "V5": "https://github.com/vllm-project/vllm/pull/9209 ; "
+    "https://github.com/vllm-project/vllm/issues/53255 ; https://github.com/vllm-project/vllm/issues/53269",
+    "V6": f"{_VLLM} vllm/entrypoints/openai/serving_chat.py@99c5632fc2d252a6f25afa76347df392eb898c42"
+    " (create_chat_completion: '\"auto\" tool choice requires --enable-auto-tool-choice"
+    " and --tool-call-parser to be set')",
+    "V7": f"{_VLLM} vllm/entrypoints/openai/engine/protocol.py@d7e52523a55cfd60207c99d9f3b7ed527d2115b7"
+    " (ErrorInfo, ErrorResponse)",
+    "V8": "https://github.com/vllm-project/vllm/issues/43267",
+    "V9": "https://github.com/raullenchai/Rapid-MLX/issues/579",
+    "V10": "https://github.com/waybarrios/vllm-mlx/pull/631",
+    "V11": f"{_VLLM} vllm/tool_parsers/llama_tool_parser.py@13e48c2bd449aafc4b60d0783d30e072f3201805"
+    " (bot_token <|python_tag|>, semicolon-separated JSON objects)",
+    # -- llama.cpp -------------------------------------------------------------------------------
+    "L1": f"{_LLAMA_CPP} docs/function-calling.md@edb465a901a36028919c4c4a3715b47bb8c88687",
+    "L2": f"{_LLAMA_CPP} tools/server/server-common.cpp@aa6192d38defc9a5d9fb2987413f71b18f214270"
+    " (oaicompat_chat_params_parse: --jinja errors, parallel_tool_calls default false)",
+    "L3": f"{_LLAMA_CPP} common/chat.cpp@85c9a5042b0693d4932d4e485377c516aafd1b30"
+    " (common_chat_tool_choice_parse_oaicompat: 'Invalid tool_choice: X')",
+    "L4": f"{_LLAMA_CPP} tools/server/server-common.cpp@aa6192d38defc9a5d9fb2987413f71b18f214270"
+    " (format_error_response, random_string, gen_tool_call_id)",
+    "L5": f"{_LLAMA_CPP} tools/server/server-common.h@acf0b936b2ac44e3724e522fff3ef685c4ec7509"
+    " (json_value: a wrongly typed value falls back to the default with a warning)",
+    # -- LM Studio -------------------------------------------------------------------------------
+    "LMS1": "lmstudio-ai/docs 1_developer/api-changelog.md@51498d4a434df3ec1301ecf7f1451fe2e49ddd5a"
+    " (0.3.9, 0.3.15, 0.3.18, 0.3.23 entries)",
+    "LMS2": "lmstudio-ai/docs 1_developer/3_openai-compat/tools.md@bf74bb0114a166ea1e960f301462c38043a8c759",
+    "LMS3": "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1904",
+    "LMS4": "https://github.com/can1357/oh-my-pi/issues/6925 ; https://github.com/lmstudio-ai/docs/issues/177",
+    # -- this harness ----------------------------------------------------------------------------
+    "H1": "measured by this harness: tests/live/test_local_model.py (llama-cpp-python 0.3.36, Gemma 3 270M)",
+}
+"""Citation key -> public reference (see the module docstring for the forms)."""
+
+
+def cite(key: str) -> str:
+    """The public reference behind a citation key such as ``"V6"`` (brackets optional)."""
+    name = key.strip().removeprefix("[").removesuffix("]")
+    try:
+        return SOURCES[name]
+    except KeyError:
+        raise UnknownNameError("source", key, SOURCES) from None

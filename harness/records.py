@@ -1,0 +1,197 @@
+"""Typed records of a run, and the results file: each record serialised once, read back typed.
+
+A :class:`RunRecord` is everything one run of one scenario against one target
+produced: the transcript (every exchange with its wire request and response),
+the check results, the score, and the figures reports show. ``results.jsonl``
+holds one record per line, written as each run ends by :func:`dump`; its JSON
+Schema ships in the package (``schemas/results.schema.json``, generated from
+these types) and every line carries the format version in ``schema``.
+
+Reports are built from records alone: whatever a report shows is computed
+during the run and stored here.
+
+Encoding and decoding use msgspec: it encodes these dataclasses directly
+(no intermediate dicts) and validates every field when reading a file back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import msgspec
+
+from harness.errors import ConfigError
+from harness.model import Finding, Transcript, Usage
+
+RESULT_SCHEMA = "harness.result/2"
+"""The format version of a results line; an older or newer file is refused with this name."""
+
+Status = Literal["pass", "warn", "fail", "n/a"]
+Kind = Literal["protocol", "expectation"]
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """What reports show about the target a run used."""
+
+    name: str
+    format: str
+    model: str
+    simulated: bool
+    stream: bool
+    mode: str
+    profile: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class RunError:
+    """Why a run could not be completed: a cassette error or a fault of the harness."""
+
+    kind: str
+    message: str
+    traceback: str | None = None
+
+    def summary(self) -> dict[str, str]:
+        """Kind and message, as reports show them (the traceback stays in the results file)."""
+        return {"kind": self.kind, "message": self.message}
+
+
+def status_of(findings: Iterable[Finding]) -> Status:
+    """``fail`` for a failed error, ``warn`` for a failed warning, ``pass``, or ``n/a`` (no finding)."""
+    found = False
+    failed: set[str] = set()
+    for finding in findings:
+        found = True
+        if not finding.passed:
+            failed.add(finding.severity)
+    if not found:
+        return "n/a"
+    if "error" in failed:
+        return "fail"
+    if "warning" in failed:
+        return "warn"
+    return "pass"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's verdict on one run: its findings and the status they give."""
+
+    id: str
+    kind: Kind
+    weight: float
+    status: Status
+    findings: tuple[Finding, ...] = ()
+
+    @classmethod
+    def of(cls, check_id: str, kind: Kind, weight: float, findings: Iterable[Finding]) -> CheckResult:
+        found = tuple(findings)
+        return cls(check_id, kind, weight, status_of(found), found)
+
+
+@dataclass(frozen=True)
+class PromptSize:
+    """What the tool definitions cost in the first request: the text protocol's system prompt
+    (prompted mode) or the JSON tool declarations (native); tokens estimated."""
+
+    characters: int
+    estimated_tokens: int
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of one scenario against one target, scored."""
+
+    target: TargetInfo
+    scenario: str
+    category: str
+    repeat: int
+    mode: str
+    score: float | None
+    passed: bool
+    error: RunError | None
+    checks: tuple[CheckResult, ...]
+    usage: Usage
+    transcript: Transcript
+    tool_prompt: PromptSize | None = None
+    schema: str = RESULT_SCHEMA
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(target, scenario, repeat): what identifies a run in a results file."""
+        return (self.target.name, self.scenario, self.repeat)
+
+    def findings(self) -> Iterator[Finding]:
+        """Every finding of every check, in check order."""
+        for check in self.checks:
+            yield from check.findings
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(RunRecord)
+
+
+def dump(record: RunRecord, out: IO[bytes]) -> None:
+    """Write ``record`` as one line of a results file (the one place records are serialised)."""
+    out.write(_encoder.encode(record) + b"\n")
+
+
+def encode(value: Any) -> bytes:
+    """Any record type as compact JSON."""
+    return _encoder.encode(value)
+
+
+def to_builtins(value: Any) -> Any:
+    """Any record type as plain JSON data (dicts, lists, scalars), for reports that embed it."""
+    return msgspec.to_builtins(value)
+
+
+def read(path: str | Path) -> Iterator[RunRecord]:
+    """The records of a results file, in file order; a bad line is a :class:`ConfigError`
+    naming its line and what is wrong with it."""
+    with Path(path).open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = _decoder.decode(line)
+            except msgspec.ValidationError as exc:
+                version = _version(line)
+                if version != RESULT_SCHEMA:
+                    raise ConfigError(
+                        f"{path}:{number}: not a harness results line of format {RESULT_SCHEMA!r} "
+                        f"(found {version!r}); rebuild it with this harness version"
+                    ) from exc
+                raise ConfigError(f"{path}:{number}: invalid results line: {exc}") from exc
+            except msgspec.DecodeError as exc:
+                raise ConfigError(f"{path}:{number}: not a JSON line: {exc}") from exc
+            if record.schema != RESULT_SCHEMA:
+                raise ConfigError(
+                    f"{path}:{number}: results format {record.schema!r}; this harness reads {RESULT_SCHEMA!r}"
+                )
+            yield record
+
+
+def _version(line: bytes) -> Any:
+    try:
+        data = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
+    return data.get("schema") if isinstance(data, dict) else None
+
+
+def read_sorted(path: str | Path) -> list[RunRecord]:
+    """The records of a results file sorted by (target, scenario, repeat)."""
+    return sorted(read(path), key=lambda r: r.key)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one results line, generated from :class:`RunRecord`."""
+    schema: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(msgspec.json.schema(RunRecord)))
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"toolcall harness results line ({RESULT_SCHEMA})"
+    return schema

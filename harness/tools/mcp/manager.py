@@ -1,0 +1,445 @@
+"""MCPManager: the stdio MCP servers of a run, behind a synchronous, thread-safe API.
+
+The harness is synchronous and multi-threaded while the MCP SDK is async, so the
+manager owns one asyncio loop in a background thread and every public method submits
+work to it and waits. Each server lives in one long-running task that enters the
+SDK's ``Client`` and leaves it again (the SDK's task groups and cancel scopes must be
+entered and left by the same task); calls run as their own tasks on that client.
+
+Failures are values: a server that does not start, crashes, hangs or answers with a
+protocol error becomes an :class:`MCPIssue` (with its stderr tail) in ``issues``; the
+run goes on. ``start()`` never raises for a server's failure. A timed-out or crashed
+server is stopped and later calls to it fail fast with :class:`MCPCallError` (a
+:class:`ServerError`), which :meth:`MCPManager.as_tools` turns into ``ToolFailure``.
+
+Shutdown (``close()``, the context manager, or ``atexit``) stops every server through
+the SDK (stdin closed, then SIGTERM/SIGKILL to its process group), then kills any
+process still carrying the server's environment token: no orphans, checked via /proc.
+
+``mcp`` is imported inside functions only: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import signal
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from harness.errors import ConfigError, ServerError, UnknownNameError
+from harness.model import ToolSpec
+from harness.tools.mcp._loop import LoopThread
+from harness.tools.mcp._proc import TOKEN_VARIABLE, is_alive, kill_all, root_pid, token_pids
+from harness.tools.mcp.schema import normalize_schema, schema_issues
+from harness.tools.mcp.types import (
+    IssueKind,
+    MCPCallError,
+    MCPCallResult,
+    MCPIssue,
+    MCPServerSpec,
+    MCPTool,
+    ServerSpecLike,
+    render_result,
+)
+from harness.tools.naming import NameRules, OnForbidden, Style, ToolNamer
+from harness.tools.registry import Tool, ToolFailure
+
+if TYPE_CHECKING:
+    from anyio import CancelScope, Event
+    from mcp import Client
+
+__all__ = [
+    "MCPCallError",
+    "MCPCallResult",
+    "MCPIssue",
+    "MCPManager",
+    "MCPServerSpec",
+    "MCPTool",
+    "ServerSpecLike",
+    "normalize_schema",
+    "schema_issues",
+]
+
+CALL_GRACE_S = 2.0
+"""Extra wait beyond a call's own timeout before the caller stops waiting regardless."""
+STOP_WAIT_S = 8.0
+"""Bound on one server's shutdown: the SDK's own escalation takes at most ~6.5 s."""
+STDERR_TAIL_BYTES = 4000
+LIST_PAGES_MAX = 100
+
+
+@dataclass(eq=False)
+class _Server:
+    """One server's state; touched only by the loop thread once started."""
+
+    spec: MCPServerSpec
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    stderr: TextIO | None = None
+    tools: list[MCPTool] = field(default_factory=list)
+    client: Client | None = None
+    pid: int | None = None
+    death: MCPIssue | None = None
+    stopping: bool = False
+    start_ms: float | None = None
+    task: asyncio.Task[None] | None = None
+    scope: CancelScope | None = None
+    ready: Event | None = None
+    stop: Event | None = None
+
+
+class MCPManager:
+    """Starts, calls and stops the stdio MCP servers of one run (see the module doc)."""
+
+    def __init__(self, specs: Iterable[ServerSpecLike]) -> None:
+        self._servers: dict[str, _Server] = {}
+        for spec in map(MCPServerSpec.of, specs):
+            if not spec.name or spec.name in self._servers:
+                raise ConfigError(f"MCP server names must be unique and non-empty: {spec.name!r}")
+            self._servers[spec.name] = _Server(spec)
+        self._issues: list[MCPIssue] = []
+        self._lock = threading.Lock()
+        self._loop: LoopThread | None = None
+        self._state = "new"
+
+    # -- sync API ---------------------------------------------------------------------
+
+    def start(self) -> list[MCPIssue]:
+        """Start every server (concurrently), list their tools; return the start issues."""
+        if self._state != "new":
+            raise ServerError(f"MCPManager cannot start: it is {self._state}")
+        self._state = "started"
+        self._loop = LoopThread("mcp-manager")
+        atexit.register(self.close)
+        budget = max((s.spec.timeout_s for s in self._servers.values()), default=0) + STOP_WAIT_S
+        try:
+            self._loop.run(self._start_all(), budget)
+        except BaseException:  # KeyboardInterrupt included: leave nothing running
+            self.close()
+            raise
+        return self.issues
+
+    def tools(self) -> list[MCPTool]:
+        """The tools each server listed at start (servers in declaration order).
+
+        A server that dies later keeps its tools: the model's tool set stays stable
+        for the run, and calls to it fail fast instead.
+        """
+        return [tool for server in self._servers.values() for tool in server.tools]
+
+    def call(
+        self, server: str, tool: str, arguments: dict[str, Any] | None = None, timeout_s: float | None = None
+    ) -> MCPCallResult:
+        """Call ``tool`` on ``server``; an isError result is returned, not raised.
+
+        Raises :class:`MCPCallError` when there is no result (dead server, timeout,
+        protocol error) and :class:`UnknownNameError` for an undeclared server.
+        """
+        state = self._get(server)
+        if self._state != "started" or self._loop is None:
+            raise MCPCallError(f"MCPManager is {self._state}", server=server, tool=tool)
+        timeout = state.spec.timeout_s if timeout_s is None else timeout_s
+        wait = timeout + CALL_GRACE_S + STOP_WAIT_S
+        return self._loop.run(self._call(state, tool, arguments or {}, timeout), wait)
+
+    def close(self) -> None:
+        """Stop every server and the loop; kill anything left over (recorded as ``orphan``)."""
+        if self._state != "started":
+            self._state = "closed"
+            return
+        self._state = "closing"
+        atexit.unregister(self.close)
+        try:
+            if self._loop is not None:
+                self._loop.run(self._stop_all(), STOP_WAIT_S + 2)
+        except (ServerError, RuntimeError):
+            pass  # the sweep below still runs
+        finally:
+            self._sweep()
+            if self._loop is not None:
+                self._loop.stop()
+            for state in self._servers.values():
+                if state.stderr is not None:
+                    state.stderr.close()
+            self._state = "closed"
+
+    def __enter__(self) -> MCPManager:
+        if self._state == "new":
+            self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def issues(self) -> list[MCPIssue]:
+        """Every issue recorded so far, oldest first."""
+        with self._lock:
+            return list(self._issues)
+
+    def alive(self, server: str) -> bool:
+        """Whether ``server`` started and has not died or been stopped."""
+        state = self._get(server)
+        return state.client is not None and state.death is None
+
+    def pids(self, server: str) -> list[int]:
+        """Live processes of ``server`` (itself and descendants), found through /proc."""
+        return token_pids(self._get(server).token)
+
+    def start_ms(self, server: str) -> float | None:
+        """How long the server took to spawn, initialize and list its tools."""
+        return self._get(server).start_ms
+
+    def stderr_tail(self, server: str, limit: int = STDERR_TAIL_BYTES) -> str:
+        state = self._get(server)
+        if state.stderr is None or state.stderr.closed:
+            return ""
+        fd = state.stderr.fileno()
+        size = os.fstat(fd).st_size
+        return os.pread(fd, limit, max(0, size - limit)).decode("utf-8", "replace").strip()
+
+    def namer(
+        self,
+        family: str | NameRules = "openai",
+        *,
+        style: Style = "mcp",
+        on_forbidden: OnForbidden = "sanitise",
+        reserved: Iterable[str] = (),
+    ) -> ToolNamer:
+        """A :class:`ToolNamer` over every listed tool, for one provider family."""
+        pairs = [(tool.server, tool.name) for tool in self.tools()]
+        return ToolNamer(pairs, family, style=style, on_forbidden=on_forbidden, reserved=reserved)
+
+    def as_tools(
+        self,
+        naming: ToolNamer | None = None,
+        tools: Iterable[MCPTool] | None = None,
+        on_call: OnCall | None = None,
+    ) -> list[Tool]:
+        """Registry tools (source ``mcp:<server>``) named by ``naming`` (default: OpenAI rules),
+        for ``tools`` (default: every listed one). ``on_call`` sees each call's outcome (the run
+        records them). Executors raise ``ToolFailure`` for isError results and failed calls."""
+        namer = naming or self.namer()
+        return [
+            registry_tool(t, namer, self._executor(t.server, t.name, on_call)) for t in tools or self.tools()
+        ]
+
+    def _executor(self, server: str, tool: str, on_call: OnCall | None) -> Callable[[dict[str, Any]], str]:
+        def execute(arguments: dict[str, Any]) -> str:
+            try:
+                result = self.call(server, tool, arguments)
+            except ServerError as exc:
+                if on_call is not None:
+                    on_call(server, tool, arguments, None, str(exc))
+                raise ToolFailure(str(exc)) from exc
+            if on_call is not None:
+                on_call(server, tool, arguments, result, None)
+            return tool_text(tool, result)
+
+        return execute
+
+    def _get(self, server: str) -> _Server:
+        try:
+            return self._servers[server]
+        except KeyError:
+            raise UnknownNameError("MCP server", server, self._servers) from None
+
+    def _record(self, state: _Server, kind: IssueKind, detail: str, tool: str | None = None) -> MCPIssue:
+        issue = MCPIssue(state.spec.name, kind, detail, self.stderr_tail(state.spec.name), tool)
+        with self._lock:
+            self._issues.append(issue)
+        if issue.fatal and state.death is None:
+            state.death = issue
+        return issue
+
+    def _sweep(self) -> None:
+        """Kill whatever still carries a server's token after shutdown, as an ``orphan`` issue."""
+        for state in self._servers.values():
+            left = token_pids(state.token)
+            if left:
+                kill_all(left)
+                self._record(state, "orphan", f"processes {left} outlived shutdown and were killed")
+
+    # -- on the loop ------------------------------------------------------------------
+
+    async def _start_all(self) -> None:
+        import anyio
+
+        for state in self._servers.values():
+            state.ready, state.stop = anyio.Event(), anyio.Event()
+            # A real file, not a pipe: the server can never block on it, and it can be read any time.
+            stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            state.stderr = cast(TextIO, stderr)
+            state.task = asyncio.get_running_loop().create_task(self._serve(state))
+        for state in self._servers.values():
+            assert state.ready is not None
+            await state.ready.wait()
+
+    async def _serve(self, state: _Server) -> None:
+        """The server's whole life: spawn, handshake, list tools, wait for stop, shut down."""
+        import anyio
+        from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.types import Implementation
+
+        spec = state.spec
+        assert state.ready is not None and state.stop is not None and state.stderr is not None
+        env = {**spec.env, TOKEN_VARIABLE: state.token}
+        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=spec.cwd)
+        info = Implementation(name="toolcall-harness", version="0.1.0")
+        started = time.perf_counter()
+        deadline = asyncio.get_running_loop().call_later(spec.timeout_s, self._start_overdue, state)
+        try:
+            with anyio.CancelScope() as scope:
+                state.scope = scope
+                transport = stdio_client(params, errlog=state.stderr)
+                client = Client(transport, read_timeout_seconds=spec.timeout_s, client_info=info, cache=None)
+                async with client:
+                    state.tools = await _list_tools(spec.name, client)
+                    deadline.cancel()
+                    state.start_ms = (time.perf_counter() - started) * 1000
+                    state.pid = root_pid(state.token)
+                    state.client = client
+                    state.ready.set()
+                    await state.stop.wait()
+                    state.client = None
+        except Exception as exc:  # includes ExceptionGroup from the SDK's task groups
+            if state.start_ms is None and not state.stopping:
+                self._record(state, "start_failed", f"could not start {spec.command!r}: {_describe(exc)}")
+            elif state.death is None and not state.stopping:
+                self._record(state, "shutdown_error", f"connection failed: {_describe(exc)}")
+        finally:
+            deadline.cancel()
+            state.client = None
+            state.ready.set()
+
+    def _start_overdue(self, state: _Server) -> None:
+        """The start deadline passed: record it, SIGTERM the server (no 2 s stdin grace), abandon."""
+        if state.start_ms is not None or state.stopping:
+            return
+        self._record(state, "timeout", f"did not start within {state.spec.timeout_s:g}s")
+        state.stopping = True
+        kill_all(token_pids(state.token), signal.SIGTERM)
+        if state.scope is not None:
+            state.scope.cancel()
+
+    async def _call(
+        self, state: _Server, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> MCPCallResult:
+        import anyio
+        from mcp import MCPError
+        from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        name = state.spec.name
+        client = state.client
+        if client is None or state.death is not None or state.stopping:
+            raise _not_running(state, tool)
+        if state.pid is not None and not is_alive(state.pid, state.token):
+            issue = await self._retire(state, "crashed", f"process {state.pid} exited", tool)
+            message = f"MCP server {name!r} crashed before {tool!r}"
+            raise MCPCallError(message, server=name, tool=tool, issue=issue)
+        try:
+            with anyio.fail_after(timeout + CALL_GRACE_S):
+                result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        except (MCPError, TimeoutError) as exc:
+            code = exc.code if isinstance(exc, MCPError) else REQUEST_TIMEOUT
+            if state.death is not None or state.stopping:  # another call or close() stopped it
+                raise _not_running(state, tool) from None
+            if code == REQUEST_TIMEOUT:
+                detail = f"{tool!r} gave no answer within {timeout:g}s"
+                issue = await self._retire(state, "timeout", detail, tool)
+                message = f"MCP tool {tool!r} on {name!r} timed out after {timeout:g}s; server stopped"
+            elif code == CONNECTION_CLOSED:
+                issue = await self._retire(state, "crashed", f"connection closed during {tool!r}", tool)
+                message = f"MCP server {name!r} crashed during {tool!r}"
+            else:
+                issue = self._record(state, "protocol_error", f"{tool!r}: JSON-RPC error {code}: {exc}", tool)
+                message = f"MCP tool {tool!r} on {name!r}: protocol error {code}: {exc}"
+            raise MCPCallError(message, server=name, tool=tool, issue=issue) from None
+        except Exception as exc:  # a malformed result (pydantic ValidationError) and the like
+            issue = self._record(state, "protocol_error", f"{tool!r}: {_describe(exc)}", tool)
+            message = f"MCP tool {tool!r} on {name!r}: {issue.detail}"
+            raise MCPCallError(message, server=name, tool=tool, issue=issue) from None
+        return render_result(result)
+
+    async def _retire(self, state: _Server, kind: IssueKind, detail: str, tool: str) -> MCPIssue:
+        """Record a fatal issue, stop the server (SIGTERM first: it is misbehaving) and wait."""
+        issue = self._record(state, kind, detail, tool)
+        kill_all(token_pids(state.token), signal.SIGTERM)
+        await self._stop(state)
+        return issue
+
+    async def _stop(self, state: _Server) -> None:
+        state.stopping = True
+        if state.stop is not None:
+            state.stop.set()
+        if state.scope is not None and state.start_ms is None:
+            state.scope.cancel()  # still starting: abandon the handshake
+        if state.task is not None and state.task is not asyncio.current_task():
+            await asyncio.wait({state.task}, timeout=STOP_WAIT_S)
+
+    async def _stop_all(self) -> None:
+        for state in self._servers.values():  # a crash while idle would otherwise go unnoticed
+            pid = state.pid if state.client is not None and state.death is None else None
+            if pid is not None and not is_alive(pid, state.token):
+                self._record(state, "crashed", f"process {pid} exited while idle")
+        await asyncio.gather(*(self._stop(state) for state in self._servers.values()))
+
+
+async def _list_tools(server: str, client: Client) -> list[MCPTool]:
+    tools: list[MCPTool] = []
+    cursor: str | None = None
+    for _ in range(LIST_PAGES_MAX):
+        page = await client.list_tools(cursor=cursor)
+        tools += [MCPTool(server, t.name, t.description or "", dict(t.input_schema)) for t in page.tools]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+OnCall = Callable[[str, str, dict[str, Any], MCPCallResult | None, str | None], None]
+"""(server, tool, arguments, result, failure): what a call came to."""
+
+
+def tool_text(tool: str, result: MCPCallResult) -> str:
+    """A result as the tool's answer; an isError result is the tool's failure."""
+    if result.is_error:
+        raise ToolFailure(result.text or f"MCP tool {tool!r} reported an error")
+    return result.text
+
+
+def registry_tool(tool: MCPTool, namer: ToolNamer, execute: Callable[[dict[str, Any]], str]) -> Tool:
+    """An MCP tool as the registry holds it: its provider-safe name, its scenario name, and
+    one serial lane per server (calls to one server run in call order)."""
+    spec = ToolSpec(
+        namer.exposed(tool.server, tool.name),
+        tool.description or f"{tool.name} (MCP server {tool.server})",
+        normalize_schema(tool.input_schema),
+    )
+    return Tool(
+        spec,
+        execute,
+        source=f"mcp:{tool.server}",
+        serial=f"mcp:{tool.server}",
+        name=namer.raw(tool.server, tool.name),
+    )
+
+
+def _not_running(state: _Server, tool: str) -> MCPCallError:
+    why = f"{state.death.kind}: {state.death.detail}" if state.death else "stopped"
+    message = f"MCP server {state.spec.name!r} is not running ({why})"
+    return MCPCallError(message, server=state.spec.name, tool=tool, issue=state.death)
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line description, looking inside exception groups for the real causes."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"

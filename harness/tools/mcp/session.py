@@ -1,0 +1,263 @@
+"""The MCP side of one run: live servers, or their recording next to the HTTP cassette.
+
+Live (``record`` and ``live`` modes, or ``--live-mcp``): the scenario's stdio
+servers are started with :class:`~harness.tools.mcp.manager.MCPManager`, their tools
+offered under provider-safe names, and every listing, call and issue is
+recorded. Replay: the same tools and results come from
+``cassettes/<target>/<scenario-id>.mcp.yaml`` and no process is started; a
+call the recording does not hold is drift, as for HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
+from harness.model import Finding
+from harness.tools.mcp.manager import registry_tool, tool_text
+from harness.tools.mcp.types import MCPCallResult, MCPIssue, MCPServerDecl, MCPServerSpec, MCPTool, MCPUse
+from harness.tools.naming import Style, ToolNamer
+from harness.tools.registry import Tool, ToolFailure
+
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: replay stays cheap
+FAMILIES = {"anthropic-messages": "anthropic", "gemini-generate": "gemini"}  # others: OpenAI's rules
+
+
+def recording_path(cassette: Path) -> Path:
+    """``<scenario-id>.mcp.yaml`` beside ``<scenario-id>.yaml``."""
+    return cassette.with_name(cassette.name.removesuffix(".yaml") + ".mcp.yaml")
+
+
+def _canonical(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+
+
+class MCPSession:
+    """Tools from the scenario's MCP servers for one run, recorded or replayed."""
+
+    def __init__(
+        self,
+        target: str,
+        use: MCPUse,
+        wire_format: str,
+        recording: Path,
+        *,
+        live: bool,
+        record: bool,
+        reserved: list[str],
+    ):
+        self.target, self.use, self.recording = target, use, recording
+        self.live, self.record = live, record
+        self.family = FAMILIES.get(wire_format, "openai")
+        self.reserved = reserved
+        self.manager: Any = None
+        self.listed: list[MCPTool] = []
+        self.issues: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
+        self._replay_calls: list[dict[str, Any]] = []
+        self._fixtures: list[Path] = []
+        self._lock = threading.Lock()
+        self.namer: ToolNamer | None = None
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def start(self) -> MCPSession:
+        if self.live:
+            self._start_live()
+        else:
+            self._load()
+        wanted = dict(self.use.tools)  # server -> the tools to offer (None: all of them)
+        self.listed = [
+            t for t in self.listed if t.server in wanted and t.name in (wanted[t.server] or [t.name])
+        ]
+        style: Style = "dotted" if self.use.naming == "dotted" else "mcp"
+        self.namer = ToolNamer(
+            [(t.server, t.name) for t in self.listed], self.family, style=style, reserved=self.reserved
+        )
+        return self
+
+    def _start_live(self) -> None:
+        from harness.tools.mcp.manager import MCPManager
+
+        self.manager = MCPManager([self._spec(s) for s in self.use.servers])
+        self.manager.start()
+        self.listed = self.manager.tools()
+
+    def _spec(self, server: MCPServerDecl) -> MCPServerSpec:
+        """The declared server with ``{python}`` and ``{fixture}`` filled in (fixtures made now)."""
+        fixture = ""
+        if server.fixture:
+            from harness.tools.mcp.fixtures import FIXTURES
+
+            make = FIXTURES.get(server.fixture)
+            if make is None:
+                raise ConfigError(
+                    f"scenario {self.use.scenario_id}: unknown MCP fixture {server.fixture!r}; "
+                    f"known: {sorted(FIXTURES)}"
+                )
+            path = Path(tempfile.mkdtemp(prefix=f"harness-{server.fixture}-"))
+            self._fixtures.append(path)
+            fixture = str(make(path / "repo"))
+
+        def fill(text: str) -> str:
+            return text.replace("{python}", sys.executable).replace("{fixture}", fixture)
+
+        cwd = fill(server.cwd) if server.cwd else (fixture or None)
+        return MCPServerSpec(
+            server.name,
+            fill(server.command),
+            [fill(a) for a in server.args],
+            dict(server.env),
+            cwd,
+            server.timeout_s,
+        )
+
+    def _load(self) -> None:
+        if not self.recording.is_file():
+            raise CassetteMissingError(str(self.recording), self.target, self.use.scenario_id)
+        data = yaml.load(self.recording.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}
+        self.listed = [
+            MCPTool(server, t["name"], t.get("description", ""), t.get("input_schema") or {})
+            for server, tools in (data.get("servers") or {}).items()
+            for t in tools
+        ]
+        self._replay_calls = list(data.get("calls") or [])
+        self.issues = list(data.get("issues") or [])
+
+    def close(self) -> None:
+        """Stop the servers, keep their issues, write the recording in record mode."""
+        try:
+            if self.manager is not None:
+                self.manager.close()
+                self.issues = [_issue(i) for i in self.manager.issues]
+            if self.record and self.live:
+                self._save()
+        finally:
+            for path in self._fixtures:
+                shutil.rmtree(path, ignore_errors=True)
+
+    def _save(self) -> None:
+        servers: dict[str, list[dict[str, Any]]] = {s.name: [] for s in self.use.servers}
+        for tool in self.listed:  # what the run offered (the scenario may use part of a server)
+            servers.setdefault(tool.server, []).append(
+                {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+            )
+        data = {
+            "scenario": self.use.scenario_id,
+            "servers": servers,
+            "calls": self.calls,
+            "issues": self.issues,
+        }
+        self.recording.parent.mkdir(parents=True, exist_ok=True)
+        self.recording.write_text(
+            yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
+        )
+
+    # -- what the run uses -------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """Registry tools: the live servers' (each call recorded), or the recording's."""
+        assert self.namer is not None
+        if self.live:
+            return list(self.manager.as_tools(self.namer, self.listed, self._record_call))
+        return [registry_tool(t, self.namer, self._replay(t.server, t.name)) for t in self.listed]
+
+    def _record_call(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        result: MCPCallResult | None,
+        failure: str | None,
+    ) -> None:
+        entry: dict[str, Any] = {"server": server, "tool": tool, "arguments": arguments}
+        if result is not None:
+            entry.update(text=result.text, is_error=result.is_error)
+        else:
+            entry["failure"] = failure
+        with self._lock:
+            self.calls.append(entry)
+
+    def names(self) -> dict[str, str]:
+        """Exposed name -> the name scenarios use (``mcp__<server>__<tool>`` or ``<server>.<tool>``)."""
+        assert self.namer is not None
+        return {exposed: self.namer.raw(*pair) for exposed, pair in self.namer.mapping().items()}
+
+    def findings(self) -> list[Finding]:
+        """Server issues, naming changes and schema features the provider would reject."""
+        from harness.tools.mcp.manager import schema_issues
+
+        found = [MCPIssue(**issue).to_finding() for issue in self.issues]
+        if self.namer is not None:
+            for exposed, why in sorted(self.namer.changes.items()):
+                logical = self.names()[exposed]
+                found.append(
+                    Finding(
+                        "wire.tool_name_mapped",
+                        "info",
+                        False,
+                        f"MCP tool {logical!r} offered as {exposed!r} ({why}) for {self.family} naming rules",
+                    )
+                )
+            found += [Finding("wire.tool_name_mapped", "info", False, note) for note in self.namer.notes]
+        for tool in self.listed:
+            for problem in schema_issues(tool.input_schema, self.family):
+                found.append(
+                    Finding(
+                        "wire.schema_issue",
+                        "info",
+                        False,
+                        f"{tool.server}/{tool.name} input schema: {problem}",
+                    )
+                )
+        return found
+
+    def _replay(self, server: str, tool: str) -> Callable[[dict[str, Any]], str]:
+        def replay(arguments: dict[str, Any]) -> str:
+            key = (server, tool, _canonical(arguments))
+            with self._lock:  # calls to two servers in one turn replay concurrently
+                entry = next(
+                    (
+                        e
+                        for e in self._replay_calls
+                        if (e["server"], e["tool"], _canonical(e.get("arguments") or {})) == key
+                    ),
+                    None,
+                )
+                if entry is not None:
+                    self._replay_calls.remove(entry)
+            if entry is not None:
+                if "failure" in entry:
+                    raise ToolFailure(entry["failure"])
+                return tool_text(tool, MCPCallResult(str(entry.get("text", "")), bool(entry.get("is_error"))))
+            recorded = [
+                f"{e['server']}/{e['tool']}({_canonical(e.get('arguments') or {})})"
+                for e in self._replay_calls
+            ] or ["nothing left"]
+            raise CassetteDriftError(
+                str(self.recording),
+                self.use.scenario_id,
+                f"MCP call {server}/{tool}({key[2]}) is not in the recording; "
+                f"unplayed calls: {', '.join(recorded)}",
+            )
+
+        return replay
+
+
+def _issue(issue: MCPIssue) -> dict[str, Any]:
+    return {
+        "server": issue.server,
+        "kind": issue.kind,
+        "detail": issue.detail,
+        "stderr_tail": issue.stderr_tail,
+        "tool": issue.tool,
+    }

@@ -1,0 +1,169 @@
+"""The values the MCP manager hands out: server specs, tools, call results and issues.
+
+Kept apart from the manager so they can be imported (and pickled, and written to
+results files) without touching asyncio or the ``mcp`` package.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from harness.errors import ServerError
+from harness.model import Finding, Severity
+
+IssueKind = Literal["start_failed", "timeout", "crashed", "protocol_error", "orphan", "shutdown_error"]
+FATAL_KINDS: frozenset[str] = frozenset({"start_failed", "timeout", "crashed"})
+"""Issue kinds after which the server is stopped and every later call fails fast."""
+
+
+class ServerSpecLike(Protocol):
+    """Anything shaped like a server spec (``harness.scenarios.MCPServerSpec`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def command(self) -> str: ...
+    @property
+    def args(self) -> Sequence[str]: ...
+    @property
+    def env(self) -> Mapping[str, str]: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def timeout_s(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class MCPServerDecl:
+    """An MCP stdio server as a scenario declares it (``{python}`` and ``{fixture}`` not yet filled in)."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    timeout_s: float = 20.0
+    fixture: str | None = None
+
+
+@dataclass(frozen=True)
+class MCPUse:
+    """The MCP side of a scenario: its servers, which of their tools to offer (``None``: all of
+    a server's), and how to name them (``prefixed``: ``mcp__<server>__<tool>``; ``dotted``)."""
+
+    scenario_id: str
+    servers: tuple[MCPServerDecl, ...] = ()
+    tools: tuple[tuple[str, tuple[str, ...] | None], ...] = ()
+    naming: str = "prefixed"
+
+
+@dataclass
+class MCPServerSpec:
+    """One stdio MCP server declared for a run.
+
+    ``env`` is added to the SDK's minimal inherited environment (HOME, LOGNAME, PATH,
+    SHELL, TERM, USER), not to the harness's whole environment. ``timeout_s`` bounds
+    the start (spawn, handshake, tool listing) and is the default per-call timeout.
+    """
+
+    name: str
+    command: str
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    timeout_s: float = 10.0
+
+    @classmethod
+    def of(cls, spec: ServerSpecLike) -> MCPServerSpec:
+        """A copy of any spec-shaped object, so the manager owns plain lists and dicts."""
+        return cls(spec.name, spec.command, list(spec.args), dict(spec.env), spec.cwd, float(spec.timeout_s))
+
+
+@dataclass(frozen=True)
+class MCPTool:
+    """A tool as an MCP server listed it."""
+
+    server: str
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MCPCallResult:
+    """What a ``tools/call`` returned: the text for the model, the isError flag, and
+    the structured content when the server sent one."""
+
+    text: str
+    is_error: bool = False
+    structured: Any = None
+
+
+@dataclass(frozen=True)
+class MCPIssue:
+    """Something that went wrong with a server, recorded instead of raised.
+
+    ``stderr_tail`` is the end of what the server wrote to stderr up to that moment.
+    """
+
+    server: str
+    kind: IssueKind
+    detail: str
+    stderr_tail: str = ""
+    tool: str | None = None
+
+    @property
+    def fatal(self) -> bool:
+        return self.kind in FATAL_KINDS
+
+    def to_finding(self, turn_index: int | None = None) -> Finding:
+        """A failed finding ``mcp.<kind>`` with the server, tool and stderr tail as evidence."""
+        evidence = {"server": self.server, "tool": self.tool, "stderr_tail": self.stderr_tail}
+        severity: Severity = "warning" if self.kind == "protocol_error" else "error"
+        detail = f"MCP server {self.server!r}: {self.detail}"
+        return Finding(f"mcp.{self.kind}", severity, False, detail, turn_index, evidence)
+
+
+class MCPCallError(ServerError):
+    """A call that got no result: unknown or dead server, timeout, protocol error.
+
+    ``issue`` is the recorded issue behind it (for a dead server, the one that killed it).
+    """
+
+    def __init__(self, message: str, *, server: str, tool: str, issue: MCPIssue | None = None) -> None:
+        super().__init__(message)
+        self.server, self.tool, self.issue = server, tool, issue
+
+
+def render_result(result: Any) -> MCPCallResult:
+    """An SDK ``CallToolResult`` as text: text parts joined by newlines, others described briefly.
+
+    With no content at all, the structured content (if any) is the text, as JSON.
+    """
+    parts = [_describe_part(part) for part in getattr(result, "content", None) or []]
+    structured = getattr(result, "structured_content", None)
+    text = "\n".join(parts)
+    if not parts and structured is not None:
+        text = json.dumps(structured, ensure_ascii=False, sort_keys=True)
+    return MCPCallResult(text, bool(getattr(result, "is_error", False)), structured)
+
+
+def _describe_part(part: Any) -> str:
+    kind = getattr(part, "type", None)
+    if kind == "text":
+        return str(part.text)
+    if kind in ("image", "audio"):
+        size = len(part.data) * 3 // 4
+        return f"[{kind} {part.mime_type}, ~{size} bytes]"
+    if kind == "resource":
+        resource = part.resource
+        if getattr(resource, "text", None) is not None:
+            return f"[resource {resource.uri}]\n{resource.text}"
+        size = len(getattr(resource, "blob", "") or "") * 3 // 4
+        return f"[resource {resource.uri}: {resource.mime_type or 'binary'}, ~{size} bytes]"
+    if kind == "resource_link":
+        return f"[resource link {part.uri} {part.name}]".rstrip()
+    return f"[{kind or type(part).__name__} content]"

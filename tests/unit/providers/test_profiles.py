@@ -1,0 +1,471 @@
+"""Endpoint profiles: well-formed records, harmless to parsing, honest about what they send.
+
+Also the two helpers beside them: ``capability_error`` (the "model or server
+lacks tools" errors) and ``profile_for_url``, and the public references behind the
+bracketed citation keys (``harness.providers.sources``). Real traffic comes from
+tests/data/realworld; the "lacks tools" texts are checked against the real recorded
+response that carries them, or else against the profile quirk that quotes them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from harness.errors import UnknownNameError
+from harness.model import Message, ParsedTurn, ProviderError, ToolChoice, ToolSpec, WireResponse
+from harness.providers import RequestOptions, adapter_class
+from harness.providers.profiles import (
+    ALL_CHOICES,
+    CAPABILITY_ERRORS,
+    PROFILES,
+    URL_RULES,
+    capability_error,
+    default_profile,
+    get_profile,
+    profile_for_url,
+)
+from harness.providers.sources import SOURCES, cite
+from tests.helpers.realworld import cases
+
+ROOT = Path(__file__).resolve().parents[3]
+NEW = ["groq", "openrouter", "vllm", "llamacpp", "lmstudio", "ollama-v1", "gemini-openai"]
+NATIVE = {"mistral": "mistral-chat", "ollama": "ollama-chat"}
+# The realworld provider of each profile's traffic, for cases in the openai-chat format.
+PROFILE_OF_PROVIDER = {
+    "openai": "openai",
+    "groq": "groq",
+    "openrouter": "openrouter",
+    "vllm": "vllm",
+    "llamacpp": "llamacpp",
+    "ollama": "ollama-v1",
+    "gemini": "gemini-openai",
+}
+OPENAI_CHAT = [c for c in cases("openai-chat") if c["provider"] in PROFILE_OF_PROVIDER]
+PROFILED = [c for c in OPENAI_CHAT if c["provider"] != "openai"]
+
+WEATHER = ToolSpec("weather", "Weather for a city", {"type": "object", "properties": {"city": {}}})
+ASK = [Message("user", "Weather in Paris?")]
+
+
+def parse(profile_name: str | None, case: dict[str, Any]) -> ParsedTurn:
+    response = case["response"]
+    headers = {"content-type": response["content_type"]} if response["content_type"] else {}
+    adapter = adapter_class(case["wire_format"])(get_profile(profile_name) if profile_name else None)
+    return adapter.parse(
+        WireResponse(response["status"], response["body"], headers), stream=response["stream"]
+    )
+
+
+def observed(turn: ParsedTurn) -> dict[str, Any]:
+    """The turn in the shape of a case's ``expected`` block."""
+    error = turn.error
+    return {
+        "tool_calls": [{"id": c.wire_id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls],
+        "text": turn.text,
+        "finish_reason": turn.finish_reason,
+        "error": None
+        if error is None
+        else {"status": error.status, "code": error.code, "message": error.message},
+    }
+
+
+def build(profile_name: str, choice: ToolChoice, **options: Any) -> Any:
+    adapter = adapter_class(get_profile(profile_name).format)(get_profile(profile_name))
+    return adapter.build_request(ASK, [WEATHER], choice, RequestOptions("m", **options))
+
+
+# -- the records ------------------------------------------------------------
+
+
+def test_the_new_profiles_sit_beside_the_first_four() -> None:
+    assert set(NEW) | {"openai", "mistral", "ollama", "llama-cpp-python"} == set(PROFILES)
+    assert default_profile("openai-chat").name == "openai"  # the format's vendor stays its default
+    assert default_profile("ollama-chat").name == "ollama"
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_profile_record_is_well_formed(name: str) -> None:
+    profile = get_profile(name)
+    assert profile.format == NATIVE.get(name, "openai-chat")
+    assert profile.tool_choice <= ALL_CHOICES and "auto" in profile.tool_choice
+    if name == "llama-cpp-python":
+        assert profile.base_url == ""  # the harness starts that server itself (local: targets)
+    else:
+        parts = urlsplit(profile.base_url)
+        assert parts.scheme in ("http", "https") and parts.hostname, profile.base_url
+        assert not profile.base_url.endswith("/") and not parts.query, "the adapter path is appended"
+    assert profile.description
+    assert len({q.id for q in profile.quirks}) == len(profile.quirks), "quirk ids repeat"
+    known = set(SOURCES)
+    for quirk in profile.quirks:
+        assert re.fullmatch(r"[a-z0-9_]+", quirk.id), quirk.id
+        cited = re.findall(r"\[([A-Z]+\d+)\]", quirk.detail)
+        assert cited, f"{name}/{quirk.id} cites no source"
+        assert set(cited) <= known, f"{name}/{quirk.id} cites unknown {set(cited) - known}"
+
+
+# -- the citation keys and their public references -----------------------------------------
+
+CITATION = re.compile(r"\[([A-Z]+[0-9]+)\]")
+# One reference: a URL, or "owner/repo path@<full commit>"; either may end with a note in parentheses.
+REFERENCE = re.compile(r"(https?://[^\s()]+|[\w.-]+/[\w.-]+ \S+@[0-9a-f]{40})( \([^()]*\))?")
+MEASURED = re.compile(r"measured by this harness: (tests/\S+\.py)( \([^()]*\))?")
+
+
+def cited_keys() -> dict[str, set[str]]:
+    """Every ``[KEY]`` cited in the harness's files, with the files that cite it."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "harness").rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for key in CITATION.findall(text):
+            found.setdefault(key, set()).add(path.relative_to(ROOT).as_posix())
+    return found
+
+
+def test_every_key_cited_in_the_harness_has_a_source() -> None:
+    cited = cited_keys()
+    assert {"OL3", "V6", "R6", "L2", "H1", "LMS1"} <= set(cited), "the citation scan found too little"
+    unknown = {key: sorted(files) for key, files in cited.items() if key not in SOURCES}
+    assert not unknown, f"cited but not in harness.providers.sources.SOURCES: {unknown}"
+
+
+def test_every_source_is_a_public_reference() -> None:
+    bad = []
+    for key, text in SOURCES.items():
+        assert re.fullmatch(r"[A-Z]+[0-9]+", key), key
+        for part in text.split(" ; "):
+            if measured := MEASURED.fullmatch(part):
+                if not (ROOT / measured[1]).is_file():
+                    bad.append(f"{key}: {measured[1]} does not exist")
+            elif not REFERENCE.fullmatch(part):
+                bad.append(f"{key}: {part!r}")
+    assert not bad, "not a URL, owner/repo path@<40-hex commit> or a test of this harness:\n" + "\n".join(bad)
+
+
+def test_sources_point_outside_this_machine() -> None:
+    for key, text in SOURCES.items():
+        assert "../" not in text and "localhost" not in text and "/work/" not in text, key
+
+
+def test_cite_returns_the_reference_and_lists_known_keys_on_a_miss() -> None:
+    assert cite("V6") == cite("[V6]") == SOURCES["V6"]
+    assert "--enable-auto-tool-choice" in cite("V6")
+    with pytest.raises(UnknownNameError) as missing:
+        cite("X99")
+    assert isinstance(missing.value, KeyError)
+    assert "X99" in str(missing.value) and "OL3" in str(missing.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [("groq", "GROQ_API_KEY"), ("openrouter", "OPENROUTER_API_KEY"), ("gemini-openai", "GEMINI_API_KEY")]
+    + [(local, None) for local in ("vllm", "llamacpp", "lmstudio", "ollama-v1")],
+)
+def test_hosted_endpoints_name_their_key_and_local_servers_none(name: str, key: str | None) -> None:
+    assert get_profile(name).api_key_env == key
+
+
+@pytest.mark.parametrize(
+    ("name", "choices"),
+    [
+        ("groq", ALL_CHOICES),
+        ("vllm", ALL_CHOICES),
+        ("openrouter", ALL_CHOICES),  # per upstream endpoint: a quirk says so
+        ("llamacpp", {"auto", "none", "required"}),
+        ("lmstudio", {"auto", "none"}),
+        ("ollama-v1", {"auto"}),
+    ],
+)
+def test_tool_choice_values_honoured(name: str, choices: set[str]) -> None:
+    assert get_profile(name).tool_choice == choices
+
+
+@pytest.mark.parametrize(
+    ("name", "endpoint"),
+    [
+        ("openai", "https://api.openai.com/v1/chat/completions"),
+        ("groq", "https://api.groq.com/openai/v1/chat/completions"),
+        ("openrouter", "https://openrouter.ai/api/v1/chat/completions"),
+        ("vllm", "http://localhost:8000/v1/chat/completions"),
+        ("llamacpp", "http://localhost:8080/v1/chat/completions"),
+        ("lmstudio", "http://localhost:1234/v1/chat/completions"),
+        ("ollama-v1", "http://localhost:11434/v1/chat/completions"),
+        ("gemini-openai", "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions"),
+    ],
+)
+def test_base_url_plus_adapter_path_is_the_documented_endpoint(name: str, endpoint: str) -> None:
+    profile = get_profile(name)
+    request = adapter_class(profile.format)(profile).build_request(
+        [Message("user", "hi")], [], ToolChoice("auto"), RequestOptions("m")
+    )
+    assert profile.base_url + request.path == endpoint
+
+
+# -- real traffic through each profile ------------------------------------------
+
+
+def test_there_is_real_traffic_for_every_hosted_profile() -> None:
+    assert {PROFILE_OF_PROVIDER[c["provider"]] for c in PROFILED} == set(NEW) - {"lmstudio"}
+
+
+@pytest.mark.parametrize("case", PROFILED, ids=[c["id"] for c in PROFILED])
+def test_profile_parses_its_real_traffic_to_the_expected_turn(case: dict[str, Any]) -> None:
+    name = PROFILE_OF_PROVIDER[case["provider"]]
+    turn = parse(name, case)
+    assert observed(turn) == case["expected"]
+    plain = parse(None, case)
+    assert sorted(f.check_id for f in turn.findings) == sorted(f.check_id for f in plain.findings)
+
+
+URL_CASES = [c for c in cases() if (c["request"] or {}).get("url") and "<" not in c["request"]["url"]]
+PRIVATE = {"ask.lan"}  # a developer's LAN host: nothing in the URL says vLLM
+
+
+@pytest.mark.parametrize("case", URL_CASES, ids=[c["id"] for c in URL_CASES])
+def test_profile_for_url_of_real_requests(case: dict[str, Any]) -> None:
+    url = case["request"]["url"]
+    guessed = profile_for_url(url)
+    if urlsplit(url).hostname in PRIVATE:
+        assert guessed is None
+    elif case["wire_format"] == "openai-chat":
+        assert guessed is not None and guessed.name == PROFILE_OF_PROVIDER[case["provider"]]
+    elif case["provider"] in NATIVE and case["wire_format"] == NATIVE[case["provider"]]:
+        assert guessed is not None and guessed.name == case["provider"]
+    else:  # Anthropic and native Gemini have no profile of their own
+        assert guessed is None
+
+
+def test_url_cases_cover_every_hosted_profile() -> None:
+    found = {p.name for c in URL_CASES if (p := profile_for_url(c["request"]["url"]))}
+    hosted = {"openai", "mistral", "groq", "openrouter", "vllm", "ollama", "ollama-v1", "gemini-openai"}
+    assert hosted <= found
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://api.groq.com/openai", "groq"),  # a base URL matches too
+        ("https://openrouter.ai/api/", "openrouter"),
+        ("http://127.0.0.1:11434/v1/chat/completions", "ollama-v1"),
+        ("http://[::1]:11434/api/chat", "ollama"),
+        ("https://ollama.com/api/chat", "ollama"),
+        ("HTTPS://API.MISTRAL.AI/v1/chat/completions", "mistral"),
+        ("http://localhost:8080/v1/chat/completions", None),  # llama-server's default port: anyone's
+        ("http://localhost:8000/v1/chat/completions", None),  # vLLM's default port: anyone's
+        ("http://localhost:1234/v1/chat/completions", None),  # LM Studio's default port: anyone's
+        ("http://localhost:11434", None),  # native or /v1: the path says, and there is none
+        ("https://api.groq.com.evil.example/openai/v1/chat/completions", None),
+        ("https://generativelanguage.googleapis.com/v1beta/models/g:generateContent", None),
+        ("https://api.openai.com/v2/chat/completions", None),
+        ("http://localhost:notaport/v1", None),
+        ("", None),
+        ("not a url", None),
+    ],
+)
+def test_profile_for_url_rules(url: str, expected: str | None) -> None:
+    profile = profile_for_url(url)
+    assert (profile.name if profile else None) == expected
+
+
+def test_url_rules_name_known_profiles() -> None:
+    assert {rule[3] for rule in URL_RULES} <= set(PROFILES)
+
+
+# -- requests through each profile ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["llamacpp", "ollama-v1", "lmstudio"])
+def test_named_choice_is_still_sent_and_noted_where_unsupported(name: str) -> None:
+    request = build(name, ToolChoice("named", "weather"))
+    assert request.body["tool_choice"] == {"type": "function", "function": {"name": "weather"}}
+    (note,) = [f for f in request.findings if f.check_id == "wire.tool_choice_unsupported"]
+    assert note.severity == "info" and not note.passed and name in note.detail
+
+
+@pytest.mark.parametrize("name", ["groq", "vllm", "openrouter", "gemini-openai"])
+def test_named_choice_is_not_noted_where_supported(name: str) -> None:
+    request = build(name, ToolChoice("named", "weather"))
+    assert request.body["tool_choice"]["function"]["name"] == "weather"
+    assert not request.findings
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_auto_is_never_noted(name: str) -> None:
+    request = build(name, ToolChoice("auto"))
+    assert request.body["tool_choice"] == "auto" and not request.findings
+
+
+def test_required_is_noted_on_ollama_v1_and_lmstudio_but_not_llamacpp() -> None:
+    noted = {n for n in NEW if build(n, ToolChoice("required")).findings}
+    assert noted == {"ollama-v1", "lmstudio"}
+
+
+def test_ollama_v1_does_not_send_parallel_tool_calls() -> None:
+    assert "parallel_tool_calls" not in build("ollama-v1", ToolChoice(), parallel_tool_calls=False).body
+
+
+@pytest.mark.parametrize("name", [n for n in NEW if n != "ollama-v1"])
+def test_other_profiles_send_parallel_tool_calls(name: str) -> None:
+    assert build(name, ToolChoice(), parallel_tool_calls=False).body["parallel_tool_calls"] is False
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_profiles_keep_openai_request_defaults(name: str) -> None:
+    body = build(name, ToolChoice(), stream=True).body
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
+
+
+# -- capability errors ------------------------------------------------------------
+
+OLLAMA_NO_TOOLS = next(c for c in cases("ollama-chat") if c["id"] == "ollama/langchaingo__TestToolCall__0")
+
+# The "lacks tools" texts. Ollama's is the real recorded one; the others are quoted by profile quirks,
+# whose keys cite the servers' code or public reports ([V6], [R6], [L2]).
+OLLAMA = OLLAMA_NO_TOOLS["expected"]["error"]["message"]
+VLLM = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+OPENROUTER_TOOLS = "No endpoints found that support tool use."
+OPENROUTER_CHOICE = "No endpoints found that support the provided 'tool_choice' value"
+JINJA_TOOLS = "tools param requires --jinja flag"
+JINJA_CHOICE = "tool_choice param requires --jinja flag"
+
+# (text, the real recorded case that carries it or None, the profile whose quirk quotes it)
+QUOTED = [
+    (OLLAMA, OLLAMA_NO_TOOLS["id"], "ollama-v1"),
+    (VLLM, None, "vllm"),
+    (OPENROUTER_TOOLS, None, "openrouter"),
+    (OPENROUTER_CHOICE, None, "openrouter"),
+    (JINJA_TOOLS, None, "llamacpp"),
+    (JINJA_CHOICE, None, "llamacpp"),
+]
+
+
+def quoted_by(text: str, detail: str) -> bool:
+    """Whether a quirk's detail quotes ``text`` (its final full stop aside), whole or as "... <tail>"
+    after a quote of its head."""
+    text = text.removesuffix(".")
+    if text in detail:
+        return True
+    for cut in range(1, len(text)):
+        head, tail = text[:cut].strip(), text[cut:]
+        if head and len(tail) >= 12 and f"... {tail}" in detail and head in detail:
+            return True
+    return False
+
+
+def test_ollama_capability_text_is_the_real_recorded_one() -> None:
+    assert "does not support tools" in OLLAMA and "gemma3:1b" in OLLAMA
+    assert OLLAMA_NO_TOOLS["response"]["status"] == 400
+
+
+@pytest.mark.parametrize(("text", "case_id", "profile"), QUOTED)
+def test_capability_texts_are_the_quoted_ones(text: str, case_id: str | None, profile: str) -> None:
+    if case_id is not None:  # a real recorded response carries it
+        (case,) = [c for c in cases() if c["id"] == case_id]
+        assert text in case["response"]["body"], f"{case_id} does not carry {text!r}"
+    else:
+        details = [q.detail for q in get_profile(profile).quirks]
+        assert any(quoted_by(text, d) for d in details), f"no {profile} quirk quotes {text!r}"
+
+
+def test_quoted_by_needs_the_text() -> None:
+    detail = "404 'No endpoints found that support tool use' or '... the provided 'tool_choice' value'"
+    assert quoted_by(OPENROUTER_TOOLS, detail) and quoted_by(OPENROUTER_CHOICE, detail)
+    assert not quoted_by("No endpoints found that support the provided 'tools' value", detail)
+    assert not quoted_by(VLLM, detail)
+
+
+@pytest.mark.parametrize("pattern", [p for p, _ in CAPABILITY_ERRORS], ids=lambda p: p.pattern)
+def test_every_capability_pattern_matches_a_quoted_text(pattern: re.Pattern[str]) -> None:
+    assert any(pattern.search(text) for text, _, _ in QUOTED), f"{pattern.pattern!r} matches no quoted text"
+
+
+def envelope(message: str, **fields: Any) -> dict[str, Any]:
+    return {"error": {"message": message, **fields}}
+
+
+# (HTTP status, the body in the server's own error envelope, the text it carries)
+CAPABILITY_BODIES = [
+    (400, envelope(OLLAMA, type="invalid_request_error", param=None, code=None), OLLAMA),  # Ollama /v1
+    (400, {"object": "error", "message": VLLM, "type": "BadRequestError", "code": 400}, VLLM),  # older vLLM
+    (404, envelope(OPENROUTER_TOOLS + " Try disabling tools.", code=404), OPENROUTER_TOOLS),
+    (404, envelope(OPENROUTER_CHOICE, code=404), OPENROUTER_CHOICE),
+    (500, envelope(JINJA_TOOLS, code=500, type="server_error"), JINJA_TOOLS),
+    (400, envelope(JINJA_CHOICE, code=400, type="invalid_request_error"), JINJA_CHOICE),
+]
+
+
+def test_the_real_ollama_no_tools_error_is_a_capability_finding() -> None:
+    turn = parse(None, OLLAMA_NO_TOOLS)
+    assert turn.error is not None
+    finding = capability_error(turn.error)
+    assert finding is not None
+    assert (finding.check_id, finding.severity, finding.passed) == ("wire.tools_unsupported", "error", False)
+    assert "no tool support" in finding.detail and "gemma3:1b" in finding.detail
+    assert finding.evidence == {"status": 400, "code": None, "message": turn.error.message}
+
+
+@pytest.mark.parametrize(("status", "body", "literal"), CAPABILITY_BODIES)
+def test_known_capability_errors_are_findings(status: int, body: Any, literal: str) -> None:
+    turn = adapter_class("openai-chat")().parse(WireResponse(status, json.dumps(body)), stream=False)
+    assert turn.error is not None and literal in turn.error.message
+    finding = capability_error(turn.error)
+    assert finding is not None and finding.check_id == "wire.tools_unsupported"
+    assert f"HTTP {status}" in finding.detail
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        (OLLAMA, "no tool support"),
+        (VLLM, "vLLM server runs without --enable-auto-tool-choice"),
+        (OPENROUTER_TOOLS, "OpenRouter has no endpoint for this model that supports tools"),
+        (OPENROUTER_CHOICE, "supports the requested tool_choice"),
+        (JINJA_TOOLS, "llama-server runs without --jinja"),
+        (JINJA_CHOICE, "llama-server runs without --jinja"),
+    ],
+)
+def test_each_cause_is_named_in_plain_words(message: str, words: str) -> None:
+    finding = capability_error(ProviderError(400, message))
+    assert finding is not None and words in finding.detail
+
+
+ORDINARY = [c for c in cases() if c["expected"]["error"] and c["id"] != OLLAMA_NO_TOOLS["id"]]
+
+
+def test_ordinary_errors_include_the_openrouter_429s_and_groq_tool_use_failed() -> None:
+    ids = {c["id"] for c in ORDINARY}
+    assert "groq/pydantic-ai__test_tool_use_failed_error__0" in ids
+    assert sum(i.startswith("openrouter/pydantic-ai__test_openrouter_errors_raised") for i in ids) == 3
+
+
+@pytest.mark.parametrize("case", ORDINARY, ids=[c["id"] for c in ORDINARY])
+def test_ordinary_real_errors_are_not_capability_errors(case: dict[str, Any]) -> None:
+    turn = parse(None, case)
+    assert turn.error is not None
+    assert capability_error(turn.error) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "model 'qwen3' not found",
+        "Invalid tool_choice: anything",
+        "Failed to call a function. Please adjust your prompt. See 'failed_generation' for more details.",
+        "Rate limit reached",
+        "",
+    ],
+)
+def test_ordinary_messages_are_not_capability_errors(message: str) -> None:
+    assert capability_error(ProviderError(400, message)) is None

@@ -1,0 +1,112 @@
+"""Typed records: the results file is written once per record and read back typed, with a
+shipped JSON Schema that matches the types."""
+
+from __future__ import annotations
+
+import io
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness.errors import ConfigError
+from harness.model import Finding, ParsedTurn, ToolCall, Usage
+from harness.records import (
+    RESULT_SCHEMA,
+    CheckResult,
+    PromptSize,
+    RunError,
+    RunRecord,
+    TargetInfo,
+    dump,
+    json_schema,
+    read,
+    status_of,
+)
+from tests.helpers.transcripts import call, transcript
+
+
+def record(**changes: object) -> RunRecord:
+    t = transcript([call("get_weather", city="Paris")], "It is 18C.")
+    t.exchanges[0].parsed.findings.append(Finding("wire.x", "warning", False, "odd", 0, {"raw": "\u00e9"}))
+    values: dict[str, object] = {
+        "target": TargetInfo("sim-openai", "openai-chat", "m", True, False, "native", "openai"),
+        "scenario": "t.case",
+        "category": "single",
+        "repeat": 0,
+        "mode": "replay",
+        "score": 87.5,
+        "passed": True,
+        "error": None,
+        "checks": (
+            CheckResult.of("expect.calls", "expectation", 3.0, [Finding("expect.calls", "info", True, "ok")]),
+        ),
+        "usage": Usage(12, 3),
+        "transcript": t,
+        "tool_prompt": PromptSize(120, 30),
+    }
+    values.update(changes)
+    return RunRecord(**values)  # type: ignore[arg-type]
+
+
+def test_a_record_round_trips_typed(tmp_path: Path) -> None:
+    original = record()
+    path = tmp_path / "results.jsonl"
+    with path.open("wb") as out:
+        dump(original, out)
+        dump(record(repeat=1, error=RunError("HarnessError", "boom", "tb")), out)
+    first, second = list(read(path))
+    assert first == original
+    assert isinstance(first.transcript.exchanges[0].parsed, ParsedTurn)
+    assert isinstance(first.transcript.exchanges[0].parsed.tool_calls[0], ToolCall)
+    assert second.error == RunError("HarnessError", "boom", "tb")
+
+
+def test_the_shipped_schema_is_the_one_the_types_give() -> None:
+    shipped = json.loads(resources.files("harness").joinpath("schemas/results.schema.json").read_text())
+    assert shipped == json_schema(), (
+        "regenerate harness/schemas/results.schema.json from harness.records.json_schema()"
+    )
+
+
+def test_every_line_validates_against_the_shipped_schema() -> None:
+    out = io.BytesIO()
+    dump(record(), out)
+    line = json.loads(out.getvalue())
+    assert line["schema"] == RESULT_SCHEMA
+    jsonschema.Draft202012Validator(json_schema()).validate(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"not json\n", ":1: not a JSON line"),
+        (
+            b'{"schema": "harness.result/1", "target": "x"}\n',
+            "format 'harness.result/2' (found 'harness.result/1')",
+        ),
+        (b"{}\n", "found None"),
+    ],
+)
+def test_a_bad_line_names_its_line_and_the_problem(tmp_path: Path, line: bytes, message: str) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(line)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        list(read(path))
+
+
+def test_a_finding_is_a_value() -> None:
+    finding = Finding("", "error", False, "bad")
+    with pytest.raises(AttributeError):
+        finding.turn_index = 3  # type: ignore[misc]
+    assert finding.at(3).turn_index == 3 and finding.turn_index is None
+    assert finding.as_check("protocol.wire").check_id == "protocol.wire"
+
+
+def test_status_of_findings() -> None:
+    assert status_of([]) == "n/a"
+    assert status_of([Finding("a", "info", True, "")]) == "pass"
+    assert status_of([Finding("a", "warning", False, "")]) == "warn"
+    assert status_of([Finding("a", "warning", False, ""), Finding("a", "error", False, "")]) == "fail"
