@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 from harness import scenarios
-from harness.api import run
+from harness.api import run_targets as run
 from harness.local import local_server
 from harness.records import RunRecord
 from harness.runner import RunConfig

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from harness import scenarios
-from harness.api import run
+from harness.api import run_targets as run
 from harness.recording import CassetteTransport
 from harness.runner import RunConfig
 from harness.targets import load_targets

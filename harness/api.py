@@ -1,28 +1,57 @@
-"""The library calls behind the ``harness`` command (and the pytest plugin): load, run, report.
+"""The harness as a library: load scenarios and targets, run them, read the records, build reports.
 
-The command line only parses options, calls these and prints.
+Everything the ``harness`` command does goes through these functions; the
+command line only parses options and prints. They are re-exported by
+``import harness``::
+
+    import harness
+
+    result = harness.run("scenarios", ["sim-openai"], mode="replay")
+    print(result.score("sim-openai"), len(result.records))
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.endpoints import open_endpoints
 from harness.errors import ConfigError
-from harness.recording import Mode
-from harness.records import RunRecord
+from harness.recording import Mode, RecordMode
+from harness.records import RunRecord, read_sorted
 from harness.runner import OnResult, RunConfig
 from harness.runner import run as run_with_endpoints
-from harness.scenarios import Scenario
-from harness.targets import Target, pick
+from harness.scenarios import Scenario, select
+from harness.scenarios import load as load_scenario_files
+from harness.targets import Target, load_targets, pick
+
+
+def load_scenarios(*paths: str | Path, select_: Sequence[str] = ()) -> list[Scenario]:
+    """Scenarios from files and folders (``*.yaml``, recursively; ``toolsets/`` folders are tool
+    sets, not scenarios), validated, sorted by id; ``select_`` keeps those whose id or category
+    matches one of the glob patterns. Every bad file is reported in one
+    :class:`~harness.errors.ScenarioError`.
+
+    Example::
+
+        suite = harness.load_scenarios("scenarios", select_=["weather.*", "parallel"])
+    """
+    loaded = load_scenario_files(list(paths or ("scenarios",)))
+    return select(loaded, list(select_)) if select_ else loaded
 
 
 def select_targets(
     known: dict[str, Target], names: Sequence[str], mode: Mode, cassettes: Path
 ) -> list[Target]:
     """The targets named (globs allowed), or by default: in replay every target with
-    recordings, when recording the simulated ones; a live run must name its targets."""
+    recordings, when recording the simulated ones; a live run must name its targets.
+
+    Example::
+
+        chosen = harness.select_targets(harness.load_targets(), ["sim-*"], "replay", Path("cassettes"))
+    """
     if names:
         return pick(known, list(names))
     if mode == "replay":
@@ -35,14 +64,150 @@ def select_targets(
     raise ConfigError("a live run needs at least one --target")
 
 
+@dataclass
+class RunResult:
+    """What a run gave: its records (sorted by target, scenario, repeat) and, once built, the report.
+
+    Example::
+
+        result = harness.run("scenarios", ["sim-openai"])
+        assert result.score("sim-openai") == 100
+        failing = [r.scenario for r in result.failed]
+        paths = result.write_reports("reports")
+    """
+
+    records: list[RunRecord]
+    results: Path | None = None
+    _report: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def report(self) -> dict[str, Any]:
+        """The report (what ``report.json`` holds): scores per target, category and scenario."""
+        if self._report is None:
+            from harness.reports.json_report import build
+
+            self._report = build(self.records)
+        return self._report
+
+    def score(self, target: str) -> float | None:
+        """A target's score, 0-100 (``None`` when no check applied)."""
+        score: float | None = self.report["summary"]["targets"][target]["score"]
+        return score
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Every target's score."""
+        return {name: t["score"] for name, t in self.report["summary"]["targets"].items()}
+
+    @property
+    def failed(self) -> list[RunRecord]:
+        """The runs with a failed check or an error."""
+        return [r for r in self.records if not r.passed]
+
+    @property
+    def errors(self) -> list[RunRecord]:
+        """The runs that could not be completed (a cassette error or a harness fault)."""
+        return [r for r in self.records if r.error is not None]
+
+    def write_reports(self, out_dir: str | Path, formats: Sequence[str] | None = None) -> list[Path]:
+        """Write the report in each format (default: json, markdown, junit) to ``out_dir``."""
+        from harness.reports import DEFAULT_WRITERS, write_built
+
+        return write_built(self.report, self.records, Path(out_dir), tuple(formats or DEFAULT_WRITERS))
+
+    def gate(self, *, min_score: float | None = None, strict: bool = False) -> tuple[int, str]:
+        """The exit code CI should see, and why (see :func:`harness.reports.gate`)."""
+        from harness.reports import gate
+
+        return gate(self.report, self.records, min_score=min_score, strict=strict)
+
+
 def run(
+    scenarios: str | Path | Sequence[Scenario],
+    targets: Sequence[str | Target] | None = None,
+    *,
+    mode: Mode = "replay",
+    cassettes: str | Path = "cassettes",
+    results: str | Path | None = None,
+    repeats: int = 1,
+    concurrency: int = 8,
+    record_mode: RecordMode = "all",
+    live_mcp: bool = False,
+    config: str | Path | None = None,
+    on_result: OnResult | None = None,
+) -> RunResult:
+    """Run ``scenarios`` against ``targets`` and return the scored records.
+
+    ``scenarios`` is a file or folder to load, or scenarios already loaded.
+    ``targets`` are names or globs of bundled / ``harness.toml`` targets, or
+    :class:`~harness.targets.Target` objects; by default every target with
+    recordings (replay) or every simulated target (record). ``mode`` is
+    ``replay`` (cassettes only, never a live call), ``record`` (live, writing
+    cassettes) or ``live`` (live, writing nothing). ``results`` is a JSONL file
+    each record is appended to as its run ends. The simulator or a local model
+    server is started when a live or record run needs it, and always stopped.
+
+    Example::
+
+        result = harness.run("scenarios", ["sim-openai", "sim-anthropic"], mode="replay")
+        for record in result.failed:
+            print(record.target.name, record.scenario, [c.id for c in record.checks if c.status == "fail"])
+    """
+    suite = load_scenarios(scenarios) if isinstance(scenarios, str | Path) else list(scenarios)
+    cassettes = Path(cassettes)
+    known = load_targets(config)
+    named = [t for t in targets or () if isinstance(t, str)]
+    chosen = select_targets(known, named, mode, cassettes) if named or not targets else []
+    chosen += [t for t in targets or () if isinstance(t, Target)]
+    settings = RunConfig(
+        mode=mode,
+        cassettes=cassettes,
+        results=Path(results) if results is not None else None,
+        repeats=repeats,
+        concurrency=concurrency,
+        record_mode=record_mode,
+        live_mcp=live_mcp,
+    )
+    return RunResult(run_targets(chosen, suite, settings, on_result), settings.results)
+
+
+def run_targets(
     targets: Sequence[Target],
     scenarios: Sequence[Scenario],
     config: RunConfig | None = None,
     on_result: OnResult | None = None,
 ) -> list[RunRecord]:
-    """Run ``scenarios`` against ``targets``: opens their endpoints (starting the simulator or a
-    local model server when a live or record run needs one), runs, and always stops them."""
+    """The records of running ``scenarios`` against ``targets`` with a :class:`RunConfig`: opens
+    their endpoints (starting the simulator or a local model server when needed), runs, and
+    always stops them.
+
+    Example::
+
+        records = harness.run_targets([target], suite, harness.RunConfig(mode="live"))
+    """
     config = config or RunConfig()
     with open_endpoints(targets, scenarios, config.mode) as endpoints:
         return run_with_endpoints(targets, scenarios, config, endpoints, on_result)
+
+
+def read_results(path: str | Path) -> list[RunRecord]:
+    """The records of a results file, typed and sorted by (target, scenario, repeat).
+
+    Example::
+
+        records = harness.read_results("reports/results.jsonl")
+    """
+    return read_sorted(path)
+
+
+def write_reports(
+    records: Iterable[RunRecord], out_dir: str | Path, formats: Sequence[str] | None = None
+) -> list[Path]:
+    """Build the report of ``records`` and write it in each format (default: json, markdown,
+    junit) to ``out_dir``; returns the written paths.
+
+    Example::
+
+        harness.write_reports(harness.read_results("reports/results.jsonl"), "rebuilt")
+    """
+    return RunResult(sorted(records, key=lambda r: r.key)).write_reports(out_dir, formats)

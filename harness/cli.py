@@ -131,25 +131,15 @@ def _run(
     strict: bool,
 ) -> None:
     from harness import api
-    from harness import scenarios as scenario_lib
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
-    from harness.reports import gate, write_reports
-    from harness.runner import RunConfig
+    from harness.reports import write_reports
     from harness.targets import load_targets
 
     chosen = api.select_targets(load_targets(config), targets, cast(Mode, mode), cassettes)
-    selected = scenario_lib.select(scenario_lib.load([scenario_dir]), list(scenario_patterns))
+    selected = api.load_scenarios(scenario_dir, select_=scenario_patterns)
     if not selected:
         raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
-    run_config = RunConfig(
-        mode=cast(Mode, mode),
-        cassettes=cassettes,
-        results=out / "results.jsonl",
-        repeats=repeat,
-        concurrency=concurrency,
-        record_mode=cast(RecordMode, record_mode),
-    )
     err = _console(stderr=True)
     total = len(chosen) * len(selected) * repeat
     err.print(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
@@ -157,18 +147,28 @@ def _run(
 
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(mode, total=total)
-        records = api.run(chosen, selected, run_config, on_result=lambda _: progress.advance(task))
-    report, paths = write_reports(records, out)
+        result = api.run(
+            selected,
+            chosen,
+            mode=cast(Mode, mode),
+            cassettes=cassettes,
+            results=out / "results.jsonl",
+            repeats=repeat,
+            concurrency=concurrency,
+            record_mode=cast(RecordMode, record_mode),
+            on_result=lambda _: progress.advance(task),
+        )
+    report, paths = write_reports(result.records, out)
     _print_table(report)
-    for record_ in records:
-        if record_.error:
-            err.print(
-                f"[red]{record_.target.name} {record_.scenario}:[/red] {record_.error.message}",
-                markup=True,
-                soft_wrap=True,
-            )
-    err.print("wrote " + ", ".join(str(p) for p in [run_config.results, *paths]))
-    code, message = gate(report, records, min_score=min_score, strict=strict)
+    for record_ in result.errors:
+        assert record_.error is not None
+        err.print(
+            f"[red]{record_.target.name} {record_.scenario}:[/red] {record_.error.message}",
+            markup=True,
+            soft_wrap=True,
+        )
+    err.print("wrote " + ", ".join(str(p) for p in [out / "results.jsonl", *paths]))
+    code, message = result.gate(min_score=min_score, strict=strict)
     if code:
         err.print(f"[red]{message}[/red]", markup=True, soft_wrap=True)
         sys.exit(code)
@@ -194,19 +194,35 @@ def _print_table(report: dict[str, Any]) -> None:
 @main.command()
 @click.argument("paths", nargs=-1)
 def validate(paths: tuple[str, ...]) -> None:
-    """Validate scenario files (default: ./scenarios)."""
+    """Validate scenario files and folders (default: ./scenarios): every error of every file,
+    with its line and JSON pointer."""
     from harness import scenarios as scenario_lib
     from harness.errors import ScenarioError
 
-    failures = 0
+    problems: list[ScenarioError] = []
+    valid = 0
     for path in paths or ("scenarios",):
         try:
-            loaded = scenario_lib.load([path])
-            click.echo(f"{path}: {len(loaded)} scenario(s) valid")
+            files = scenario_lib.scenario_files([path])
         except ScenarioError as exc:
-            failures += 1
-            click.echo(f"error: {exc}", err=True)
-    if failures:
+            problems.append(exc)
+            continue
+        for file in files:
+            try:
+                valid += len(scenario_lib.load_file(file))
+            except ScenarioError as exc:
+                problems.extend(exc.problems)
+    try:
+        scenario_lib.load(list(paths or ("scenarios",)))  # ids unique across the files
+    except ScenarioError as exc:
+        problems.extend(p for p in exc.problems if "duplicate scenario id" in p.message)
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    bad = len({p.path for p in problems})
+    click.echo(
+        f"{valid} scenario(s) valid" + (f"; {len(problems)} error(s) in {bad} file(s)" if problems else "")
+    )
+    if problems:
         sys.exit(2)
 
 
@@ -241,7 +257,7 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
         for column in ("scenario", "category", "tools", "description"):
             table.add_column(column)
         for s in scenario_lib.load([scenario_dir]):
-            tools = list(s.tools) + [f"mcp:{server}" for server, _ in s.mcp_tools]
+            tools = s.tool_names + [f"mcp:{server}" for server, _ in s.mcp_tools]
             table.add_row(s.id, s.category, ", ".join(tools), s.description)
     elif what == "checks":
         from harness.checks import all_checks

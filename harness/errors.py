@@ -23,31 +23,106 @@ from collections.abc import Iterable
 
 
 class HarnessError(Exception):
-    """Base of every exception the harness raises on purpose."""
+    """Base of every exception the harness raises on purpose.
+
+    Example::
+
+        try:
+            harness.run("scenarios", ["sim-openai"])
+        except harness.HarnessError as error:
+            print("the harness could not run:", error)
+    """
 
 
 class UserError(HarnessError):
-    """Bad input from the user: the message says which file, line and field."""
+    """Bad input from the user: the message says which file, line and field.
+
+    Example::
+
+        try:
+            harness.load_scenarios("missing-folder")
+        except harness.UserError as error:
+            raise SystemExit(error.exit_code)  # 2
+    """
 
     exit_code = 2
 
 
 class ScenarioError(UserError):
-    """A scenario file is invalid."""
+    """A scenario or tool set file is invalid: its path, the line and JSON pointer of the bad
+    field, and what was expected. :meth:`many` joins several (every error of a folder).
+
+    Example::
+
+        try:
+            harness.load_scenarios("scenarios")
+        except harness.ScenarioError as error:
+            for problem in error.problems:
+                print(problem.path, problem.line, problem.pointer, problem.message)
+    """
 
     def __init__(self, path: str, message: str, *, line: int | None = None, pointer: str | None = None):
-        self.path, self.line, self.pointer = path, line, pointer
+        self.path, self.line, self.pointer, self.message = path, line, pointer, message
         where = path + (f":{line}" if line else "")
         field = f" at {pointer}" if pointer is not None else ""
         super().__init__(f"{where}: {message}{field}")
 
+    @property
+    def problems(self) -> list[ScenarioError]:
+        """Each single error (just this one, unless it joins several)."""
+        return [self]
+
+    @staticmethod
+    def many(errors: Iterable[ScenarioError]) -> ScenarioError:
+        """One error standing for several (or the only one)."""
+        found = [p for error in errors for p in error.problems]
+        return found[0] if len(found) == 1 else ScenarioErrors(found)
+
+
+class ScenarioErrors(ScenarioError):
+    """Several invalid files or fields, each listed on its own line."""
+
+    def __init__(self, errors: list[ScenarioError]):
+        self.errors = errors
+        first = errors[0]
+        self.path, self.line, self.pointer, self.message = (
+            first.path,
+            first.line,
+            first.pointer,
+            first.message,
+        )
+        files = len({e.path for e in errors})
+        UserError.__init__(
+            self, f"{len(errors)} error(s) in {files} file(s):\n" + "\n".join(f"  {e}" for e in errors)
+        )
+
+    @property
+    def problems(self) -> list[ScenarioError]:
+        return list(self.errors)
+
 
 class ConfigError(UserError):
-    """A target definition or a command-line option is invalid."""
+    """A target definition or a command-line option is invalid.
+
+    Example::
+
+        try:
+            harness.load_targets("harness.toml")
+        except harness.ConfigError as error:
+            print(error)  # harness.toml: [targets.x] needs 'model'
+    """
 
 
 class UnknownNameError(UserError, KeyError):
-    """A name was looked up in a registry that does not have it."""
+    """A name was looked up in a registry that does not have it.
+
+    Example::
+
+        try:
+            harness.run("scenarios", ["no-such-target"])
+        except harness.UnknownNameError as error:
+            print(error.known)  # the names that exist
+    """
 
     def __init__(self, kind: str, name: str, known: Iterable[str]):
         self.kind, self.name = kind, name
@@ -59,13 +134,25 @@ class UnknownNameError(UserError, KeyError):
 
 
 class CassetteError(HarnessError):
-    """Replay cannot continue without a live call; never silently goes live."""
+    """Replay cannot continue without a live call; never silently goes live.
+
+    Example::
+
+        result = harness.run("scenarios", ["sim-openai"], mode="replay")
+        cassette_errors = [r for r in result.errors if r.error and r.error.kind.startswith("Cassette")]
+    """
 
     exit_code = 3
 
 
 class CassetteMissingError(CassetteError):
-    """No cassette was recorded for this target and scenario."""
+    """No cassette was recorded for this target and scenario.
+
+    Example::
+
+        # a run without a recording ends with this error (kind "CassetteMissingError"):
+        # record it with: harness record --target T --scenario S
+    """
 
     def __init__(self, path: str, target: str, scenario: str):
         self.path = path
@@ -76,7 +163,14 @@ class CassetteMissingError(CassetteError):
 
 
 class CassetteDriftError(CassetteError):
-    """The harness sent a request the cassette does not hold: the adapter stack drifted."""
+    """The harness sent a request the cassette does not hold: the adapter stack drifted.
+
+    Example::
+
+        # kind "CassetteDriftError" in a replayed record: its message holds the diff of the
+        # recorded and the new request body
+        drifted = [r for r in result.errors if r.error and r.error.kind == "CassetteDriftError"]
+    """
 
     def __init__(self, path: str, scenario: str, detail: str):
         self.path, self.detail = path, detail
@@ -88,7 +182,13 @@ class CassetteDriftError(CassetteError):
 class TransportError(HarnessError):
     """The request did not get a usable HTTP response at all. ``request`` is the request as
     the transcript keeps it (a :class:`~harness.model.SentRequest`, secrets masked), filled in
-    by the transport."""
+    by the transport.
+
+    Example::
+
+        # no HTTP response at all (refused, reset, timed out): the run's last exchange has
+        # response None and a parsed error with code "transport_error"
+    """
 
     request: object | None = None
 

@@ -22,7 +22,13 @@ ChoiceMode = Literal["auto", "required", "none", "named"]
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool offered to the model: its name, description and JSON Schema of arguments."""
+    """A tool offered to the model: its name, description and JSON Schema of arguments.
+
+    Example::
+
+        city = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+        spec = harness.ToolSpec("get_weather", "Weather for a city.", city)
+    """
 
     name: str
     description: str
@@ -31,7 +37,12 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ToolChoice:
-    """What the request asks of the model: ``auto``, ``required``, ``none`` or one named tool."""
+    """What the request asks of the model: ``auto``, ``required``, ``none`` or one named tool.
+
+    Example::
+
+        harness.ToolChoice.parse({"name": "get_weather"}).label()  # "named:get_weather"
+    """
 
     mode: ChoiceMode = "auto"
     name: str | None = None
@@ -61,6 +72,11 @@ class ToolCall:
     for Ollama, Anthropic and Gemini). ``id`` is the id the harness uses;
     ``wire_id`` is the id exactly as the provider sent it (``None`` if absent,
     ``""`` if empty), so a synthesized id is one that differs from it.
+
+    Example::
+
+        call = record.transcript.calls[0][1]
+        print(call.name, call.arguments, call.raw_arguments, call.id_synthesized)
     """
 
     name: str
@@ -80,7 +96,13 @@ class ToolCall:
 
 @dataclass
 class ToolResult:
-    """What a tool returned (or the error it raised), to be sent back to the model."""
+    """What a tool returned (or the error it raised), to be sent back to the model.
+
+    Example::
+
+        for execution in record.transcript.executions:
+            print(execution.call.name, execution.result.is_error, execution.result.content)
+    """
 
     call_id: str | None
     name: str
@@ -94,6 +116,10 @@ class Message:
 
     ``extra`` carries provider data that must be replayed unchanged on the next
     request of the same wire format (Anthropic thinking blocks, reasoning text).
+
+    Example::
+
+        harness.Message("user", "What is the weather in Paris?")
     """
 
     role: Role
@@ -105,7 +131,12 @@ class Message:
 
 @dataclass
 class Usage:
-    """Token counts as the provider reported them (``None`` where it reported nothing)."""
+    """Token counts as the provider reported them (``None`` where it reported nothing).
+
+    Example::
+
+        print(record.usage.input_tokens, record.usage.output_tokens, record.usage.total)
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -121,7 +152,13 @@ class Usage:
 class ProviderError:
     """An error the provider returned: HTTP status (or the status embedded in a
     stream error), its error code and message, and anything else useful
-    (Groq's ``failed_generation``, OpenRouter's upstream ``raw``)."""
+    (Groq's ``failed_generation``, OpenRouter's upstream ``raw``).
+
+    Example::
+
+        errors = [e.parsed.error for e in record.transcript.exchanges if e.parsed.error]
+        print([(e.status, e.code, e.message) for e in errors])
+    """
 
     status: int
     message: str
@@ -136,6 +173,11 @@ class Finding:
     ``evidence`` holds what a user needs to see it for themselves: a deepdiff,
     the jsonschema errors, or the wire request and response. A finding is a
     value: :meth:`at` and :meth:`as_check` give changed copies.
+
+    Example::
+
+        failed = [f for f in record.findings() if not f.passed]
+        print([(f.check_id, f.severity, f.detail, f.turn_index) for f in failed])
     """
 
     check_id: str
@@ -162,7 +204,14 @@ def deviation(code: str, detail: str, *, severity: Severity = "warning", **evide
 @dataclass
 class ParsedTurn:
     """One model response, parsed: text, tool calls, finish reason, usage,
-    the provider error if any, and the deviations the adapter noticed."""
+    the provider error if any, and the deviations the adapter noticed.
+
+    Example::
+
+        for exchange in record.transcript.exchanges:
+            turn = exchange.parsed
+            print(turn.text, [c.name for c in turn.tool_calls], turn.finish_reason, turn.findings)
+    """
 
     text: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
@@ -247,7 +296,15 @@ StopReason = Literal["final", "max_turns", "loop", "provider_error", "transport_
 
 @dataclass
 class Transcript:
-    """Everything that happened in one run of one scenario against one target."""
+    """Everything that happened in one run of one scenario against one target.
+
+    Example::
+
+        transcript = record.transcript
+        print(transcript.stop_reason, transcript.final_text, [c.name for _, c in transcript.calls])
+        for exchange in transcript.exchanges:
+            print(exchange.request.url, exchange.response and exchange.response.status)
+    """
 
     target: str
     scenario_id: str

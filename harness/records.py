@@ -35,7 +35,12 @@ Kind = Literal["protocol", "expectation"]
 
 @dataclass(frozen=True)
 class TargetInfo:
-    """What reports show about the target a run used."""
+    """What reports show about the target a run used.
+
+    Example::
+
+        print(record.target.name, record.target.model, record.target.simulated)
+    """
 
     name: str
     format: str
@@ -79,7 +84,12 @@ def status_of(findings: Iterable[Finding]) -> Status:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check's verdict on one run: its findings and the status they give."""
+    """One check's verdict on one run: its findings and the status they give.
+
+    Example::
+
+        failing = [c.id for c in record.checks if c.status == "fail"]
+    """
 
     id: str
     kind: Kind
@@ -104,7 +114,13 @@ class PromptSize:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One run of one scenario against one target, scored."""
+    """One run of one scenario against one target, scored.
+
+    Example::
+
+        for record in harness.read_results("reports/results.jsonl"):
+            print(record.target.name, record.scenario, record.score, record.passed)
+    """
 
     target: TargetInfo
     scenario: str
@@ -192,6 +208,9 @@ def read_sorted(path: str | Path) -> list[RunRecord]:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one results line, generated from :class:`RunRecord`."""
     schema: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(msgspec.json.schema(RunRecord)))
+    for definition in schema["$defs"].values():  # the types' docstrings, without their code examples
+        if "description" in definition:
+            definition["description"] = definition["description"].split("Example::")[0].strip()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = f"toolcall harness results line ({RESULT_SCHEMA})"
     return schema

@@ -10,13 +10,14 @@ is recorded with its error, and the others go on.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
 
@@ -31,17 +32,26 @@ from harness.records import CheckResult, PromptSize, RunError, RunRecord, dump
 from harness.scenarios import Scenario
 from harness.scoring import run_score
 from harness.targets import Target
-from harness.tools.builtin import builtin_tool
 from harness.tools.mcp.session import MCPSession, recording_path
-from harness.tools.registry import Fault, ToolRegistry
+from harness.tools.registry import ToolRegistry
 from harness.transport import Borrowed, Endpoint, Transport
 
 
 @dataclass
 class RunConfig:
+    """How to run: the mode (``replay``, ``record``, ``live``), where cassettes are and where
+    results go, repeats per scenario (pass^k), concurrency, the vcrpy record mode, retries of
+    429/503 answers, and whether MCP servers start even in replay.
+
+    Example::
+
+        config = harness.RunConfig(mode="live", results=None, concurrency=4)
+        records = harness.run_targets(targets, suite, config)
+    """
+
     mode: Mode = "replay"
     cassettes: Path = Path("cassettes")
-    results: Path = Path("reports/results.jsonl")
+    results: Path | None = Path("reports/results.jsonl")  # None: keep the records in memory only
     repeats: int = 1
     concurrency: int = 8
     record_mode: RecordMode = "all"
@@ -53,12 +63,18 @@ OnResult = Callable[[RunRecord], None]
 
 
 def build_registry(scenario: Scenario) -> ToolRegistry:
-    """Fresh tools for one run, with the scenario's injected faults."""
-    registry = ToolRegistry(
-        faults=[Fault(f["tool"], f.get("on_call", 1), f["error"]) for f in scenario.faults]
-    )
-    for name in scenario.tools:
-        registry.add(builtin_tool(name))
+    """Fresh tools for one run, with the scenario's injected faults; the Python tools of one
+    tool set share one state for the run.
+
+    Example::
+
+        config = harness.RunConfig(mode="live", results=None, concurrency=4)
+        records = harness.run_targets(targets, suite, config)
+    """
+    registry = ToolRegistry(faults=list(scenario.faults))
+    states: dict[str, dict[str, Any]] = {}
+    for tool in scenario.tools:
+        registry.add(tool.instantiate(states.setdefault(tool.toolset, {})))
     return registry
 
 
@@ -185,19 +201,24 @@ def run(
     on_result: OnResult | None = None,
 ) -> list[RunRecord]:
     """Run everything against ready ``endpoints`` (by target name); every record is appended
-    to ``config.results`` as its run ends. Returns the records sorted by (target, scenario,
-    repeat)."""
-    config.results.parent.mkdir(parents=True, exist_ok=True)
+    to ``config.results`` (when set) as its run ends. Returns the records sorted by (target,
+    scenario, repeat)."""
     records: list[RunRecord] = []
     lock = threading.Lock()
     limits = _limits(targets, endpoints)
-    with config.results.open("wb") as out:
+    with contextlib.ExitStack() as stack:
+        out: IO[bytes] | None = None
+        if config.results is not None:
+            config.results.parent.mkdir(parents=True, exist_ok=True)
+            out = stack.enter_context(config.results.open("wb"))
 
         def task(target: Target, scenario: Scenario, repeat: int) -> None:
             with limits[target.name]:
                 record = run_one(target, scenario, repeat, endpoints[target.name], config)
-            _write(out, record, lock)
             with lock:
+                if out is not None:
+                    dump(record, out)
+                    out.flush()
                 records.append(record)
             if on_result is not None:
                 on_result(record)
@@ -221,8 +242,3 @@ def _limits(targets: Sequence[Target], endpoints: Mapping[str, Endpoint]) -> dic
         for target in sorted(targets, key=lambda t: t.concurrency)
     }
 
-
-def _write(out: IO[bytes], record: RunRecord, lock: threading.Lock) -> None:
-    with lock:
-        dump(record, out)
-        out.flush()

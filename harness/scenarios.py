@@ -1,25 +1,44 @@
-"""Scenario files: load YAML, validate against the shipped JSON Schema, build Scenario objects.
+"""Scenario files: load YAML, validate, resolve the tools offered, build Scenario objects.
 
 A bad file is refused with its path, the line of the bad field and its JSON
-pointer, and every error of the file is listed, not just the first.
+pointer; every error of every file is listed, not just the first. Beyond the
+JSON Schema (``schemas/scenario.schema.json``), a scenario is checked against
+its own tools: an expected call, a named ``tool_choice`` or a fault must name a
+tool the scenario offers; expected arguments must be parameters of that tool;
+and a misspelt matcher (``{regexp: ...}``) is an error that suggests the right one.
+
+Tools are offered by name (a bundled tool), from a tool set file
+(``{toolset: billing}``), from an MCP server (``{mcp: git}``), or declared inline
+(``{name, description, parameters, result | error | cases | sequence | function}``);
+see :mod:`harness.tools.toolsets` and :mod:`harness.tools.declared`.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from harness import yamlio
 from harness.errors import ScenarioError
-from harness.matchers import check_matcher
+from harness.matchers import MATCHERS, check_matcher, is_matcher
 from harness.model import Message, ToolChoice
+from harness.tools.declared import DeclaredTool
 from harness.tools.mcp.types import MCPServerDecl, MCPUse
+from harness.tools.registry import Fault
+from harness.tools.toolsets import (
+    FOLDER,
+    bundled_tools,
+    declare_at,
+    find_toolset,
+    known_toolsets,
+    validate_declaration,
+)
 
 DEFAULT_MAX_TURNS = 5
 
@@ -43,19 +62,27 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Scenario:
+    """One scenario: the conversation, the tools offered, what is expected, and its limits.
+
+    Example::
+
+        scenario = harness.load_scenarios("scenarios", select_=["weather.single.paris"])[0]
+        print(scenario.category, scenario.tool_names, scenario.expect.calls)
+    """
+
     id: str
     category: str
     messages: tuple[Message, ...]
     expect: Expectation
     description: str = ""
-    tools: tuple[str, ...] = ()
+    tools: tuple[DeclaredTool, ...] = ()
     mcp_tools: tuple[tuple[str, tuple[str, ...] | None], ...] = ()
     mcp_servers: tuple[MCPServerDecl, ...] = ()
     mcp_naming: str = "prefixed"
     tool_choice: ToolChoice = field(default_factory=ToolChoice)
     parallel_tool_calls: bool | None = None
     max_turns: int = DEFAULT_MAX_TURNS
-    faults: tuple[dict[str, Any], ...] = ()
+    faults: tuple[Fault, ...] = ()
     tags: tuple[str, ...] = ()
     path: str = ""
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -69,6 +96,11 @@ class Scenario:
         """The scenario's MCP servers, the tools to offer from each, and how to name them."""
         return MCPUse(self.id, self.mcp_servers, self.mcp_tools, self.mcp_naming)
 
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the declared tools (MCP tools are named when the servers list them)."""
+        return [tool.name for tool in self.tools]
+
 
 @cache
 def scenario_schema() -> dict[str, Any]:
@@ -76,78 +108,271 @@ def scenario_schema() -> dict[str, Any]:
     return json.loads(text)  # type: ignore[no-any-return]
 
 
-def _line_of(node: yaml.Node | None, path: Sequence[object]) -> int | None:
-    """The 1-based line of the YAML node at ``path`` (or of its nearest existing parent)."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in path:
-        if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == part), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            node = None
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-    return line
+class _File:
+    """One scenario file being read: its path and node tree, and the errors found so far."""
 
+    def __init__(self, path: Path, node: Any):
+        self.path, self.node = str(path), node
+        self.errors: list[ScenarioError] = []
+        self.broken: set[str] = set()  # tools declared with errors: not reported again as "not offered"
 
-def _pointer(path: Sequence[object]) -> str:
-    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path) if path else "/"
+    def error(self, message: str, *where: str | int) -> None:
+        self.errors.append(
+            ScenarioError(
+                self.path, message, line=yamlio.line_of(self.node, where), pointer=yamlio.pointer(where)
+            )
+        )
 
 
 def load_file(path: str | Path) -> list[Scenario]:
-    """Load one YAML file (a scenario, or a list of scenarios)."""
+    """Load one YAML file (a scenario, or a list of scenarios); every error in it is listed."""
     import jsonschema
 
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ScenarioError(
-            str(path), f"invalid YAML: {getattr(exc, 'problem', exc)}", line=mark.line + 1 if mark else None
-        ) from exc
+        data, node = yamlio.load(path)
+    except yamlio.YamlError as exc:
+        raise ScenarioError(str(path), str(exc), line=exc.line) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(str(path), f"not UTF-8 text: {exc}") from None
     items = data if isinstance(data, list) else [data]
-    nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
     validator = jsonschema.Draft202012Validator(scenario_schema())
     scenarios = []
-    for item, item_node in zip(items, nodes, strict=True):
-        errors = sorted(validator.iter_errors(item), key=lambda e: list(e.absolute_path))
-        if errors:
-            first = errors[0]
-            path_parts = list(first.absolute_path)
-            more = "".join(
-                f"\n  line {_line_of(item_node, list(e.absolute_path))} {_pointer(list(e.absolute_path))}: "
-                f"{e.message}"
-                for e in errors[1:]
-            )
-            raise ScenarioError(
-                str(path),
-                first.message + (f"; other errors:{more}" if more else ""),
-                line=_line_of(item_node, path_parts),
-                pointer=_pointer(path_parts),
-            )
-        scenarios.append(_build(item, str(path), item_node))
+    errors: list[ScenarioError] = []
+    for index, item in enumerate(items):
+        where: tuple[int, ...] = (index,) if isinstance(data, list) else ()
+        file = _File(path, _node_at(node, where))
+        for error in sorted(validator.iter_errors(item), key=lambda e: list(e.absolute_path)):
+            file.error(error.message, *error.absolute_path)
+        if not file.errors:
+            scenario = _build(item, file)
+            if not file.errors and scenario is not None:
+                scenarios.append(scenario)
+        errors += file.errors
+    if errors:
+        raise ScenarioError.many(errors)
     return scenarios
 
 
-def _build(data: dict[str, Any], path: str, node: yaml.Node) -> Scenario:
-    expect = data.get("expect") or {}
-    for i, call in enumerate(expect.get("calls") or []):
-        problems = check_matcher(call.get("args") or {})
-        if problems:
-            where = ["expect", "calls", i, "args"]
-            raise ScenarioError(
-                path, "; ".join(problems), line=_line_of(node, where), pointer=_pointer(where)
-            )
-    problems = check_matcher(expect.get("final"))
-    if problems:
-        raise ScenarioError(
-            path, "; ".join(problems), line=_line_of(node, ["expect", "final"]), pointer="/expect/final"
+def _node_at(node: Any, where: tuple[int, ...]) -> Any:
+    for index in where:
+        node = node.value[index]
+    return node
+
+
+def _tools(data: dict[str, Any], file: _File, servers: set[str]) -> tuple[list[DeclaredTool], list[Any]]:
+    """The declared tools and the MCP uses of a scenario's ``tools`` list."""
+    declared: list[DeclaredTool] = []
+    mcp: list[Any] = []
+    bundled = bundled_tools()
+    for index, item in enumerate(data.get("tools", [])):
+        if isinstance(item, str):
+            if item in bundled:
+                declared.append(bundled[item])
+            else:
+                near = difflib.get_close_matches(item, bundled, n=1)
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                file.error(
+                    f"unknown tool {item!r}: not a bundled tool ({', '.join(bundled)}){hint} Declare it "
+                    "inline ({name, parameters, result ...}) or offer a tool set ({toolset: <name>}).",
+                    "tools",
+                    index,
+                )
+        elif "mcp" in item:
+            if not _valid(item, "mcp_tools", file, ("tools", index)):
+                continue
+            if item["mcp"] not in servers:
+                file.error(
+                    f"MCP server {item['mcp']!r} is not declared in mcp_servers", "tools", index, "mcp"
+                )
+            mcp.append((item["mcp"], tuple(item["tools"]) if "tools" in item else None))
+        elif "toolset" in item:
+            if _valid(item, "toolset_tools", file, ("tools", index)):
+                declared += _from_toolset(item, file, index)
+        else:
+            problems = validate_declaration(item, file.path, file.node, ("tools", index))
+            try:
+                if not problems:
+                    declared.append(declare_at(item, file.path, file.node, ("tools", index)))
+            except ScenarioError as exc:
+                problems = [exc]
+            if problems:
+                file.errors += problems
+                file.broken.add(str(item.get("name")))
+    names = [tool.name for tool in declared]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        file.error(f"tool {name!r} is offered twice", "tools")
+    return declared, mcp
+
+
+def _valid(item: Any, definition: str, file: _File, where: tuple[str | int, ...]) -> bool:
+    """Whether ``item`` is valid against ``$defs/<definition>`` of the scenario schema (errors noted)."""
+    import jsonschema
+
+    schema = {"$ref": f"#/$defs/{definition}", "$defs": scenario_schema()["$defs"]}
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(item))
+    for error in errors:
+        file.error(error.message, *where, *error.absolute_path)
+    return not errors
+
+
+def _from_toolset(item: dict[str, Any], file: _File, index: int) -> list[DeclaredTool]:
+    try:
+        toolset = find_toolset(item["toolset"], file.path)
+    except ScenarioError as exc:
+        file.errors.append(exc)
+        return []
+    if toolset is None:
+        known = ", ".join(known_toolsets(file.path))
+        file.error(
+            f"unknown tool set {item['toolset']!r}: no {FOLDER}/{item['toolset']}.yaml beside this file or "
+            f"in a folder above it, and no bundled one; known: {known}",
+            "tools",
+            index,
+            "toolset",
         )
+        return []
+    wanted = item.get("tools") or toolset.names
+    missing = [name for name in wanted if toolset.tool(name) is None]
+    if missing:
+        file.error(
+            f"tool set {toolset.name!r} ({toolset.path}) has no tool {', '.join(map(repr, missing))}; "
+            f"it has: {', '.join(toolset.names)}",
+            "tools",
+            index,
+            "tools",
+        )
+    return [tool for name in wanted if (tool := toolset.tool(name)) is not None]
+
+
+def _is_offered(name: str, declared: dict[str, DeclaredTool], mcp: list[Any], naming: str) -> bool:
+    """Whether ``name`` (a name the scenario uses) is a tool the scenario offers."""
+    if name in declared:
+        return True
+    for server, tools in mcp:
+        for tool in tools or ():
+            if name in (f"mcp__{server}__{tool}", f"{server}.{tool}"):
+                return True
+        if tools is None and name.startswith((f"mcp__{server}__", f"{server}.")):
+            return True  # the server's whole list is offered; its names are known when it runs
+    return False
+
+
+def _offered_names(declared: dict[str, DeclaredTool], mcp: list[Any], naming: str) -> str:
+    names = list(declared)
+    for server, tools in mcp:
+        prefix = f"{server}." if naming == "dotted" else f"mcp__{server}__"
+        names += [prefix + t for t in tools] if tools else [prefix + "*"]
+    return ", ".join(names) or "(none)"
+
+
+def _check_names(
+    data: dict[str, Any], file: _File, declared: dict[str, DeclaredTool], mcp: list[Any]
+) -> None:
+    """Expected calls, a named tool_choice and faults name offered tools."""
+    naming = data.get("mcp_naming", "prefixed")
+    offered = _offered_names(declared, mcp, naming)
+
+    def offered_here(name: str) -> bool:
+        return name in file.broken or _is_offered(name, declared, mcp, naming)
+
+    expect = data.get("expect") or {}
+    for index, call in enumerate(expect.get("calls") or []):
+        if not offered_here(call["name"]):
+            file.error(
+                f"expected call to {call['name']!r}, which the scenario does not offer; offered: {offered}",
+                "expect",
+                "calls",
+                index,
+                "name",
+            )
+    choice = data.get("tool_choice")
+    if isinstance(choice, dict) and not offered_here(choice["name"]):
+        file.error(
+            f"tool_choice names {choice['name']!r}, which the scenario does not offer; offered: {offered}",
+            "tool_choice",
+            "name",
+        )
+    for index, fault in enumerate(data.get("faults") or []):
+        if not offered_here(fault["tool"]):
+            file.error(
+                f"fault on {fault['tool']!r}, which the scenario does not offer; offered: {offered}",
+                "faults",
+                index,
+                "tool",
+            )
+
+
+def matcher_problems(expected: Any, schema: Any = None) -> Iterator[tuple[list[str | int], str]]:
+    """Problems with an expectation's matchers, each with its path inside ``expected``: what
+    :func:`~harness.matchers.check_matcher` finds, a one-key object whose key is close to a
+    matcher's name (``regexp``: did you mean ``regex``?), and a literal object where the tool's
+    schema expects no object."""
+    for problem in check_matcher(expected):
+        yield [], problem
+    yield from _literal_problems(expected, schema, [])
+
+
+def _literal_problems(value: Any, schema: Any, at: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
+    if not isinstance(value, dict) or is_matcher(value):
+        if is_matcher(value):
+            ((kind, operand),) = value.items()
+            if kind == "subset" and isinstance(operand, dict):
+                yield from _literal_problems(operand, schema, at)
+            elif kind == "any_of" and isinstance(operand, list):
+                for option in operand:
+                    yield from _literal_problems(option, schema, at)
+        return
+    if len(value) == 1:
+        (key,) = value
+        near = difflib.get_close_matches(str(key), sorted(MATCHERS), n=1, cutoff=0.75)
+        if near:
+            yield (
+                at,
+                f"unknown matcher {key!r}; did you mean {near[0]!r}? (for a literal object with this key, "
+                f"write {{exact: {{{key}: ...}}}})",
+            )
+            return
+    if isinstance(schema, dict) and "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if "object" not in types:
+            yield (
+                at,
+                f"a literal object where the tool's schema expects {' or '.join(types)}: {value!r}; "
+                f"matchers are {', '.join(sorted(MATCHERS))}",
+            )
+            return
+    properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    for key, item in value.items():
+        yield from _literal_problems(item, properties.get(key), [*at, key])
+
+
+def _check_expectations(data: dict[str, Any], file: _File, declared: dict[str, DeclaredTool]) -> None:
+    expect = data.get("expect") or {}
+    for index, call in enumerate(expect.get("calls") or []):
+        args = call.get("args") or {}
+        tool = declared.get(call["name"])
+        schema = tool.parameters if tool is not None else None
+        where = ("expect", "calls", index, "args")
+        for at, problem in matcher_problems(args, schema):
+            file.error(problem, *where, *at)
+        if isinstance(schema, dict) and schema.get("additionalProperties") is False:
+            known = schema.get("properties", {})
+            for key in args:
+                if key not in known:
+                    near = difflib.get_close_matches(key, known, n=1)
+                    hint = f"; did you mean {near[0]!r}?" if near else ""
+                    file.error(
+                        f"expected argument {key!r} is not a parameter of {call['name']!r} "
+                        f"(parameters: {', '.join(known) or 'none'}){hint}",
+                        *where,
+                        key,
+                    )
+    for at, problem in matcher_problems(expect.get("final")):
+        file.error(problem, "expect", "final", *at)
+
+
+def _build(data: dict[str, Any], file: _File) -> Scenario | None:
     servers = tuple(
         MCPServerDecl(
             name,
@@ -160,32 +385,13 @@ def _build(data: dict[str, Any], path: str, node: yaml.Node) -> Scenario:
         )
         for name, spec in (data.get("mcp_servers") or {}).items()
     )
-    from harness.tools.builtin import BUILTINS
-
-    def refuse(message: str, *where: str | int) -> ScenarioError:
-        return ScenarioError(path, message, line=_line_of(node, where), pointer=_pointer(where))
-
-    tools = data.get("tools", [])
-    for index, tool in enumerate(tools):
-        if isinstance(tool, str) and tool not in BUILTINS:
-            raise refuse(f"unknown built-in tool {tool!r}; known: {', '.join(BUILTINS)}", "tools", index)
-        if isinstance(tool, dict) and tool["mcp"] not in {s.name for s in servers}:
-            raise refuse(f"MCP server {tool['mcp']!r} is not declared in mcp_servers", "tools", index, "mcp")
-    builtin = tuple(t for t in tools if isinstance(t, str))
-    mcp = tuple((t["mcp"], tuple(t["tools"]) if "tools" in t else None) for t in tools if isinstance(t, dict))
-    for index, fault in enumerate(data.get("faults") or []):
-        if (
-            fault["tool"] not in builtin
-            and not fault["tool"].startswith("mcp__")
-            and "." not in fault["tool"]
-        ):
-            raise refuse(
-                f"fault on {fault['tool']!r}, which the scenario does not offer; offered built-ins: "
-                f"{', '.join(builtin) or '(none)'} (MCP tools by their scenario name, mcp__<server>__<tool>)",
-                "faults",
-                index,
-                "tool",
-            )
+    tools, mcp = _tools(data, file, {s.name for s in servers})
+    declared = {tool.name: tool for tool in tools}
+    _check_names(data, file, declared, mcp)
+    _check_expectations(data, file, declared)
+    if file.errors:
+        return None
+    expect = data.get("expect") or {}
     return Scenario(
         id=data["id"],
         category=data["category"],
@@ -204,44 +410,68 @@ def _build(data: dict[str, Any], path: str, node: yaml.Node) -> Scenario:
             no_call=expect.get("no_call", False),
             final=expect.get("final"),
         ),
-        tools=builtin,
-        mcp_tools=mcp,
+        tools=tuple(tools),
+        mcp_tools=tuple(mcp),
         mcp_servers=servers,
         mcp_naming=data.get("mcp_naming", "prefixed"),
         tool_choice=ToolChoice.parse(data.get("tool_choice")),
         parallel_tool_calls=data.get("parallel_tool_calls"),
         max_turns=(data.get("limits") or {}).get("max_turns", DEFAULT_MAX_TURNS),
-        faults=tuple(data.get("faults") or ()),
+        faults=tuple(Fault(f["tool"], f.get("on_call", 1), f["error"]) for f in data.get("faults") or ()),
         tags=tuple(data.get("tags") or ()),
-        path=path,
+        path=file.path,
         data=data,
     )
 
 
-def load(paths: list[str | Path]) -> list[Scenario]:
-    """Load scenario files and folders (``*.yaml`` / ``*.yml``, recursively), sorted by id.
-
-    Ids must be unique: an id names a cassette.
-    """
+def scenario_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The YAML files under ``paths`` (folders searched recursively, ``toolsets/`` folders skipped);
+    a path that does not exist is a :class:`ScenarioError`."""
     files: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            files.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
+            files.extend(
+                sorted(
+                    q
+                    for q in p.rglob("*")
+                    if q.suffix in (".yaml", ".yml") and FOLDER not in q.relative_to(p).parts[:-1]
+                )
+            )
         elif p.exists():
             files.append(p)
         else:
             raise ScenarioError(str(p), "no such file or folder")
+    return files
+
+
+def load(paths: Sequence[str | Path]) -> list[Scenario]:
+    """Load scenario files and folders (``*.yaml`` / ``*.yml``, recursively), sorted by id.
+
+    Every bad file is reported (one :class:`ScenarioError` listing them all). Ids
+    must be unique: an id names a cassette.
+    """
     scenarios: dict[str, Scenario] = {}
-    for file in files:
-        for scenario in load_file(file):
+    errors: list[ScenarioError] = []
+    for file in scenario_files(paths):
+        try:
+            loaded = load_file(file)
+        except ScenarioError as exc:
+            errors.append(exc)
+            continue
+        for scenario in loaded:
             if scenario.id in scenarios:
-                raise ScenarioError(
-                    str(file),
-                    f"duplicate scenario id {scenario.id!r} (also in {scenarios[scenario.id].path})",
-                    pointer="/id",
+                errors.append(
+                    ScenarioError(
+                        str(file),
+                        f"duplicate scenario id {scenario.id!r} (also in {scenarios[scenario.id].path})",
+                        pointer="/id",
+                    )
                 )
+                continue
             scenarios[scenario.id] = scenario
+    if errors:
+        raise ScenarioError.many(errors)
     return sorted(scenarios.values(), key=lambda s: s.id)
 
 

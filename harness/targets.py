@@ -50,6 +50,11 @@ class Target:
     reference simulator and ``local:<model>`` a model server the harness runs
     itself (both started by :mod:`harness.endpoints`). ``simulated`` is true for
     every target that does not reach a real model.
+
+    Example::
+
+        target = harness.Target.build("my-groq", profile="groq", model="llama-3.3-70b-versatile")
+        result = harness.run("scenarios", [target], mode="live")
     """
 
     name: str
@@ -229,7 +234,13 @@ def _read(path: Path) -> dict[str, Any]:
 
 def load_config(config: str | Path | None = None) -> Config:
     """Bundled targets, overridden and extended by ``harness.toml`` (or ``config``), with the
-    profiles that file declares."""
+    profiles that file declares.
+
+    Example::
+
+        config = harness.load_config("harness.toml")
+        print(sorted(config.profiles), sorted(config.targets))
+    """
     bundled = tomllib.loads(resources.files("harness").joinpath("targets.toml").read_text())
     targets = _targets_from(bundled, "harness/targets.toml", {})
     path = Path(config) if config else Path("harness.toml")
@@ -244,7 +255,13 @@ def load_config(config: str | Path | None = None) -> Config:
 
 
 def load_targets(config: str | Path | None = None) -> dict[str, Target]:
-    """Bundled targets, overridden and extended by ``harness.toml`` (or ``config``)."""
+    """Bundled targets, overridden and extended by ``harness.toml`` (or ``config``).
+
+    Example::
+
+        targets = harness.load_targets()  # bundled, plus ./harness.toml
+        print(sorted(targets))
+    """
     return load_config(config).targets
 
 

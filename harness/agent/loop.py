@@ -66,6 +66,7 @@ def run_loop(
     """Drive one conversation to its end, filling ``transcript`` as it goes."""
     conversation = list(messages)
     transcript.tools = registry.specs()
+    transcript.findings.extend(f.at(0) for f in adapter.tool_findings(transcript.tools))
     previous: list[tuple[str, str]] | None = None
     previous_failed = False
     started = time.perf_counter()

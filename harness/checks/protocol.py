@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterable
 
 from harness.checks import RunContext, check, passed
 from harness.model import Finding, Severity
@@ -72,6 +73,7 @@ def arguments_schema(context: RunContext) -> list[Finding]:
     missing required fields, wrong types, values outside an enum, unexpected keys."""
     import jsonschema
 
+    formats = jsonschema.Draft202012Validator.FORMAT_CHECKER  # "date", "email"... are checked too
     specs = {spec.name: spec for spec in context.transcript.tools}
     findings: list[Finding] = []
     checked = 0
@@ -80,10 +82,11 @@ def arguments_schema(context: RunContext) -> list[Finding]:
         if spec is None or call.arguments is None:
             continue
         checked += 1
-        validator = jsonschema.Draft202012Validator(spec.parameters or {"type": "object"})
+        schema = spec.parameters or {"type": "object"}
+        validator = jsonschema.Draft202012Validator(schema, format_checker=formats)
         errors = sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
         if errors:
-            messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+            messages = [f"{_pointer(e.absolute_path)}: {e.message}" for e in errors]
             findings.append(
                 Finding(
                     "",
@@ -97,6 +100,11 @@ def arguments_schema(context: RunContext) -> list[Finding]:
     if not checked:
         return []
     return findings or [passed("", f"{checked} call(s) match their tool's schema")]
+
+
+def _pointer(path: Iterable[object]) -> str:
+    """A JSON pointer into the arguments (``/lines/0/quantity``; ``/`` for the whole object)."""
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 @check(kind="protocol")

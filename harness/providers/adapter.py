@@ -2,7 +2,10 @@
 
 An adapter maps provider-neutral messages and tools to a request
 (:meth:`Adapter.build_request`) and a response (whole or streamed) back to a
-:class:`~harness.model.ParsedTurn` (:meth:`Adapter.parse`). Streaming and
+:class:`~harness.model.ParsedTurn` (:meth:`Adapter.parse`). It also reads a
+request someone else's client sent back into neutral values
+(:meth:`Adapter.read_request`, the inverse of ``build_request``), so a user's
+own agent can be graded from recorded traffic. Streaming and
 non-streaming responses go through the same accumulator. Every deviation from
 the wire format becomes a finding; an adapter may normalise so the loop can go
 on, but never silently. An adapter does no I/O.
@@ -13,6 +16,7 @@ many profiles share one adapter.
 
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -48,10 +52,39 @@ class RequestOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RequestView:
+    """A request body read back into provider-neutral values (:meth:`Adapter.read_request`).
+
+    ``messages`` are in conversation order, system messages first where the format keeps
+    the system prompt apart (Anthropic, Gemini: one message per system text block or part);
+    tool results are ``Message("tool", tool_result=...)`` linked to the call they answer.
+    ``tool_choice`` is ``None`` when the request did not say (the provider's default
+    applies). ``findings`` are the deviations from the wire format and every value the
+    reader had to normalise; a body too malformed to read gives what could be read plus a
+    ``wire.request_malformed`` finding, never an exception.
+
+    Example::
+
+        view = adapter.read_request(json.loads(cassette_request_body), "/v1/chat/completions")
+        print([m.role for m in view.messages], [t.name for t in view.tools], view.tool_choice)
+    """
+
+    messages: tuple[Message, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    stream: bool = False
+    model: str | None = None
+    findings: tuple[Finding, ...] = ()
+
+
 class Adapter(ABC):
     """One wire format. Subclasses implement building and the accumulator."""
 
     format: ClassVar[str]
+    family: ClassVar[str] = "openai"
+    """Whose rules the provider's tool declarations follow (names, schema keywords):
+    ``openai``, ``anthropic`` or ``gemini`` (:mod:`harness.providers.rules`)."""
     default_path: ClassVar[str] = "/v1/chat/completions"
     argument_wire_type: ClassVar[str] = "string"
 
@@ -73,6 +106,45 @@ class Adapter(ABC):
         options: RequestOptions,
     ) -> WireRequest:
         """The provider's request for this conversation."""
+
+    def read_request(self, body: dict[str, Any], path: str = "") -> RequestView:
+        """Read a request body another client sent (a user's agent, recorded in a cassette)
+        back into neutral messages, tools, ``tool_choice``, streaming mode and model: the
+        inverse of :meth:`build_request`, so the harness can grade an agent from the wire.
+
+        ``path`` is the request path (or URL); Gemini puts the model and the streaming mode
+        there (``/v1beta/models/{model}:streamGenerateContent?alt=sse``). The reader accepts
+        what real SDKs write as well as what the builder writes, and notes every deviation
+        and every normalisation as a finding. A body shaped so badly that it cannot be read
+        is a ``wire.request_malformed`` finding, never an exception: a user's request is
+        evidence, not input the harness may crash on.
+        """
+        if not isinstance(body, dict):
+            detail = f"the request body is {type(body).__name__}, not a JSON object"
+            return RequestView(findings=(deviation("request_malformed", detail, severity="error"),))
+        try:
+            return self.read_body(body, path)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # whatever a body does to the reader, it is the client's fault
+            detail = f"the {self.format} request could not be read: {type(exc).__name__}: {exc}"
+            return RequestView(findings=(deviation("request_malformed", detail, severity="error"),))
+
+    def read_body(self, body: dict[str, Any], path: str) -> RequestView:
+        """The format's request reader behind :meth:`read_request` (each wire format overrides it)."""
+        raise NotImplementedError(f"the {self.format} adapter does not read requests")
+
+    def tool_findings(self, tools: Sequence[ToolSpec]) -> list[Finding]:
+        """What this provider would reject or drop in the offered tools' declarations: a name its
+        rules forbid, a JSON Schema keyword or format its tool schemas do not take (info
+        findings: the declaration is the user's to port, not the model's fault)."""
+        return [
+            Finding("wire.tool_declaration", "info", False, f"tool {tool.name!r}: {problem}")
+            for tool in tools
+            for problem in declaration_issues(
+                self.family, tool.name, json.dumps(tool.parameters, sort_keys=True)
+            )
+        ]
 
     def choice_findings(self, tool_choice: ToolChoice) -> list[Finding]:
         """Note a ``tool_choice`` the endpoint profile documents as unsupported."""
@@ -149,6 +221,21 @@ class Adapter(ABC):
     @abstractmethod
     def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
         """Parse a decoded stream."""
+
+
+@functools.lru_cache(maxsize=4096)
+def declaration_issues(family: str, name: str, parameters: str) -> tuple[str, ...]:
+    """The problems of one tool declaration for a provider family (cached: every run of a
+    scenario offers the same tools)."""
+    from harness.providers.rules import rules_for
+    from harness.providers.schemas import schema_issues
+
+    rules = rules_for(family)
+    issues = []
+    if not rules.is_valid(name):
+        issues.append(f"name breaks {family}'s tool name rule {rules.pattern.pattern}")
+    issues += [f"parameters{problem}" for problem in schema_issues(json.loads(parameters), family)]
+    return tuple(issues)
 
 
 def malformed(what: str, status: int, exc: Exception) -> ParsedTurn:

@@ -11,6 +11,7 @@ types cannot carry); every run of tool results becomes ONE user message whose
 Responses: a whole ``message`` or named SSE events (``message_start``,
 ``content_block_*``, ``message_delta``, ``message_stop``); the whole message
 is fed to the same :class:`_Accumulator` as one ``message_start`` event.
+A request another client sent is read back by :mod:`harness.providers._anthropic_request`.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from harness.model import (
     WireRequest,
     deviation,
 )
+from harness.providers._anthropic_request import read_messages_request
 from harness.providers._calls import Notes, id_findings, ids_rewritten, join_text, make_call, synthesize_id
-from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import provider_error
 from harness.providers.framing import DecodedStream
 
@@ -54,6 +56,7 @@ class AnthropicMessagesAdapter(Adapter):
     """Anthropic's Messages API."""
 
     format = "anthropic-messages"
+    family = "anthropic"
     default_path = "/v1/messages"
     argument_wire_type = "object"
     stream_sentinel = None
@@ -210,6 +213,10 @@ class AnthropicMessagesAdapter(Adapter):
                 }
             )
         return blocks or (message.content or "")
+
+    def read_body(self, body: dict[str, Any], path: str) -> RequestView:
+        """A Messages request read back (the inverse of :meth:`build_request`)."""
+        return read_messages_request(body, ID_RULE)
 
     # -- responses ----------------------------------------------------------
 

@@ -11,7 +11,8 @@ Responses: a whole ``GenerateContentResponse``, or a stream of them (SSE with
 ``alt=sse``, or a JSON array without it); both feed :class:`_Accumulator`.
 Calls normally arrive whole; Vertex streams them as ``partialArgs`` that are
 assembled here by ``jsonPath``. There is no tool-specific finish reason, so a
-tool turn is recognised from its parts.
+tool turn is recognised from its parts. A request another client sent is read
+back by :mod:`harness.providers._gemini_request`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from harness.model import (
     deviation,
 )
 from harness.providers._calls import Notes, id_findings, join_text, make_call
-from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers._gemini_request import read_generate_request
+from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
 
@@ -63,6 +65,7 @@ class GeminiGenerateAdapter(Adapter):
     """Gemini's native generateContent / streamGenerateContent API."""
 
     format = "gemini-generate"
+    family = "gemini"
     default_path = "/v1beta/models/{model}:generateContent"
     argument_wire_type = "object"
     stream_sentinel = None
@@ -188,6 +191,11 @@ class GeminiGenerateAdapter(Adapter):
                 part["thoughtSignature"] = call.extra["thoughtSignature"]
             parts.append(part)
         return parts or [{"text": ""}]
+
+    def read_body(self, body: dict[str, Any], path: str) -> RequestView:
+        """A ``generateContent`` request read back (the inverse of :meth:`build_request`); the model
+        and the streaming mode come from ``path``."""
+        return read_generate_request(body, path)
 
     # -- responses ----------------------------------------------------------
 

@@ -5,17 +5,19 @@ Differences from OpenAI, each a mapping here rather than a copy of the adapter:
 beside ``tool_call_id``; call ids are exactly nine characters from
 ``[a-zA-Z0-9]`` (ids that break the rule are noted on parse, and rewritten
 deterministically before they are replayed to Mistral); arguments may be a
-string or an object.
+string or an object. Reading a request back takes ``any`` (and ``required``) as
+required and checks the id rule on the calls of its history.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from harness.model import Finding, Message, ParsedTurn, ToolCall, ToolChoice, deviation
+from harness.model import ChoiceMode, Finding, Message, ParsedTurn, ToolCall, ToolChoice, deviation
 from harness.providers._calls import ids_rewritten, synthesize_id
+from harness.providers._chat_request import OPENAI_CHOICES
 from harness.providers.openai import OpenAIChatAdapter
 
 ID_RULE = re.compile(r"^[a-zA-Z0-9]{9}$")
@@ -27,6 +29,9 @@ class MistralChatAdapter(OpenAIChatAdapter):
     format = "mistral-chat"
     default_path = "/v1/chat/completions"
     argument_wire_type = "any"
+    request_choices: ClassVar[Mapping[str, ChoiceMode]] = {**OPENAI_CHOICES, "any": "required"}
+    request_id_rule = ID_RULE
+    request_id_rule_name = "Mistral's rule (exactly 9 characters from a-z, A-Z, 0-9)"
 
     def map_tool_choice(self, choice: ToolChoice) -> Any:
         if choice.mode == "required":

@@ -6,6 +6,7 @@ none, so ids are synthesized and marked); tool results link by ``tool_name``
 ``tool_choice`` field at all, so a non-``auto`` choice is a finding, never
 dropped silently. Streams are NDJSON with each call whole in one chunk; the
 last line has ``done: true``; a tool turn ends with ``done_reason: stop``.
+A request another client sent is read back by :mod:`harness.providers._chat_request`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from harness.model import (
     deviation,
 )
 from harness.providers._calls import Notes, function_tools, id_findings, join_text, make_call
-from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers._chat_request import read_ollama
+from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
 
@@ -110,6 +112,10 @@ class OllamaChatAdapter(Adapter):
         if message.extra.get("thinking"):
             wire["thinking"] = message.extra["thinking"]
         return wire
+
+    def read_body(self, body: dict[str, Any], path: str) -> RequestView:
+        """An ``/api/chat`` request read back (the inverse of :meth:`build_request`)."""
+        return read_ollama(body)
 
     def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
         acc = _Accumulator()

@@ -4,17 +4,20 @@ Requests: ``messages`` with assistant ``tool_calls`` (arguments as JSON
 strings) and ``role: tool`` results linked by ``tool_call_id``; ``tools`` as
 ``{"type": "function", "function": {...}}``. Responses: whole
 (``choices[0].message``) or SSE deltas assembled by ``index``; both feed the
-same :class:`ChatAccumulator`.
+same :class:`ChatAccumulator`. A request another client sent is read back by
+:mod:`harness.providers._chat_request`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from harness.model import (
+    ChoiceMode,
     Finding,
     Message,
     ParsedTurn,
@@ -26,11 +29,10 @@ from harness.model import (
     deviation,
 )
 from harness.providers._calls import Notes, function_tools, id_findings, join_text, make_call
-from harness.providers.adapter import Adapter, RequestOptions
+from harness.providers._chat_request import OPENAI_CHOICES, REASONING_FIELDS, read_chat
+from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
-
-REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
 
 
 @dataclass
@@ -256,6 +258,11 @@ class OpenAIChatAdapter(Adapter):
     format = "openai-chat"
     default_path = "/v1/chat/completions"
     named_choice_wire: ClassVar[str] = "object"
+    request_choices: ClassVar[Mapping[str, ChoiceMode]] = OPENAI_CHOICES
+    """The string ``tool_choice`` values a request may carry, and what each means."""
+    request_id_rule: ClassVar[re.Pattern[str] | None] = None
+    """The dialect's call id rule, checked on the calls of a request's history."""
+    request_id_rule_name: ClassVar[str] = ""
 
     # -- request mapping (pure functions over the neutral types) -----------
 
@@ -345,6 +352,16 @@ class OpenAIChatAdapter(Adapter):
         body.update(options.extra)
         return WireRequest(
             self.profile.request_path(self.default_path), body, options.stream, findings=findings
+        )
+
+    def read_body(self, body: dict[str, Any], path: str) -> RequestView:
+        """A Chat Completions request read back (the inverse of :meth:`build_request`)."""
+        return read_chat(
+            body,
+            wire_type=self.argument_wire_type,
+            choices=self.request_choices,
+            id_rule=self.request_id_rule,
+            id_rule_name=self.request_id_rule_name,
         )
 
     # -- response parsing ---------------------------------------------------

@@ -41,6 +41,11 @@ class Profile:
     (so the conformance run sees what the endpoint really does) and noted.
     ``path`` overrides the format's request path where the vendor mounts it elsewhere;
     ``headers`` are sent with every request (a gateway's routing headers, say).
+
+    Example::
+
+        profile = harness.load_targets()["openai-gpt-4o-mini"].profile
+        print(profile.format, profile.base_url, profile.api_key_env, [q.id for q in profile.quirks])
     """
 
     name: str
@@ -65,7 +70,6 @@ class Profile:
 
 ALL_CHOICES = frozenset({"auto", "required", "none", "named"})
 STRING_CHOICES = frozenset({"auto", "required", "none"})
-
 
 
 # A hand-laid data table: Profile(name, format, base_url, api_key_env, description, ...),

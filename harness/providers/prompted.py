@@ -49,6 +49,10 @@ class PromptedAdapter(Adapter):
     def auth_headers(self, api_key: str) -> dict[str, str]:
         return self.inner.auth_headers(api_key)
 
+    def tool_findings(self, tools: Sequence[ToolSpec]) -> list[Finding]:
+        """None: the tools travel as text in the system prompt, which any provider takes."""
+        return []
+
     def prompt_size(self, prompt: str) -> dict[str, Any]:
         """Size of a tool prompt (tokens: see :func:`estimate_tokens`)."""
         return {

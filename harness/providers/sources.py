@@ -101,9 +101,7 @@ SOURCES: dict[str, str] = {
         "deltamessage.md",
         "usageinfo.md",
     ),
-    "M7": _urls(
-        _MISTRAL + "src/mistralai/client/", "chat.py", "sdkconfiguration.py", "models/security.py"
-    ),
+    "M7": _urls(_MISTRAL + "src/mistralai/client/", "chat.py", "sdkconfiguration.py", "models/security.py"),
     "M8": "https://github.com/mistralai/mistral-common/blob/bc022b9/"
     "src/mistral_common/protocol/instruct/validator.py",
     "M9": "https://github.com/nearai/ironclaw/issues/1241 ; https://github.com/jackmpcollins/magentic/issues/276"
@@ -176,8 +174,7 @@ SOURCES: dict[str, str] = {
     # -- Google Gemini ---------------------------------------------------------------------------
     "G1": _urls(_GENAI, "google/genai/types.py")
     + " (FunctionCallingConfigMode, FunctionCallingConfig, ToolConfig)",
-    "G2": _urls(_GENAI, "google/genai/types.py")
-    + " (FunctionDeclaration, Tool.function_declarations) ; "
+    "G2": _urls(_GENAI, "google/genai/types.py") + " (FunctionDeclaration, Tool.function_declarations) ; "
     "https://github.com/googleapis/python-genai/commit/29103464",
     "G3": _urls(_GENAI, "google/genai/types.py") + " (FunctionCall, FunctionResponse)",
     "G4": _urls(_GENAI, "google/genai/types.py") + " (FinishReason)",
@@ -239,7 +236,7 @@ SOURCES: dict[str, str] = {
     "V5": "https://github.com/vllm-project/vllm/pull/9209 ; "
     "https://github.com/vllm-project/vllm/issues/53255 ; https://github.com/vllm-project/vllm/issues/53269",
     "V6": f"{_VLLM} vllm/entrypoints/openai/serving_chat.py@99c5632fc2d252a6f25afa76347df392eb898c42"
-    " (create_chat_completion: '\"auto\" tool choice requires --enable-auto-tool-choice"
+    ' (create_chat_completion: \'"auto" tool choice requires --enable-auto-tool-choice'
     " and --tool-call-parser to be set')",
     "V7": f"{_VLLM} vllm/entrypoints/openai/engine/protocol.py@d7e52523a55cfd60207c99d9f3b7ed527d2115b7"
     " (ErrorInfo, ErrorResponse)",
@@ -264,6 +261,10 @@ SOURCES: dict[str, str] = {
     "LMS2": "lmstudio-ai/docs 1_developer/3_openai-compat/tools.md@bf74bb0114a166ea1e960f301462c38043a8c759",
     "LMS3": "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1904",
     "LMS4": "https://github.com/can1357/oh-my-pi/issues/6925 ; https://github.com/lmstudio-ai/docs/issues/177",
+    # -- client libraries that work around provider limits ---------------------------------------
+    "PAI1": "pydantic/pydantic-ai pydantic_ai_slim/pydantic_ai/profiles/google.py"
+    "@0148a6a9b62b4eca05f408cf32aecbd92b12f02d (GoogleJsonSchemaTransformer: what it removes for Gemini)",
+    "GG1": "https://github.com/googleapis/python-genai/issues/1732 (a 'title' read as a function name)",
     # -- this harness ----------------------------------------------------------------------------
     "H1": "measured by this harness: tests/live/test_local_model.py (llama-cpp-python 0.3.36, Gemma 3 270M)",
 }

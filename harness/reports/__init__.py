@@ -33,9 +33,16 @@ def write_reports(
     """Build the report once and write it in each format; returns it and the written paths."""
     from harness.reports.json_report import build
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     report = build(records, generated_at)
-    return report, [writer(name)(report, records, out_dir) for name in names]
+    return report, write_built(report, records, out_dir, names)
+
+
+def write_built(
+    report: dict[str, Any], records: list[RunRecord], out_dir: Path, names: tuple[str, ...] = DEFAULT_WRITERS
+) -> list[Path]:
+    """Write an already built report in each format; returns the written paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return [writer(name)(report, records, out_dir) for name in names]
 
 
 def gate(

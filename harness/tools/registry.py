@@ -18,7 +18,15 @@ from harness.model import ToolCall, ToolExecution, ToolResult, ToolSpec
 
 
 class ToolFailure(Exception):
-    """A tool's own failure: its message goes back to the model as an error result."""
+    """A tool's own failure: its message goes back to the model as an error result.
+
+    Example::
+
+        def record_payment(arguments, state):  # a tool set's function: ./billing.py:record_payment
+            if arguments["amount"] <= 0:
+                raise harness.ToolFailure("amount must be positive")  # sent to the model as an error result
+            ...
+    """
 
 
 Executor = Callable[[dict[str, Any]], Any]

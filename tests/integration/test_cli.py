@@ -128,6 +128,24 @@ def test_validate_reports_file_line_and_pointer(tmp_path: Path) -> None:
     assert harness("validate").returncode == 0
 
 
+def test_validate_reports_every_bad_file_of_a_folder(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "scenarios", tmp_path / "s")
+    paris = tmp_path / "s" / "single" / "weather_paris.yaml"
+    paris.write_text(paris.read_text().replace("name: get_weather", "name: get_wether"))
+    tokyo = tmp_path / "s" / "single" / "time_tokyo.yaml"
+    tokyo.write_text(tokyo.read_text().replace("expect:", "tool_choice: {name: get_clock}\nexpect:"))
+    todo = tmp_path / "s" / "single" / "todo_create.yaml"
+    todo.write_text(todo.read_text().replace("contains:", "contain:", 1))
+    result = harness("validate", tmp_path / "s")
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 3, result.stderr
+    assert f"{paris}:" in result.stderr and "expected call to 'get_wether'" in result.stderr
+    assert f"{tokyo}:" in result.stderr and "tool_choice names 'get_clock'" in result.stderr
+    assert f"{todo}:" in result.stderr and "did you mean 'contains'" in result.stderr
+    assert "3 error(s) in 3 file(s)" in result.stdout
+
+
 def test_record_then_replay_a_new_cassette_set(tmp_path: Path) -> None:
     recorded = harness(
         "record",

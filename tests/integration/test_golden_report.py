@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import scenarios
-from harness.api import run, select_targets
+from harness.api import run_targets as run
+from harness.api import select_targets
 from harness.reports.json_report import build
 from harness.runner import RunConfig
 from harness.targets import load_targets

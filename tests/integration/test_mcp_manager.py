@@ -308,67 +308,15 @@ def test_issue_to_finding() -> None:
     assert finding.evidence == {"server": "git", "tool": "x", "stderr_tail": "trace"}
 
 
-def test_normalize_schema() -> None:
-    assert normalize_schema(None) == {"type": "object", "properties": {}}
-    assert normalize_schema({"properties": {"a": {"type": "string"}}, "required": ["a", "zz", 3]}) == {
-        "type": "object",
-        "properties": {"a": {"type": "string"}},
-        "required": ["a"],
-    }
-    original = {"type": "object", "required": ["gone"]}
-    assert normalize_schema(original) == {"type": "object", "properties": {}}
-    assert original == {"type": "object", "required": ["gone"]}  # a copy
-
-
-MESSY = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "url": {"type": "string", "format": "uri"},
-        "count": {"type": "integer", "format": "int32", "enum": [1, 2]},
-        "tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}},
-        "mode": {"const": "fast"},
-        "maybe": {"type": ["string", "null"]},
-        "bad-name": {"type": "string"},
-    },
-    "$defs": {"Tag": {"type": "string"}},
-}
-
-
-def test_schema_issues_gemini() -> None:
-    issues = schema_issues(MESSY, "gemini")
-    expected = [
-        ": keyword '$schema' is not a field",
-        ": keyword '$defs' is not a field",
-        ": 'additionalProperties' rejected in function parameters (obs.)",
-        "/properties/url: format 'uri' not supported for string (obs.)",
-        "/properties/count: 'enum' is only allowed for STRING values (obs.)",
-        "/properties/tags/items: keyword '$ref' is not a field",
-        "/properties/mode: keyword 'const' is not a field",
-        "/properties/maybe: 'type' is a list",
-        "/properties/bad-name: property name must match",
-    ]
-    for text in expected:
-        assert any(issue.startswith(text) for issue in issues), (text, issues)
-    assert not any("/properties/count: format" in issue for issue in issues)  # int32 is fine
-    assert len(issues) == len(expected)  # the $defs/Tag subschema itself is fine
-
-
-def test_schema_issues_other_families() -> None:
-    assert schema_issues(MESSY, "openai") == []
-    assert schema_issues(MESSY, "anthropic") == []
-    assert schema_issues({"type": "array"}, "mistral") == [': root "type" is \'array\', not "object"']
-    invalid = schema_issues({"type": "object", "properties": {"a": {"type": 5}}}, "anthropic")
-    assert len(invalid) == 1 and "draft 2020-12" in invalid[0]
-
-
-def test_fixture_schemas_are_clean_except_known_gemini_gaps(manager: MCPManager) -> None:
+def test_fixture_schemas_are_clean_but_for_the_titles_gemini_misreads(manager: MCPManager) -> None:
+    """The MCP SDK gives every schema (and property) a ``title``, which Gemini can take for a
+    function name: the only portability note on the fixture's tools."""
     for tool in manager.tools():
         schema = normalize_schema(tool.input_schema)
         assert schema_issues(schema, "openai") == [] and schema_issues(schema, "anthropic") == []
     flaky = next(t for t in manager.tools() if t.name == "flaky")
-    assert schema_issues(flaky.input_schema, "gemini") == []
+    issues = schema_issues(flaky.input_schema, "gemini")
+    assert issues and all("keyword 'title'" in issue for issue in issues), issues
 
 
 def test_crash_while_idle_is_reported_at_close() -> None:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness import scenarios
-from harness.api import run
+from harness.api import run_targets as run
 from harness.records import RunRecord
 from harness.runner import RunConfig
 from harness.targets import Target, load_targets, pick

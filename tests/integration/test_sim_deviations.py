@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import scenarios
-from harness.api import run
+from harness.api import run_targets as run
 from harness.records import CheckResult, RunRecord
 from harness.runner import RunConfig
 from harness.sim.deviations import DEVIATIONS

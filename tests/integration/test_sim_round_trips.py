@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.api import run
+from harness.api import run_targets as run
 from harness.model import Message, ParsedTurn, ToolChoice, WireResponse
 from harness.providers import Adapter, RequestOptions, adapter_class
 from harness.records import RunRecord

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from harness import scenarios
-from harness.api import run
+from harness.api import run_targets as run
 from harness.records import read
 from harness.reports import write_reports
 from harness.runner import RunConfig

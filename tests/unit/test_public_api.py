@@ -1,28 +1,77 @@
+"""The curated public API: pinned, documented with an example each, and cheap to import."""
+
+from __future__ import annotations
+
+import inspect
+
 import harness
+
+PUBLIC = [
+    "CassetteDriftError",
+    "CassetteError",
+    "CassetteMissingError",
+    "CheckResult",
+    "ConfigError",
+    "DeclaredTool",
+    "Finding",
+    "HarnessError",
+    "Message",
+    "ParsedTurn",
+    "Profile",
+    "ProviderError",
+    "RunConfig",
+    "RunRecord",
+    "RunResult",
+    "Scenario",
+    "ScenarioError",
+    "Target",
+    "TargetInfo",
+    "ToolCall",
+    "ToolChoice",
+    "ToolFailure",
+    "ToolResult",
+    "ToolSet",
+    "ToolSpec",
+    "Transcript",
+    "TransportError",
+    "UnknownNameError",
+    "Usage",
+    "UserError",
+    "__version__",
+    "load_config",
+    "load_scenarios",
+    "load_targets",
+    "load_toolset",
+    "read_results",
+    "run",
+    "run_targets",
+    "select_targets",
+    "write_reports",
+]
 
 
 def test_public_api_is_pinned() -> None:
-    assert sorted(harness.__all__) == [
-        "CassetteDriftError",
-        "CassetteError",
-        "CassetteMissingError",
-        "ConfigError",
-        "Finding",
-        "HarnessError",
-        "Message",
-        "ParsedTurn",
-        "ProviderError",
-        "ScenarioError",
-        "ToolCall",
-        "ToolChoice",
-        "ToolResult",
-        "ToolSpec",
-        "Transcript",
-        "TransportError",
-        "UnknownNameError",
-        "Usage",
-        "UserError",
-        "__version__",
-    ]
-    for name in harness.__all__:
-        assert hasattr(harness, name)
+    assert harness.__all__ == PUBLIC
+    assert sorted(dir(harness)) == sorted(PUBLIC)
+
+
+def test_every_public_name_has_a_docstring_with_an_example() -> None:
+    missing = []
+    for name in PUBLIC:
+        value = getattr(harness, name)
+        if name == "__version__":
+            assert isinstance(value, str)
+            continue
+        doc = inspect.getdoc(value) or ""
+        if "Example" not in doc:
+            missing.append(name)
+    assert missing == [], f"public names without a docstring example: {missing}"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    try:
+        harness.nothing_here  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        assert "nothing_here" in str(exc)
+    else:
+        raise AssertionError("no AttributeError")

@@ -1,11 +1,13 @@
-"""Lookups over fixed data: weather and local time by city, and a unit conversion."""
+"""Lookups over fixed data: weather and local time by city, and a unit conversion.
+
+The functions behind the bundled ``cities`` tool set (``harness/toolsets/cities.yaml``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.model import ToolSpec
-from harness.tools.registry import Tool, ToolFailure
+from harness.tools.registry import ToolFailure
 
 CITIES: dict[str, dict[str, Any]] = {
     "paris": {
@@ -53,13 +55,6 @@ CITIES: dict[str, dict[str, Any]] = {
     },
 }
 
-CITY_SCHEMA = {
-    "type": "object",
-    "properties": {"city": {"type": "string", "description": "City name, e.g. Paris."}},
-    "required": ["city"],
-    "additionalProperties": False,
-}
-
 
 def _city(args: dict[str, Any]) -> dict[str, Any]:
     name = str(args.get("city", "")).strip()
@@ -70,43 +65,21 @@ def _city(args: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def weather_tool() -> Tool:
-    def execute(args: dict[str, Any]) -> Any:
-        city = _city(args)
-        return {
-            "city": city["city"],
-            "temperature_c": city["temperature_c"],
-            "conditions": city["conditions"],
-        }
-
-    return Tool(
-        ToolSpec("get_weather", "Current weather for a city (temperature in Celsius).", CITY_SCHEMA), execute
-    )
+def get_weather(args: dict[str, Any], state: dict[str, Any]) -> Any:
+    """Current weather for a city (``harness/toolsets/cities.yaml``)."""
+    city = _city(args)
+    return {"city": city["city"], "temperature_c": city["temperature_c"], "conditions": city["conditions"]}
 
 
-def time_tool() -> Tool:
-    def execute(args: dict[str, Any]) -> Any:
-        city = _city(args)
-        return {"city": city["city"], "local_time": city["time"], "utc_offset": city["utc"]}
-
-    return Tool(ToolSpec("get_time", "Current local time in a city.", CITY_SCHEMA), execute)
+def get_time(args: dict[str, Any], state: dict[str, Any]) -> Any:
+    """Current local time in a city."""
+    city = _city(args)
+    return {"city": city["city"], "local_time": city["time"], "utc_offset": city["utc"]}
 
 
-def convert_temperature_tool() -> Tool:
-    def execute(args: dict[str, Any]) -> Any:
-        celsius = args.get("celsius")
-        if isinstance(celsius, bool) or not isinstance(celsius, int | float):
-            raise ToolFailure(f"`celsius` must be a number, got {celsius!r}")
-        return {"celsius": celsius, "fahrenheit": round(celsius * 9 / 5 + 32, 1)}
-
-    spec = ToolSpec(
-        "convert_temperature",
-        "Convert a temperature from Celsius to Fahrenheit.",
-        {
-            "type": "object",
-            "properties": {"celsius": {"type": "number"}},
-            "required": ["celsius"],
-            "additionalProperties": False,
-        },
-    )
-    return Tool(spec, execute)
+def convert_temperature(args: dict[str, Any], state: dict[str, Any]) -> Any:
+    """Celsius to Fahrenheit."""
+    celsius = args.get("celsius")
+    if isinstance(celsius, bool) or not isinstance(celsius, int | float):
+        raise ToolFailure(f"`celsius` must be a number, got {celsius!r}")
+    return {"celsius": celsius, "fahrenheit": round(celsius * 9 / 5 + 32, 1)}

@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from harness.errors import ConfigError, ServerError, UnknownNameError
 from harness.model import ToolSpec
+from harness.providers.rules import NameRules
+from harness.providers.schemas import normalize_schema, schema_issues
 from harness.tools.mcp._loop import LoopThread
 from harness.tools.mcp._proc import TOKEN_VARIABLE, is_alive, kill_all, root_pid, token_pids
-from harness.tools.mcp.schema import normalize_schema, schema_issues
 from harness.tools.mcp.types import (
     IssueKind,
     MCPCallError,
@@ -48,7 +49,7 @@ from harness.tools.mcp.types import (
     ServerSpecLike,
     render_result,
 )
-from harness.tools.naming import NameRules, OnForbidden, Style, ToolNamer
+from harness.tools.naming import OnForbidden, Style, ToolNamer
 from harness.tools.registry import Tool, ToolFailure
 
 if TYPE_CHECKING:

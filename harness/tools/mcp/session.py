@@ -193,9 +193,8 @@ class MCPSession:
         return {exposed: self.namer.raw(*pair) for exposed, pair in self.namer.mapping().items()}
 
     def findings(self) -> list[Finding]:
-        """Server issues, naming changes and schema features the provider would reject."""
-        from harness.tools.mcp.manager import schema_issues
-
+        """Server issues and naming changes (what the provider would reject in a tool's schema
+        the adapter reports, for every tool)."""
         found = [MCPIssue(**issue).to_finding() for issue in self.issues]
         if self.namer is not None:
             for exposed, why in sorted(self.namer.changes.items()):
@@ -209,16 +208,6 @@ class MCPSession:
                     )
                 )
             found += [Finding("wire.tool_name_mapped", "info", False, note) for note in self.namer.notes]
-        for tool in self.listed:
-            for problem in schema_issues(tool.input_schema, self.family):
-                found.append(
-                    Finding(
-                        "wire.schema_issue",
-                        "info",
-                        False,
-                        f"{tool.server}/{tool.name} input schema: {problem}",
-                    )
-                )
         return found
 
     def _replay(self, server: str, tool: str) -> Callable[[dict[str, Any]], str]:

@@ -174,7 +174,7 @@ def test_rate_limit_is_retried_and_noted() -> None:
 def test_calls_sharing_state_run_in_call_order_others_concurrently() -> None:
     from harness.agent.loop import execute
     from harness.model import ToolCall
-    from harness.tools.builtin import builtin_tool
+    from harness.tools.toolsets import bundled_tool as builtin_tool
 
     registry = ToolRegistry()
     registry.add(builtin_tool("memory"))

@@ -2,8 +2,9 @@ import pytest
 
 from harness.errors import UnknownNameError
 from harness.model import ToolCall
-from harness.tools.builtin import BUILTINS, builtin_tool
 from harness.tools.registry import Fault, ToolRegistry
+from harness.tools.toolsets import bundled_tool as builtin_tool
+from harness.tools.toolsets import bundled_tools
 
 
 def call(name: str, **args: object) -> ToolCall:
@@ -39,7 +40,7 @@ def test_lookups() -> None:
 def test_unknown_builtin_lists_known_names() -> None:
     with pytest.raises(UnknownNameError) as info:
         builtin_tool("nope")
-    assert all(name in str(info.value) for name in BUILTINS)
+    assert all(name in str(info.value) for name in bundled_tools())
 
 
 def test_registry_turns_failures_into_error_results() -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, UnknownNameError
-from harness.tools.naming import RULES, NameRules, ToolNamer, rules_for
+from harness.providers.rules import RULES, NameRules, rules_for
+from harness.tools.naming import ToolNamer
 
 ROOT = Path(__file__).resolve().parents[3]
 

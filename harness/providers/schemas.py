@@ -1,56 +1,42 @@
-"""MCP ``inputSchema`` -> tool ``parameters``: normalising, and what a provider would reject.
+"""Tool ``parameters``: normalising a schema, and what a provider would reject or drop in it.
 
-An MCP server's input schema is JSON Schema (2020-12 on 2026-07-28 connections; earlier
-revisions define only ``type``/``properties``/``required``). Providers accept less, and
-reject a request outright when one tool's schema displeases them, so the harness reports
-problems per tool before sending. Sources, and how sure each rule is:
+Providers accept less than JSON Schema, and some reject a whole request when one
+tool's schema displeases them, so the harness reports problems per tool before
+sending (``wire.tool_declaration`` findings, from each adapter's family). The
+rules follow what each adapter sends; how sure each rule is:
 
-* every family: the root must be ``{"type": "object"}`` -- documented for Anthropic
-  (``input_schema`` [A1]) and the MCP spec itself; OpenAI documents
-  ``parameters`` as a JSON Schema object [O1].
+* every family: the root must be ``{"type": "object"}``: documented for Anthropic
+  (``input_schema`` [A1]) and the MCP spec itself; OpenAI documents ``parameters``
+  as a JSON Schema object [O1].
 * ``anthropic``: the schema must be valid draft 2020-12 (obs. error text [A2]); checked
   with ``jsonschema``'s meta-schema.
-* ``gemini`` (native ``parameters``, an OpenAPI 3.0 subset; ``parametersJsonSchema``
-  takes plain JSON Schema instead [G2]):
-
-  - documented: the fields of python-genai's ``Schema`` type are the only keywords
-    (``$ref``/``$defs``/``$schema``, ``const``, ``oneOf``, ``allOf``, ``not``,
-    ``propertyNames``... are unknown; Gemini spells references ``ref``/``defs``);
-    property names match ``[A-Za-z_][A-Za-z0-9_]*`` and are at most 64 long;
-    ``format`` is "float"/"double" for NUMBER and "int32"/"int64" for INTEGER.
-  - observed (third-party error reports, 2025-01 to 2026-05): ``additionalProperties``
-    rejected with "Unknown name" although newer SDKs list it; STRING ``format`` other
-    than "enum"/"date-time" rejected; ``enum`` on a non-STRING type rejected; a list
-    ``type`` (``["string", "null"]``) rejected ("Proto field is not repeating").
+* ``gemini``: the adapter sends ``parametersJsonSchema`` (plain JSON Schema [G2]), not
+  the OpenAPI-subset ``parameters``. What Gemini still refuses or misreads there is
+  taken from what pydantic-ai removes before sending [PAI1]: ``$schema``, ``const``
+  (use a one-value ``enum``), ``discriminator``, ``examples``, ``title`` (read as a
+  function name [GG1]), a string ``format``, ``exclusiveMinimum`` and ``exclusiveMaximum``.
 * ``openai`` family: nothing beyond the root rule unless ``strict`` is used, which the
-  harness does not set for MCP tools.
+  harness does not set.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from harness.tools.naming import rules_for
+from harness.providers.rules import rules_for
 
-GEMINI_SCHEMA_FIELDS = frozenset(
-    {
-        "type", "format", "title", "description", "nullable", "enum", "default", "example",
-        "items", "minItems", "maxItems", "properties", "required", "minProperties", "maxProperties",
-        "propertyOrdering", "minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf",
-        "additionalProperties", "ref", "defs",
-    }
-)  # fmt: skip
-"""camelCase fields of ``google.genai.types.Schema`` (documented)."""
-
-GEMINI_FORMATS = {
-    "string": {"enum", "date-time"},
-    "number": {"float", "double"},
-    "integer": {"int32", "int64"},
+GEMINI_DROPPED: dict[str, str] = {
+    "$schema": "not taken; clients remove it [PAI1]",
+    "const": "not supported; a one-value enum is [PAI1]",
+    "discriminator": "not supported; clients remove it [PAI1]",
+    "examples": "not supported; clients remove it [PAI1]",
+    "title": "can be taken for a function name (MALFORMED_FUNCTION_CALL); clients remove it [PAI1][GG1]",
+    "exclusiveMinimum": "not supported yet; clients remove it [PAI1]",
+    "exclusiveMaximum": "not supported yet; clients remove it [PAI1]",
 }
-GEMINI_PROPERTY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+"""Keywords Gemini's function declarations refuse or misread, with why (see the module docstring)."""
 
 _SCHEMA_MAPS = ("properties", "$defs", "defs", "definitions", "patternProperties")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -133,33 +119,13 @@ def _subschemas(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]
 
 
 def _gemini_node_issues(pointer: str, node: dict[str, Any]) -> list[str]:
-    issues = [
-        f"{pointer}: keyword {key!r} is not a field of Gemini's Schema (rejected as 'Unknown name')"
-        for key in node
-        if key not in GEMINI_SCHEMA_FIELDS
-    ]
-    if "additionalProperties" in node:
-        issues.append(f"{pointer}: 'additionalProperties' rejected in function parameters (obs.)")
-    kind = node.get("type")
-    if isinstance(kind, list):
-        issues.append(f"{pointer}: 'type' is a list {kind!r}; Gemini takes one type (obs.)")
-    elif isinstance(kind, str) and "format" in node:
-        allowed = GEMINI_FORMATS.get(kind.lower())
-        if allowed is not None and node["format"] not in allowed:
-            note = " (obs.)" if kind.lower() == "string" else ""
-            issues.append(f"{pointer}: format {node['format']!r} not supported for {kind}{note}")
-    if "enum" in node and (kind not in (None, "string", "STRING") or _has_non_strings(node["enum"])):
-        issues.append(f"{pointer}: 'enum' is only allowed for STRING values (obs.)")
-    if isinstance(node.get("properties"), dict):
-        for name in node["properties"]:
-            if not GEMINI_PROPERTY_NAME.match(name):
-                where = f"{pointer}/properties/{_escape(name)}"
-                issues.append(f"{where}: property name must match {GEMINI_PROPERTY_NAME.pattern}")
+    issues = [f"{pointer}: keyword {key!r}: {why}" for key, why in GEMINI_DROPPED.items() if key in node]
+    if node.get("type") == "string" and "format" in node:
+        issues.append(
+            f"{pointer}: format {node['format']!r} on a string is not supported; clients move it into the "
+            "description [PAI1]"
+        )
     return issues
-
-
-def _has_non_strings(values: Any) -> bool:
-    return not isinstance(values, list) or any(not isinstance(value, str) for value in values)
 
 
 def _escape(name: str) -> str:
