@@ -38,6 +38,9 @@ _EXPORTS: dict[str, str] = {
     "ToolSet": "harness.tools.toolsets",
     "DeclaredTool": "harness.tools.declared",
     "ToolFailure": "harness.tools.registry",
+    "AgentTask": "harness.agent.external",
+    "AgentTool": "harness.agent.external",
+    "AgentEndpoint": "harness.agent.external",
     "load_toolset": "harness.tools.toolsets",
     # what a run gives
     "RunRecord": "harness.records",
@@ -66,6 +69,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AgentEndpoint",
+    "AgentTask",
+    "AgentTool",
     "CassetteDriftError",
     "CassetteError",
     "CassetteMissingError",
@@ -123,6 +129,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from harness.agent.external import AgentEndpoint, AgentTask, AgentTool
     from harness.api import (
         RunResult,
         load_scenarios,

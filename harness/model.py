@@ -317,6 +317,7 @@ class Transcript:
     findings: list[Finding] = field(default_factory=list)
     elapsed_ms: float | None = None
     tool_names: dict[str, str] = field(default_factory=dict)
+    agent: str | None = None  # the user's agent under test, when not the harness's own loop
 
     def logical(self, name: str) -> str:
         """The name a scenario uses for a tool the model saw under ``name`` (MCP tools are

@@ -126,6 +126,7 @@ CHECKS: Registry[Any] = Registry(
         "protocol.native_delivery": "harness.checks.protocol:native_delivery",
         "protocol.provider_error": "harness.checks.protocol:provider_error",
         "protocol.mcp_servers": "harness.checks.protocol:mcp_servers",
+        "protocol.agent_conduct": "harness.checks.protocol:agent_conduct",
     },
 )
 """Check id -> :class:`~harness.checks.Check`, in the order checks run and reports list them."""

@@ -11,6 +11,7 @@ is recorded with its error, and the others go on.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -21,10 +22,19 @@ from typing import IO, Any
 
 import httpx
 
+from harness.agent.external import (
+    WIRE_LOCK,
+    AgentEndpoint,
+    AgentTask,
+    agent_tools,
+    resolve_agent,
+    run_agent,
+    task_messages,
+)
 from harness.agent.loop import LoopSettings, run_loop
 from harness.checks import RunContext, run_checks
 from harness.errors import CassetteError, UserError
-from harness.model import Transcript
+from harness.model import ToolExecution, Transcript
 from harness.providers import RequestOptions
 from harness.providers.text_protocols import native_tools_size
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
@@ -34,7 +44,7 @@ from harness.scoring import run_score
 from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.registry import ToolRegistry
-from harness.transport import Borrowed, Endpoint, Transport
+from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, Transport
 
 
 @dataclass
@@ -120,37 +130,13 @@ def run_one(
             for tool in mcp.tools():
                 registry.add(tool)
             transcript.tool_names = mcp.names()
-        client_transport: httpx.BaseTransport | None = (
-            None if endpoint.transport is None else Borrowed(endpoint.transport)
-        )
-        if config.mode != "live":
-            cassette = client_transport = CassetteTransport(
-                path,
-                mode=config.mode,
-                target=target.name,
-                scenario_id=scenario.id,
-                inner=client_transport,
-                record_mode=config.record_mode,
-            )
-        transport = Transport(
-            endpoint.base_url,
-            auth_headers=endpoint.headers,
-            client_transport=client_transport,
-            timeout_s=target.timeout_s,
-            retries=config.retries,
-            sleep=(lambda s: None) if config.mode == "replay" else None,
-        )
-        options = RequestOptions(
-            target.model,
-            target.stream,
-            target.temperature,
-            target.max_tokens,
-            target.seed,
-            scenario.parallel_tool_calls,
-            dict(target.request_options),
-        )
-        settings = LoopSettings(scenario.max_turns, scenario.tool_choice, options)
-        run_loop(transcript, target.adapter(), transport.send, registry, scenario.messages, settings)
+        if target.agent:
+            run_user_agent(target, scenario, registry, transcript, endpoint, config, path)
+        else:
+            with WIRE_LOCK.shared():
+                cassette, transport = _run_loop(
+                    target, scenario, registry, transcript, endpoint, config, path
+                )
         if mcp is not None:
             mcp.close()
             transcript.findings.extend(mcp.findings())
@@ -191,6 +177,102 @@ def run_one(
         transcript=transcript,
         tool_prompt=tool_prompt(transcript),
     )
+
+
+def _run_loop(
+    target: Target,
+    scenario: Scenario,
+    registry: ToolRegistry,
+    transcript: Transcript,
+    endpoint: Endpoint,
+    config: RunConfig,
+    path: Path,
+) -> tuple[CassetteTransport | None, Transport]:
+    """The harness's own agent loop over the endpoint, through the run's cassette."""
+    cassette: CassetteTransport | None = None
+    client_transport: httpx.BaseTransport | None = (
+        None if endpoint.transport is None else Borrowed(endpoint.transport)
+    )
+    if config.mode != "live":
+        cassette = client_transport = CassetteTransport(
+            path,
+            mode=config.mode,
+            target=target.name,
+            scenario_id=scenario.id,
+            inner=client_transport,
+            record_mode=config.record_mode,
+        )
+    transport = Transport(
+        endpoint.base_url,
+        auth_headers=endpoint.headers,
+        client_transport=client_transport,
+        timeout_s=target.timeout_s,
+        retries=config.retries,
+        sleep=(lambda s: None) if config.mode == "replay" else None,
+    )
+    options = RequestOptions(
+        target.model,
+        target.stream,
+        target.temperature,
+        target.max_tokens,
+        target.seed,
+        scenario.parallel_tool_calls,
+        dict(target.request_options),
+    )
+    settings = LoopSettings(scenario.max_turns, scenario.tool_choice, options)
+    try:
+        run_loop(transcript, target.adapter(), transport.send, registry, scenario.messages, settings)
+    except BaseException:
+        transport.close()
+        raise
+    return cassette, transport
+
+
+def run_user_agent(
+    target: Target,
+    scenario: Scenario,
+    registry: ToolRegistry,
+    transcript: Transcript,
+    endpoint: Endpoint,
+    config: RunConfig,
+    path: Path,
+) -> None:
+    """The user's agent under test, run in its cassette and graded from the wire."""
+    assert target.agent is not None
+    executed: list[ToolExecution] = []
+    key = target.api_key_variable()
+    task = AgentTask(
+        scenario_id=scenario.id,
+        messages=task_messages(scenario.messages),
+        tools=agent_tools(registry, executed),
+        tool_choice=_choice(scenario),
+        endpoint=AgentEndpoint(
+            base_url=endpoint.base_url,
+            model=target.model,
+            format=target.format,
+            api_key=(os.environ.get(key) if key and config.mode != "replay" else None) or "harness-no-key",
+            headers={k: v for k, v in endpoint.headers.items() if k.lower() not in SECRET_HEADERS},
+            stream=target.stream,
+            temperature=target.temperature,
+            max_tokens=target.max_tokens,
+        ),
+        max_turns=scenario.max_turns,
+    )
+    run_agent(
+        transcript,
+        resolve_agent(target.agent, target.origin),
+        task,
+        target.adapter(),
+        path,
+        mode=config.mode,
+        record_mode=config.record_mode,
+        executed=executed,
+    )
+
+
+def _choice(scenario: Scenario) -> str | dict[str, Any]:
+    choice = scenario.tool_choice
+    return {"name": choice.name or ""} if choice.mode == "named" else choice.mode
 
 
 def run(
@@ -241,4 +323,3 @@ def _limits(targets: Sequence[Target], endpoints: Mapping[str, Endpoint]) -> dic
         )
         for target in sorted(targets, key=lambda t: t.concurrency)
     }
-

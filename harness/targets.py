@@ -49,7 +49,10 @@ class Target:
     ``base_url`` overrides the profile's; ``sim`` / ``sim~<deviation>`` is the
     reference simulator and ``local:<model>`` a model server the harness runs
     itself (both started by :mod:`harness.endpoints`). ``simulated`` is true for
-    every target that does not reach a real model.
+    every target that does not reach a real model. ``agent`` names the user's own
+    agent (``package.module:run`` or ``path/agent.py:run``, relative to ``origin``,
+    the file that declared the target) to put under test instead of the harness's
+    loop (:mod:`harness.agent.external`).
 
     Example::
 
@@ -71,6 +74,8 @@ class Target:
     timeout_s: float = 120.0
     concurrency: int = 4
     request_options: dict[str, Any] = field(default_factory=dict)
+    agent: str | None = None
+    origin: str = ""
 
     @classmethod
     def build(
@@ -119,10 +124,6 @@ class Target:
         """The managed local model's name for ``local:<name>`` targets."""
         return self.base_url[len(LOCAL_PREFIX) :] if self.base_url.startswith(LOCAL_PREFIX) else None
 
-    @property
-    def mode_label(self) -> str:
-        return f"prompted:{self.protocol}" if self.protocol else "native"
-
     def resolved_base_url(self) -> str:
         """The configured URL, or the profile's default for a real provider."""
         return self.base_url or self.profile.base_url
@@ -138,6 +139,10 @@ class Target:
             return prompted(adapter, self.protocol)
         return adapter
 
+    @property
+    def mode_label(self) -> str:
+        return f"prompted:{self.protocol}" if self.protocol else ("agent" if self.agent else "native")
+
     def info(self) -> TargetInfo:
         """What reports show about the target."""
         return TargetInfo(
@@ -152,7 +157,7 @@ class Target:
         )
 
 
-TARGET_KEYS = frozenset({"format", "profile"} | {f.name for f in fields(Target)} - {"name"})
+TARGET_KEYS = frozenset({"format", "profile"} | {f.name for f in fields(Target)} - {"name", "origin"})
 PROFILE_KEYS = frozenset({"extends"} | {f.name for f in fields(Profile)} - {"name"})
 
 
@@ -209,7 +214,7 @@ def _targets_from(data: dict[str, Any], source: str, profiles: Mapping[str, Prof
         if "format" not in values and "profile" not in values:
             raise ConfigError(f"{source}: [targets.{name}] needs 'format' (or a 'profile')")
         try:
-            targets[name] = Target.build(name, profiles=profiles, **values)
+            targets[name] = Target.build(name, profiles=profiles, origin=source, **values)
         except UnknownNameError as exc:
             raise ConfigError(f"{source}: [targets.{name}]: {exc}") from exc
         except ConfigError as exc:

@@ -69,7 +69,7 @@ def all_checks() -> list[Check]:
     return [get_check(name) for name in CHECKS.names()]
 
 
-OWN_IDS = ("wire.", "transport.", "loop.", "mcp.")
+OWN_IDS = ("wire.", "transport.", "loop.", "mcp.", "agent.")
 """Finding ids that keep their own name under a check (wire deviations, retries, loops, MCP issues)."""
 
 

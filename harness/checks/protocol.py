@@ -239,3 +239,17 @@ def mcp_servers(context: RunContext) -> list[Finding]:
     issues = [f for f in context.transcript.findings if f.check_id.startswith("mcp.")]
     servers = ", ".join(s.name for s in context.scenario.mcp_servers)
     return issues or [passed("", f"MCP server(s) {servers} ran without issue")]
+
+
+@check(kind="protocol", weight=2.0)
+def agent_conduct(context: RunContext) -> list[Finding]:
+    """For a user's agent under test: what it did agrees with the wire. Every call the model made
+    was executed by the agent's tools, every result was sent back to the model unchanged in the
+    next request, and the agent ran no tool nobody called. A dropped tool result breaks most
+    providers' next request; a changed one misleads the model."""
+    t = context.transcript
+    if not t.agent:
+        return []
+    found = [f for f in t.findings if f.check_id.startswith("agent.")]
+    done = f"the agent ran the {len(t.calls)} call(s) on the wire and sent each result back"
+    return found or [passed("", done)]

@@ -40,6 +40,8 @@ def read_messages_request(body: dict[str, Any], id_rule: re.Pattern[str]) -> Req
         else:
             reader.malformed(where, f"unknown role {role!r}; message skipped")
     tools = _tools(reader, body.get("tools"))
+    if body.get("max_tokens") is None:
+        reader.deviation("max_tokens", "request_max_tokens_missing", "max_tokens is required on this API")
     return reader.view(
         tools, _choice(reader, body.get("tool_choice")), reader.stream(body), reader.model(body)
     )

@@ -67,7 +67,7 @@ def read_chat(
             role = "system"
         if role in ("system", "user"):
             content = reader.text(f"{where}.content", item.get("content"))
-            if content is None:
+            if item.get("content") is None:
                 reader.deviation(where, "request_content_missing", f"a {role} message without content")
             reader.add(where, Message(role, content))
         elif role == "assistant":
@@ -77,7 +77,7 @@ def read_chat(
             if not call_id:
                 reader.deviation(where, "request_tool_call_id_missing", "a tool message without tool_call_id")
             content = reader.text(f"{where}.content", item.get("content"))
-            if content is None:
+            if item.get("content") is None:
                 reader.deviation(where, "request_content_missing", "a tool message without content")
             name = reader.string(f"{where}.name", item.get("name"), "name")
             reader.result(where, call_id or None, name, content or "")
@@ -196,7 +196,7 @@ def read_ollama(body: dict[str, Any]) -> RequestView:
     for where, item in reader.items("messages", body.get("messages"), required=True):
         role = item.get("role")
         content = reader.text(f"{where}.content", item.get("content"))
-        if not isinstance(item.get("content", ""), str):
+        if item.get("content") is not None and not isinstance(item["content"], str):
             reader.deviation(where, "request_content_not_string", "Ollama takes content as a string")
         if item.get("images"):
             reader.info(

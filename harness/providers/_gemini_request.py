@@ -309,11 +309,12 @@ def _choice(reader: _Reader, value: Any) -> ToolChoice | None:
 
 
 def _path(reader: _Reader, body: dict[str, Any], path: str) -> tuple[bool, str | None]:
-    """Streaming and the model from the path (``models/{model}:streamGenerateContent``); the model
-    from a ``model`` body field when the path has none."""
+    """Streaming and the model from the path (``models/{model}:streamGenerateContent``; the query,
+    when given, tells SSE from a JSON array); the model from a ``model`` body field when the path
+    has none."""
     match = MODEL_IN_PATH.search(path)
     model = match.group(1) if match else None
-    body_model = reader.model(body)
+    body_model = reader.model(body, required=False)
     if model is None and body_model is not None:
         model = body_model.removeprefix("models/")
     stream = ":streamGenerateContent" in path
@@ -323,11 +324,15 @@ def _path(reader: _Reader, body: dict[str, Any], path: str) -> tuple[bool, str |
             "request_path_missing",
             "no path: Gemini puts the model and streaming there; read as not streamed",
         )
-    elif not stream and ":generateContent" not in path:
+    elif model is None:
+        reader.deviation(
+            "path", "request_model_missing", f"neither the path {path!r} nor the body names a model"
+        )
+    if path and not stream and ":generateContent" not in path:
         reader.deviation(
             "path", "request_path", f"{path!r} names neither generateContent nor streamGenerateContent"
         )
-    elif stream and "alt=sse" not in path:
+    elif stream and "?" in path and "alt=sse" not in path:  # a path without its query cannot tell
         reader.info(
             "path", "request_stream_without_sse", "streamGenerateContent without alt=sse: a JSON array"
         )

@@ -117,8 +117,10 @@ class RequestReader:
         self.malformed(where, f"{what} is {type(value).__name__}, not a boolean; read as {bool(value)}")
         return bool(value)
 
-    def model(self, body: dict[str, Any]) -> str | None:
-        """The ``model`` field."""
+    def model(self, body: dict[str, Any], *, required: bool = True) -> str | None:
+        """The ``model`` field (every format but Gemini's requires it: Gemini names it in the path)."""
+        if required and not body.get("model"):
+            self.deviation("model", "request_model_missing", "the request names no model")
         return self.string("model", body.get("model"), "model")
 
     def stream(self, body: dict[str, Any], *, default: bool = False) -> bool:

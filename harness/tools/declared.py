@@ -27,6 +27,7 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,8 +189,15 @@ def _check_parameters(name: str, schema: dict[str, Any]) -> None:
 
 
 def resolve_function(reference: str, origin: str | Path = "") -> ToolFunction:
-    """The callable ``package.module:function`` or ``path/file.py:function`` names (a path is
+    """The tool function ``package.module:function`` or ``path/file.py:function`` names (a path is
     relative to ``origin``'s folder); :class:`DeclarationError` when it cannot be used."""
+    fn: ToolFunction = resolve_callable(reference, origin, arity=2)
+    return fn
+
+
+def resolve_callable(reference: str, origin: str | Path = "", *, arity: int) -> Any:
+    """The callable a ``module:function`` or ``file.py:function`` reference names, checked to take
+    ``arity`` positional arguments."""
     module_name, _, attribute = reference.rpartition(":")
     try:
         if module_name.endswith(".py") or "/" in module_name:
@@ -206,19 +214,28 @@ def resolve_function(reference: str, origin: str | Path = "") -> ToolFunction:
         raise DeclarationError(
             f"function {reference!r}: {module_name!r} has no callable {attribute!r}", "function"
         )
+    expected = ["(arguments, state)", "(task)"][arity == 1] if arity in (1, 2) else f"{arity} arguments"
     try:
-        inspect.signature(fn).bind({}, {})
+        inspect.signature(fn).bind(*([{}] * arity))
     except TypeError:
         raise DeclarationError(
-            f"function {reference!r} must accept (arguments, state): two positional parameters", "function"
+            f"function {reference!r} must accept {expected}: {arity} positional parameter(s)", "function"
         ) from None
     except ValueError:
         pass  # no signature to inspect (a builtin): trust it
-    return fn  # type: ignore[no-any-return]
+    return fn
+
+
+_LOADING = threading.Lock()
 
 
 def _load_file(path: Path) -> Any:
-    """A Python file as a module, loaded once per path."""
+    """A Python file as a module, loaded once per path (runs resolve their tools concurrently)."""
+    with _LOADING:
+        return _load_file_once(path)
+
+
+def _load_file_once(path: Path) -> Any:
     name = f"harness_tools_{path.stem.replace('-', '_')}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
     if name in sys.modules:
         return sys.modules[name]

@@ -36,7 +36,7 @@ def yaml_blocks(key: str) -> list[str]:
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The parts of the repository the README's commands read, in a scratch folder."""
     root = tmp_path_factory.mktemp("readme")
-    for name in ("scenarios", "cassettes"):
+    for name in ("scenarios", "cassettes", "examples"):
         shutil.copytree(REPO / name, root / name)
     return root
 
@@ -74,15 +74,21 @@ def test_the_tool_set_block_loads(tmp_path: Path) -> None:
     assert toolset.names == ["create_invoice", "record_payment"]
 
 
-def test_the_config_block_loads(tmp_path: Path) -> None:
-    (text,) = blocks("toml")
-    (tmp_path / "harness.toml").write_text(text)
-    config = load_config(tmp_path / "harness.toml")
-    assert {"my-groq", "gateway-small"} <= set(config.targets) and "my-gateway" in config.profiles
+def test_every_config_block_loads(tmp_path: Path) -> None:
+    targets: set[str] = set()
+    for index, text in enumerate(blocks("toml")):
+        (tmp_path / f"{index}.toml").write_text(text)
+        config = load_config(tmp_path / f"{index}.toml")
+        targets |= set(config.targets)
+    assert {"my-groq", "gateway-small", "my-agent"} <= targets
 
 
-def test_the_python_example_runs(copy: Path) -> None:
+def test_the_python_examples_run(copy: Path) -> None:
+    """Scripts run (in a copy of the repository); blocks that only define test functions compile."""
     for text in blocks("python"):
+        if not text.startswith("import"):
+            compile(text, "README.md", "exec")
+            continue
         out = subprocess.run(
             [sys.executable, "-c", text], cwd=copy, capture_output=True, text=True, timeout=300
         )

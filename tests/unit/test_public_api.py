@@ -7,6 +7,9 @@ import inspect
 import harness
 
 PUBLIC = [
+    "AgentEndpoint",
+    "AgentTask",
+    "AgentTool",
     "CassetteDriftError",
     "CassetteError",
     "CassetteMissingError",

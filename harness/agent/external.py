@@ -1,0 +1,496 @@
+"""The user's own agent under test, graded from the wire.
+
+A target may name an agent instead of the harness's loop: ``agent =
+"mypkg.agents:run"`` (or ``path/to/agent.py:run``). The harness calls it with an
+:class:`AgentTask` (the scenario's messages, the tools as schemas plus Python
+callables that answer as declared, the endpoint and the model) and lets it talk to
+the provider with whatever client it likes. The run happens inside a vcrpy
+cassette (vcrpy patches httpx, requests and aiohttp), so in replay nothing is sent
+and in record every exchange is kept. Afterwards the transcript is rebuilt from
+the recorded wire with the harness's own adapters (requests read back with
+:meth:`~harness.providers.adapter.Adapter.read_request`, responses parsed as
+``harness audit`` does) and every check runs on it: the user's stack is graded by
+what it actually sent and received.
+
+What the agent's tool callables did is known too, and compared with the wire
+(:func:`conduct_findings`): a call on the wire the agent never executed, an
+execution with no call on the wire, a result never sent back to the model, or sent
+back changed.
+
+vcrpy's patches are process-wide, so an agent run must have the process to
+itself: :data:`WIRE_LOCK` lets harness-loop runs share the process and gives an
+agent run exclusive use of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
+from harness.model import (
+    Exchange,
+    Finding,
+    Message,
+    SentRequest,
+    ToolCall,
+    ToolExecution,
+    ToolResult,
+    Transcript,
+    WireResponse,
+)
+from harness.providers import Adapter
+from harness.recording import MATCH_ON, Mode, RecordMode, drift_diff, scrub_request, scrub_response
+from harness.tools.registry import ToolFailure, ToolRegistry
+from harness.transport import masked, scrub_uri
+
+AgentFunction = Callable[["AgentTask"], Any]
+
+
+class _WireLock:
+    """A readers-writer lock: harness-loop runs share the process, an agent run has it alone."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._writer)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._writer and self._readers == 0)
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
+WIRE_LOCK = _WireLock()
+"""Held shared by every harness-loop run and exclusively by every agent run (vcrpy's patches
+would otherwise catch the harness's own requests)."""
+
+
+@dataclass(frozen=True)
+class AgentEndpoint:
+    """Where the agent's requests must go: ``base_url`` plus the wire format's own path (for
+    the OpenAI SDK, ``openai_base_url`` ends in ``/v1``), the model, the key (a placeholder when
+    the endpoint needs none: replay, the simulator) and the target's options.
+
+    Example::
+
+        client = openai.OpenAI(base_url=task.endpoint.openai_base_url, api_key=task.endpoint.api_key)
+        reply = client.chat.completions.create(model=task.endpoint.model, messages=task.messages)
+    """
+
+    base_url: str
+    model: str
+    format: str
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: bool = False
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    @property
+    def openai_base_url(self) -> str:
+        """The base URL an OpenAI-SDK client takes (``.../v1``)."""
+        return self.base_url.rstrip("/") + "/v1"
+
+
+@dataclass
+class AgentTool:
+    """A tool as the agent sees it: name, description, JSON Schema, and :meth:`__call__`, which
+    answers as the scenario declares (raising :class:`~harness.tools.registry.ToolFailure` for
+    an error the agent should send back to the model as a tool error).
+
+    Example::
+
+        try:
+            content = task.tool(call.function.name)(call.function.arguments)
+        except harness.ToolFailure as failure:
+            content = f"error: {failure}"
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    _run: Callable[[dict[str, Any]], ToolExecution] = field(repr=False)
+
+    def __call__(self, arguments: dict[str, Any] | str | None = None) -> str:
+        """Run the tool with ``arguments`` (an object, or its JSON text); the result text."""
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        execution = self._run(dict(arguments or {}))
+        if execution.result.is_error:
+            raise ToolFailure(execution.result.content.removeprefix("error: "))
+        return execution.result.content
+
+    def openai(self) -> dict[str, Any]:
+        """This tool in OpenAI's ``tools`` shape."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass
+class AgentTask:
+    """What the harness gives the agent under test for one run of one scenario.
+
+    Example::
+
+        def run(task: harness.AgentTask) -> str:
+            client = openai.OpenAI(base_url=task.endpoint.openai_base_url, api_key=task.endpoint.api_key)
+            ...  # call task.tool(name)(arguments) for each tool call the model makes
+    """
+
+    scenario_id: str
+    messages: list[dict[str, str]]
+    tools: list[AgentTool]
+    tool_choice: str | dict[str, Any]
+    endpoint: AgentEndpoint
+    max_turns: int
+
+    def tool(self, name: str) -> AgentTool:
+        """The tool named ``name`` (``KeyError`` naming the tools when there is none)."""
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        raise KeyError(f"no tool {name!r}; tools: {[t.name for t in self.tools]}")
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """Every tool in OpenAI's ``tools`` shape."""
+        return [tool.openai() for tool in self.tools]
+
+
+def agent_tools(registry: ToolRegistry, log: list[ToolExecution]) -> list[AgentTool]:
+    """The run's tools as agent callables; every call is kept in ``log`` in call order."""
+    lock = threading.Lock()
+    tools = []
+    for spec in registry.specs():
+
+        def run(arguments: dict[str, Any], name: str = spec.name) -> ToolExecution:
+            with lock:
+                call = ToolCall(name, arguments, arguments, f"agent-{len(log)}", None, len(log))
+                (fault,) = registry.plan([call])
+                execution = registry.execute(call, -1, fault)
+                log.append(execution)
+            return execution
+
+        tools.append(AgentTool(spec.name, spec.description, spec.parameters, run))
+    return tools
+
+
+def call_agent(fn: AgentFunction, task: AgentTask) -> Any:
+    """Call a sync or async agent function."""
+    result = fn(task)
+    if inspect.isawaitable(result):
+        return asyncio.run(_await(result))
+    return result
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+# -- the cassette ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Misses:
+    """The requests the cassette could not answer (replay: drift), as vcrpy asked about them."""
+
+    requests: list[Any] = field(default_factory=list)
+
+    def watch(self, cassette: Any) -> None:
+        can_play = cassette.can_play_response_for
+
+        def checked(request: Any) -> bool:
+            found = bool(can_play(request))
+            if not found:
+                self.requests.append(request)
+            return found
+
+        cassette.can_play_response_for = checked
+
+
+@contextmanager
+def agent_cassette(
+    path: Path, mode: Mode, record_mode: RecordMode, target: str, scenario_id: str
+) -> Iterator[Any]:
+    """vcrpy's cassette around an agent run: replay never goes live, record scrubs secrets."""
+    import vcr
+
+    if mode == "replay" and not path.is_file():
+        raise CassetteMissingError(str(path), target, scenario_id)
+    recorder = vcr.VCR(
+        record_mode="none" if mode == "replay" else record_mode,
+        before_record_response=scrub_response,
+        decode_compressed_response=True,
+    )
+    for matcher in MATCH_ON:
+        recorder.register_matcher(matcher.__name__, matcher)
+    if mode == "record" and record_mode == "all" and path.exists():
+        path.unlink()  # a fresh recording replaces the old one entirely
+    with recorder.use_cassette(
+        str(path), match_on=[m.__name__ for m in MATCH_ON], before_record_request=scrub_request
+    ) as cassette:
+        cassette.harness_misses = _Misses()
+        cassette.harness_misses.watch(cassette)
+        yield cassette
+
+
+def used_interactions(cassette: Any) -> list[tuple[Any, dict[str, Any]]]:
+    """The (request, response) pairs the run played or recorded, in request order."""
+    return [
+        (request, response)
+        for index, (request, response) in enumerate(cassette.data)
+        if cassette.play_counts[index] or index >= getattr(cassette, "_loaded_count", 0)
+    ]
+
+
+def drift(cassette: Any, path: Path, scenario_id: str) -> CassetteDriftError | None:
+    """A request the agent sent that the cassette does not hold (replay), with the diff to the
+    closest recorded request."""
+    misses: _Misses = cassette.harness_misses
+    if not misses.requests:
+        return None
+    recorded = [request for request, _ in cassette.data]
+    unmatched = misses.requests[0]
+    if not recorded:
+        return CassetteDriftError(str(path), scenario_id, "the cassette holds no interaction")
+    closest = next((r for r in recorded if r.path == unmatched.path), recorded[0])
+    return CassetteDriftError(
+        str(path),
+        scenario_id,
+        "diff of the closest recorded request body -> the new one:\n" + drift_diff(closest, unmatched),
+    )
+
+
+# -- the transcript, rebuilt from the wire ---------------------------------------------------
+
+
+def _text(body: Any) -> str:
+    if isinstance(body, bytes):
+        return body.decode("utf-8", errors="replace")
+    return "" if body is None else str(body)
+
+
+def rebuild(transcript: Transcript, adapter: Adapter, interactions: list[tuple[Any, dict[str, Any]]]) -> None:
+    """Fill ``transcript`` with the exchanges the agent had, parsed by the harness's adapter."""
+    for turn, (request, response) in enumerate(interactions):
+        raw = _text(request.body)
+        try:
+            body = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            body = raw
+        view = adapter.read_request(body if isinstance(body, dict) else {}, request.path)
+        if turn == 0:
+            transcript.tools = list(view.tools)
+        transcript.findings.extend(f.at(turn) for f in view.findings)
+        headers = {
+            k: ", ".join(v) if isinstance(v, list) else str(v)
+            for k, v in (response.get("headers") or {}).items()
+        }
+        wire = WireResponse(
+            int(response["status"]["code"]), _text(response["body"].get("string")), masked(headers)
+        )
+        parsed = adapter.parse(wire, stream=view.stream, tools=view.tools)
+        parsed.findings = [f.at(turn) for f in parsed.findings]
+        sent = SentRequest(request.method, scrub_uri(request.uri), masked(dict(request.headers)), body)
+        transcript.exchanges.append(Exchange(turn, sent, wire, parsed, response.get("elapsed_ms")))
+        transcript.messages = [*view.messages, parsed.as_message()]
+    last = transcript.exchanges[-1].parsed if transcript.exchanges else None
+    if last is None:
+        transcript.stop_reason = "harness_error"
+    elif last.error is not None:
+        transcript.stop_reason = "provider_error"
+    elif last.tool_calls:
+        transcript.stop_reason = "max_turns"
+    else:
+        transcript.stop_reason = "final"
+
+
+def conduct_findings(
+    transcript: Transcript, adapter: Adapter, executed: list[ToolExecution]
+) -> list[Finding]:
+    """Where the agent's conduct and the wire disagree: calls on the wire it never executed,
+    executions no call on the wire asked for, results not sent back (or sent back changed).
+    Also gives each execution the turn of the call it answered."""
+    findings: list[Finding] = []
+    pending = list(range(len(executed)))
+    for turn, call in transcript.calls:
+        match = next(
+            (
+                i
+                for i in pending
+                if executed[i].call.name == call.name and executed[i].call.arguments == call.arguments
+            ),
+            None,
+        )
+        if match is None:
+            findings.append(
+                Finding(
+                    "agent.call_not_executed",
+                    "error",
+                    False,
+                    f"the model called {call.name}({json.dumps(call.arguments)}) in turn {turn}; "
+                    "the agent never ran it",
+                    turn,
+                )
+            )
+            continue
+        pending.remove(match)
+        execution = executed[match]
+        executed[match] = ToolExecution(
+            turn,
+            call,
+            ToolResult(call.id, call.name, execution.result.content, execution.result.is_error),
+            execution.elapsed_ms,
+            execution.source,
+        )
+        findings += _result_sent_back(transcript, adapter, turn, call, executed[match].result)
+    for index in pending:
+        execution = executed[index]
+        findings.append(
+            Finding(
+                "agent.execution_without_call",
+                "warning",
+                False,
+                f"the agent ran {execution.call.name}({json.dumps(execution.call.arguments)}) without a call "
+                "on the wire asking for it",
+            )
+        )
+    return findings
+
+
+def _result_sent_back(
+    transcript: Transcript, adapter: Adapter, turn: int, call: ToolCall, result: ToolResult
+) -> list[Finding]:
+    """The request after ``turn`` carries a result for ``call`` (by id, else by name), with what
+    the tool returned."""
+    if turn + 1 >= len(transcript.exchanges):
+        return []  # the run ended on this turn; whether it should have is for other checks
+    request = transcript.exchanges[turn + 1].request
+    view = adapter.read_request(request.body if isinstance(request.body, dict) else {}, "")
+    results = [m.tool_result for m in view.messages if m.tool_result is not None]
+    sent = next((r for r in results if call.wire_id and r.call_id == call.wire_id), None)
+    if sent is None:
+        sent = next((r for r in results if r.name == call.name and not call.wire_id), None)
+    if sent is None:
+        return [
+            Finding(
+                "agent.tool_result_missing",
+                "error",
+                False,
+                f"the result of {call.name} (call {call.wire_id or call.id}, turn {turn}) is not in the "
+                "next request",
+                turn + 1,
+            )
+        ]
+    if _normal(sent.content) != _normal(result.content):
+        return [
+            Finding(
+                "agent.tool_result_changed",
+                "warning",
+                False,
+                f"the result sent back for {call.name} (turn {turn}) is not what the tool returned",
+                turn + 1,
+                {"returned": result.content, "sent": sent.content},
+            )
+        ]
+    return []
+
+
+def _normal(text: str) -> Any:
+    """Tool result text compared as JSON when it is JSON (clients re-serialise it)."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return text.strip()
+
+
+def task_messages(messages: tuple[Message, ...]) -> list[dict[str, str]]:
+    """The scenario's opening messages as plain ``{role, content}`` dicts."""
+    return [{"role": m.role, "content": m.content or ""} for m in messages]
+
+
+def run_agent(
+    transcript: Transcript,
+    fn: AgentFunction,
+    task: AgentTask,
+    adapter: Adapter,
+    cassette_path: Path,
+    *,
+    mode: Mode,
+    record_mode: RecordMode,
+    executed: list[ToolExecution],
+) -> Transcript:
+    """Run the agent inside its cassette and rebuild ``transcript`` from what went on the wire."""
+    started = time.perf_counter()
+    transcript.agent = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
+    with (
+        WIRE_LOCK.exclusive(),
+        agent_cassette(cassette_path, mode, record_mode, transcript.target, task.scenario_id) as cassette,
+    ):
+        failure: Exception | None = None
+        try:
+            call_agent(fn, task)
+        except Exception as exc:  # the agent's own failure: kept, the wire still tells what happened
+            failure = exc
+        if mode == "replay":
+            drifted = drift(cassette, cassette_path, task.scenario_id)
+            if drifted is not None:
+                raise drifted
+        interactions = used_interactions(cassette)
+    rebuild(transcript, adapter, interactions)
+    transcript.findings += conduct_findings(transcript, adapter, executed)
+    transcript.executions = executed
+    if failure is not None:
+        transcript.findings.append(
+            Finding(
+                "agent.raised",
+                "error",
+                False,
+                f"the agent raised {type(failure).__name__}: {failure}",
+                len(transcript.exchanges) - 1 if transcript.exchanges else None,
+            )
+        )
+        if transcript.stop_reason == "final" and not transcript.exchanges:
+            transcript.stop_reason = "harness_error"
+    transcript.elapsed_ms = (time.perf_counter() - started) * 1000
+    return transcript
+
+
+def resolve_agent(reference: str, origin: str | Path = "") -> AgentFunction:
+    """The agent function ``package.module:function`` or ``path/file.py:function`` names."""
+    from harness.tools.declared import DeclarationError, resolve_callable
+
+    try:
+        fn: AgentFunction = resolve_callable(reference, origin, arity=1)
+        return fn
+    except DeclarationError as exc:
+        raise ConfigError(f"agent {reference!r}: {exc}") from exc

@@ -1,0 +1,336 @@
+"""The harness as a pytest plugin: scenario files as test items, one per target x scenario.
+
+Installed with the package (a ``pytest11`` entry point) and dormant until asked:
+``pytest --harness-targets sim-openai,sim-anthropic`` collects every scenario YAML
+under ``--harness-scenarios`` (default ``scenarios``) as items with node ids like
+``scenarios/single/weather_paris.yaml::weather.single.paris[sim-openai]``, each
+marked with its category and its target so ``-m parallel`` and ``-k sim-openai``
+select as one expects. A failing item shows the failed checks, their findings and
+the wire evidence (or the drift diff), not a traceback. With allure-pytest active
+(``--alluredir``), each item carries its category, scenario and target as Allure
+labels and attaches the request and response bodies, the transcript and the
+findings. Works under pytest-xdist (each worker opens its own endpoints).
+
+The ``harness`` fixture runs scenarios from tests users write in Python::
+
+    def test_refunds_on_my_gateway(harness):
+        record = harness.run("orders.sequential.refund", "my-gateway-small")
+        assert record.passed, harness.explain(record)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # the harness itself is imported only when the plugin is asked for
+    from harness.records import RunRecord
+    from harness.scenarios import Scenario
+    from harness.targets import Target
+
+MODES = ("replay", "record", "live")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "tool-calling conformance scenarios (toolcall harness)")
+    group.addoption(
+        "--harness-targets",
+        action="append",
+        default=[],
+        help="Targets to run the scenario files against (names or globs, comma-separated or repeated); "
+        "without it the plugin collects nothing.",
+    )
+    group.addoption(
+        "--harness-mode", choices=MODES, default="replay", help="replay (default), record or live."
+    )
+    group.addoption(
+        "--harness-record-mode",
+        choices=("once", "new_episodes", "all"),
+        default="all",
+        help="vcrpy record mode with --harness-mode record.",
+    )
+    group.addoption("--harness-min-score", type=float, default=None, help="An item fails below this score.")
+    group.addoption("--harness-scenarios", default="scenarios", help="Scenario folder (default: scenarios).")
+    group.addoption("--harness-cassettes", default="cassettes", help="Cassette folder (default: cassettes).")
+    group.addoption(
+        "--harness-config", default=None, help="Targets file (default ./harness.toml if present)."
+    )
+
+
+def _targets(config: pytest.Config) -> list[str]:
+    return [
+        name.strip()
+        for value in config.getoption("harness_targets")
+        for name in value.split(",")
+        if name.strip()
+    ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "harness: a toolcall harness scenario run against a target")
+    if not _targets(config):
+        return
+    from harness.targets import load_targets, pick
+
+    known = load_targets(config.getoption("harness_config"))
+    chosen = pick(known, _targets(config))
+    config.stash[SESSION] = HarnessSession(config, chosen)
+    for target in chosen:
+        config.addinivalue_line("markers", f"{target.name}: scenario runs against the {target.name} target")
+    for category in CATEGORIES:
+        config.addinivalue_line("markers", f"{category}: scenarios of the {category} category")
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:  # plain `pytest --harness-targets ...`
+        config.args = [config.getoption("harness_scenarios")]
+
+
+CATEGORIES = (
+    "single",
+    "sequential",
+    "parallel",
+    "mcp",
+    "error",
+    "irrelevance",
+    "tool_choice",
+    "arguments",
+    "multi_turn",
+    "batch",
+)
+
+
+class HarnessSession:
+    """The run settings and open endpoints of one pytest session (one per xdist worker)."""
+
+    def __init__(self, config: pytest.Config, targets: list[Target]):
+        from harness.runner import RunConfig
+
+        self.targets = targets
+        self.run_config = RunConfig(
+            mode=config.getoption("harness_mode"),
+            cassettes=Path(config.getoption("harness_cassettes")),
+            results=None,
+            record_mode=config.getoption("harness_record_mode"),
+        )
+        self.min_score: float | None = config.getoption("harness_min_score")
+        self.scenarios: dict[str, Scenario] = {}
+        self._endpoints: dict[str, Any] | None = None
+        self._stack = contextlib.ExitStack()
+
+    def endpoint(self, target: Target) -> Any:
+        """The target's endpoint, opened on first use for every target at once (the simulator is
+        started with every collected scenario)."""
+        if self._endpoints is None:
+            from harness.endpoints import open_endpoints
+
+            suite = list(self.scenarios.values())
+            self._endpoints = self._stack.enter_context(
+                open_endpoints(self.targets, suite, self.run_config.mode)
+            )
+        return self._endpoints[target.name]
+
+    def run(self, scenario: Scenario, target: Target) -> RunRecord:
+        from harness.runner import run_one
+
+        self.scenarios.setdefault(scenario.id, scenario)
+        return run_one(target, scenario, 0, self.endpoint(target), self.run_config)
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+SESSION = pytest.StashKey[HarnessSession]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION, None)
+    if session is not None:
+        session.close()
+
+
+def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
+    if SESSION not in parent.config.stash or file_path.suffix not in (".yaml", ".yml"):
+        return None
+    if "toolsets" in file_path.parts:
+        return None  # a tool set, not a scenario
+    return ScenarioFile.from_parent(parent, path=file_path)
+
+
+class ScenarioFile(pytest.File):
+    """A scenario file: one item per scenario in it and per chosen target."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from harness.scenarios import load_file
+
+        session = self.config.stash[SESSION]
+        for scenario in load_file(self.path):
+            session.scenarios[scenario.id] = scenario
+            for target in session.targets:
+                item = ScenarioItem.from_parent(
+                    self, name=f"{scenario.id}[{target.name}]", scenario=scenario, target=target
+                )
+                item.add_marker("harness")
+                item.add_marker(scenario.category)
+                item.add_marker(target.name)
+                yield item
+
+
+class HarnessFailure(Exception):
+    """A scenario run that failed its checks (or could not be completed)."""
+
+    def __init__(self, record: RunRecord, why: str):
+        super().__init__(why)
+        self.record = record
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario against one target."""
+
+    def __init__(self, *, scenario: Scenario, target: Target, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.scenario, self.target = scenario, target
+
+    def runtest(self) -> None:
+        session = self.config.stash[SESSION]
+        record = session.run(self.scenario, self.target)
+        self.user_properties.append(("score", record.score))
+        _allure(self.config, record)
+        if record.error is not None:
+            raise HarnessFailure(record, f"{record.error.kind}: {record.error.message}")
+        if not record.passed:
+            raise HarnessFailure(record, "failed checks")
+        if session.min_score is not None and (record.score or 0) < session.min_score:
+            raise HarnessFailure(
+                record, f"score {record.score} below --harness-min-score {session.min_score}"
+            )
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, HarnessFailure):
+            return explain(excinfo.value.record, str(excinfo.value))
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.scenario.id} on {self.target.name}"
+
+
+def explain(record: RunRecord, headline: str = "") -> str:
+    """A failed run in words: the failed checks with their findings and the wire evidence of the
+    turns they point at (or the run's error, with the drift diff)."""
+    lines = [
+        f"{record.scenario} on {record.target.name}: score {record.score}"
+        + (f" ({headline})" if headline else "")
+    ]
+    if record.error is not None:
+        lines += [f"  {record.error.kind}: {record.error.message}"]
+    turns: set[int] = set()
+    for check in record.checks:
+        if check.status not in ("fail", "warn"):
+            continue
+        lines.append(f"  {check.id}: {check.status}")
+        for finding in check.findings:
+            if finding.passed:
+                continue
+            turn = f" (turn {finding.turn_index})" if finding.turn_index is not None else ""
+            lines.append(f"    - [{finding.severity}]{turn} {finding.detail}")
+            if finding.turn_index is not None and finding.severity != "info":
+                turns.add(finding.turn_index)
+    for exchange in record.transcript.exchanges:
+        if exchange.turn in turns:
+            body = json.dumps(exchange.request.body, ensure_ascii=False)[:1500]
+            response = exchange.response.body[:1500] if exchange.response else "(no response)"
+            status = exchange.response.status if exchange.response else "-"
+            lines += [
+                f"  turn {exchange.turn}: {exchange.request.method} {exchange.request.url} -> {status}",
+                f"    request:  {body}",
+                f"    response: {response}",
+            ]
+    return "\n".join(lines)
+
+
+def _allure(config: pytest.Config, record: RunRecord) -> None:
+    """Allure labels and attachments for the running item (when allure-pytest is active)."""
+    if not config.pluginmanager.hasplugin("allure_pytest") or not config.getoption("allure_report_dir", None):
+        return
+    import allure
+
+    allure.dynamic.label("category", record.category)
+    allure.dynamic.label("target", record.target.name)
+    allure.dynamic.feature(record.category)
+    allure.dynamic.story(record.scenario)
+    allure.dynamic.tag(record.target.name, record.category, record.target.mode)
+    allure.dynamic.parameter("target", record.target.name)
+    for exchange in record.transcript.exchanges:
+        allure.attach(
+            json.dumps(exchange.request.body, indent=2, ensure_ascii=False),
+            name=f"turn {exchange.turn} request",
+            attachment_type=allure.attachment_type.JSON,
+        )
+        if exchange.response is not None:
+            allure.attach(
+                exchange.response.body,
+                name=f"turn {exchange.turn} response (HTTP {exchange.response.status})",
+                attachment_type=allure.attachment_type.TEXT,
+            )
+    from harness.records import encode, to_builtins
+
+    allure.attach(
+        encode(record.transcript).decode(), name="transcript", attachment_type=allure.attachment_type.JSON
+    )
+    findings = [to_builtins(f) for f in record.findings() if not f.passed]
+    allure.attach(
+        json.dumps(findings, indent=2, ensure_ascii=False),
+        name="findings",
+        attachment_type=allure.attachment_type.JSON,
+    )
+
+
+class HarnessFixture:
+    """What the ``harness`` fixture gives a test: run a scenario against a target, explain a record."""
+
+    def __init__(self, config: pytest.Config):
+        self._config = config
+        self._session: HarnessSession | None = config.stash.get(SESSION, None)
+
+    def run(
+        self,
+        scenario: str | Scenario,
+        target: str | Target,
+        *,
+        mode: str | None = None,
+        scenarios: str | Path = "scenarios",
+        cassettes: str | Path | None = None,
+    ) -> RunRecord:
+        """Run one scenario (an id under ``scenarios``, or a loaded one) against one target (a name
+        or a :class:`Target`); the mode and cassettes default to the ``--harness-*`` options."""
+        from harness import api
+        from harness.targets import load_targets, pick
+
+        if isinstance(scenario, str):
+            found = [s for s in api.load_scenarios(scenarios) if s.id == scenario]
+            if not found:
+                raise LookupError(f"no scenario {scenario!r} under {scenarios}")
+            scenario = found[0]
+        if isinstance(target, str):
+            (target,) = pick(load_targets(self._config.getoption("harness_config")), [target])
+        result = api.run(
+            [scenario],
+            [target],
+            mode=mode or self._config.getoption("harness_mode"),  # type: ignore[arg-type]
+            cassettes=cassettes or self._config.getoption("harness_cassettes"),
+        )
+        (record,) = result.records
+        return record
+
+    @staticmethod
+    def explain(record: RunRecord) -> str:
+        """The failed checks, findings and wire evidence of a record, for an assertion message."""
+        return explain(record)
+
+
+@pytest.fixture
+def harness(pytestconfig: pytest.Config) -> HarnessFixture:
+    """Run toolcall-harness scenarios from a Python test and assert on the records."""
+    return HarnessFixture(pytestconfig)

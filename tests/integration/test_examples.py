@@ -1,0 +1,55 @@
+"""The example agents (examples/): real frameworks under test, graded from the wire.
+
+Both replay from their committed cassettes (recorded against the simulator) over the bundled
+single, sequential, parallel and error scenarios; an agent broken on purpose (it drops a tool
+result) is caught by the checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.api import load_scenarios, run
+from harness.targets import Target, load_config
+from tests.helpers.cli import REPO
+
+EXAMPLES = REPO / "examples"
+SUITE = load_scenarios(REPO / "scenarios", select_=["single", "sequential", "parallel", "error"])
+CONFIG = load_config(EXAMPLES / "harness.toml")
+
+
+@pytest.mark.parametrize("name", ["openai-sdk-agent", "pydantic-ai-agent"])
+def test_the_example_agent_replays_and_is_graded_from_the_wire(name: str) -> None:
+    result = run(SUITE, [CONFIG.targets[name]], mode="replay", cassettes=EXAMPLES / "cassettes")
+    assert not result.errors, [r.error for r in result.errors]
+    assert len(result.records) == len(SUITE) >= 12
+    for record in result.records:
+        assert record.target.mode == "agent" and record.transcript.agent
+        assert record.transcript.exchanges, record.scenario  # rebuilt from the recorded wire
+        statuses = {c.id: c.status for c in record.checks}
+        assert statuses["protocol.agent_conduct"] == "pass", record.scenario
+        assert record.score == 100, (record.scenario, [c for c in record.checks if c.status != "pass"])
+    parallel = next(r for r in result.records if r.scenario == "weather.parallel.two_cities")
+    assert [c.name for _, c in parallel.transcript.calls] == ["get_weather", "get_weather"]
+    assert {e.call.arguments["city"].lower() for e in parallel.transcript.executions} == {"paris", "tokyo"}
+
+
+def test_an_agent_that_drops_a_tool_result_fails_the_checks(tmp_path: Path) -> None:
+    base = CONFIG.targets["openai-sdk-agent"]
+    broken = Target.build(
+        "broken-agent",
+        profile=base.profile,
+        model=base.model,
+        base_url="sim",
+        agent="openai_agent/agent.py:run_dropping_a_result",
+        origin=str(EXAMPLES / "harness.toml"),
+    )
+    (scenario,) = [s for s in SUITE if s.id == "todo.sequential.create_complete"]
+    (record,) = run([scenario], [broken], mode="record", cassettes=tmp_path).records
+    conduct = next(c for c in record.checks if c.id == "protocol.agent_conduct")
+    assert conduct.status == "fail"
+    (missing,) = [f for f in conduct.findings if f.check_id == "agent.tool_result_missing"]
+    assert "todo" in missing.detail and missing.turn_index == 1
+    assert record.score is not None and record.score < 100 and not record.passed
