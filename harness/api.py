@@ -12,6 +12,9 @@ command line only parses options and prints. They are re-exported by
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +24,7 @@ from harness.endpoints import open_endpoints
 from harness.errors import ConfigError
 from harness.recording import Mode, RecordMode
 from harness.records import RunRecord, read_sorted
+from harness.records import read as read_results_file
 from harness.runner import OnResult, RunConfig
 from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
@@ -135,6 +139,8 @@ def run(
     live_mcp: bool = False,
     config: str | Path | None = None,
     on_result: OnResult | None = None,
+    skip: Iterable[tuple[str, str, int]] = (),
+    stop: threading.Event | None = None,
 ) -> RunResult:
     """Run ``scenarios`` against ``targets`` and return the scored records.
 
@@ -167,6 +173,8 @@ def run(
         concurrency=concurrency,
         record_mode=record_mode,
         live_mcp=live_mcp,
+        skip=frozenset(skip),
+        stop=stop,
     )
     return RunResult(run_targets(chosen, suite, settings, on_result), settings.results)
 
@@ -211,3 +219,105 @@ def write_reports(
         harness.write_reports(harness.read_results("reports/results.jsonl"), "rebuilt")
     """
     return RunResult(sorted(records, key=lambda r: r.key)).write_reports(out_dir, formats)
+
+
+# -- a run folder: results kept apart until the run ends, resumable ------------------------
+
+
+KEEP_RUNS = 5
+"""Finished run folders kept under ``<out>/runs/`` (the newest ones)."""
+
+
+@dataclass
+class RunFolder:
+    """``<out>/runs/<run id>/``: a run's own results file (appended to as runs end), its manifest
+    (``run.json``: what was asked for, and whether it finished) and, when it ends, its reports.
+
+    Only when the run ends are its results and reports copied to ``<out>/`` (each file replaced
+    atomically), so ``<out>/results.jsonl`` and the reports beside it always describe the same
+    complete run; a run killed half-way leaves them as they were, and ``--resume`` continues it.
+    """
+
+    path: Path
+    manifest: dict[str, Any]
+
+    @property
+    def results(self) -> Path:
+        return self.path / "results.jsonl"
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @classmethod
+    def create(cls, out: Path, manifest: dict[str, Any]) -> RunFolder:
+        from datetime import UTC, datetime
+
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = out / "runs" / f"{stamp}-{os.getpid():x}"
+        path.mkdir(parents=True, exist_ok=False)
+        folder = cls(path, {**manifest, "run_id": path.name, "status": "running", "started": stamp})
+        folder.save()
+        return folder
+
+    @classmethod
+    def resume(cls, out: Path, run_id: str | None = None) -> RunFolder:
+        """The run to continue: ``run_id``, or the newest one that did not finish."""
+        runs = out / "runs"
+        candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
+        for path in candidates:
+            manifest_path = path / "run.json"
+            if not manifest_path.is_file() or (run_id and path.name != run_id):
+                continue
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            if run_id or manifest.get("status") != "complete":
+                return cls(path, manifest)
+        which = f"run {run_id!r}" if run_id else "an unfinished run"
+        raise ConfigError(f"--resume: no {which} under {runs}")
+
+    def done(self) -> list[RunRecord]:
+        """The records already written (a resumed run skips them)."""
+        return list(read_results_file(self.results)) if self.results.is_file() else []
+
+    def save(self) -> None:
+        _replace(self.path / "run.json", json.dumps(self.manifest, indent=2, sort_keys=True).encode() + b"\n")
+
+    def finish(self, status: str, reports: list[Path], out: Path) -> list[Path]:
+        """Mark the run ``complete`` or ``interrupted``; a complete run's results and reports are
+        published to ``out``. Returns the published paths."""
+        self.manifest["status"] = status
+        self.save()
+        if status != "complete":
+            return []
+        self._prune()
+        published = []
+        for path in [self.results, *reports]:
+            target = out / path.name
+            _replace(target, path.read_bytes())
+            published.append(target)
+        return published
+
+
+    def _prune(self, keep: int = KEEP_RUNS) -> None:
+        """Remove the oldest finished run folders beyond ``keep`` (unfinished ones stay: resumable)."""
+        import shutil
+
+        finished = []
+        for path in sorted(self.path.parent.iterdir()):
+            manifest = path / "run.json"
+            if path != self.path and manifest.is_file() and _status(manifest) == "complete":
+                finished.append(path)
+        for path in finished[: max(0, len(finished) - (keep - 1))]:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _status(manifest: Path) -> str | None:
+    status = json.loads(manifest.read_text(encoding="utf-8")).get("status")
+    return status if isinstance(status, str) else None
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``path`` atomically (a reader never sees half a file)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)

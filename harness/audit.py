@@ -149,12 +149,16 @@ def _cassette(text: str) -> list[_Interaction] | None:
     """The interactions of a cassette, or ``None`` when the file is not one (then it is a raw body)."""
     if "request" not in text and "interactions" not in text:
         return None
-    with contextlib.suppress(ValueError):
+    try:
         json.loads(text)
         return None  # JSON is YAML too, but a JSON file is a response body
+    except RecursionError:
+        return None  # JSON nested past the stack: a (broken) response body
+    except ValueError:
+        pass
     try:
         data = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return None
     items = data.get("interactions", data.get("http_interactions")) if isinstance(data, dict) else None
     if isinstance(data, list) and data and all(isinstance(i, dict) and "request" in i for i in data):
@@ -185,31 +189,146 @@ def _payloads(body: str) -> list[Any]:
     """The JSON objects of a body: the whole object, the items of an array, or the stream's events."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not one JSON value (a stream), or nested past the stack
         return [event.data for event in decode_stream(body).events]
     return data if isinstance(data, list) else [data]
 
 
+ANTHROPIC_EVENTS = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "ping",
+    }
+)
+COHERE_EVENTS = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+        "debug",
+    }
+)
+COHERE_V1_EVENTS = frozenset(
+    {
+        "stream-start",
+        "text-generation",
+        "tool-calls-chunk",
+        "tool-calls-generation",
+        "search-queries-generation",
+        "search-results",
+        "citation-generation",
+        "stream-end",
+    }
+)
+COHERE_FINISH = frozenset({"COMPLETE", "TOOL_CALL", "MAX_TOKENS", "STOP_SEQUENCE", "ERROR", "TIMEOUT"})
+
+
 def _format_from_payload(data: Any) -> str | None:
-    """Anthropic ``type: message*``, Gemini ``candidates``, Ollama ``done`` + ``message``, then ``choices``
-    (Mistral when the id is Mistral's 32 hex digits: its chunks are otherwise OpenAI's)."""
+    """The wire format a payload shows by positive evidence only, or ``None``.
+
+    Anthropic: one of its stream event types, a ``message`` object with ``role`` and a
+    ``content`` list, or its ``{"type": "error", "error": {...}}`` envelope. Gemini: a
+    ``candidates`` list or a ``promptFeedback``. Ollama: a boolean ``done`` beside a
+    ``message`` object. OpenAI chat: a ``choices`` list and no ``object`` other than
+    ``chat.completion[.chunk]`` (Mistral when the id is Mistral's 32 hex digits: its chunks
+    are otherwise OpenAI's). A lookalike (Cohere's ``message-start``, a ``message_batch``)
+    shows none of these.
+    """
     data = _mapping(data)
+    kind = data.get("type")
+    anthropic = (
+        kind in ANTHROPIC_EVENTS
+        or (kind == "message" and data.get("role") == "assistant" and isinstance(data.get("content"), list))
+        or (kind == "error" and isinstance(data.get("error"), dict))
+    )
+    obj = data.get("object")
+    chat = isinstance(data.get("choices"), list) and (obj is None or str(obj).startswith("chat.completion"))
     rules = (
-        (str(data.get("type", "")).startswith(("message", "content_block")), "anthropic-messages"),
-        ("candidates" in data, "gemini-generate"),
-        ("done" in data and "message" in data, "ollama-chat"),
-        ("choices" in data and bool(MISTRAL_ID.match(str(data.get("id", "")))), "mistral-chat"),
-        ("choices" in data, "openai-chat"),
+        (anthropic, "anthropic-messages"),
+        (
+            isinstance(data.get("candidates"), list) or isinstance(data.get("promptFeedback"), dict),
+            "gemini-generate",
+        ),
+        (isinstance(data.get("done"), bool) and isinstance(data.get("message"), dict), "ollama-chat"),
+        (chat and bool(MISTRAL_ID.match(str(data.get("id", "")))), "mistral-chat"),
+        (chat, "openai-chat"),
     )
     return next((fmt for matched, fmt in rules if matched), None)
 
 
+def _foreign(data: Any) -> str | None:
+    """What a payload is when it is a format the harness knows of but does not read (so it must
+    not be read as a lookalike), or ``None``."""
+    data = _mapping(data)
+    kind, obj = data.get("type"), data.get("object")
+    if kind in COHERE_EVENTS:
+        return f"a Cohere v2 chat stream (event type {kind!r})"
+    if data.get("event_type") in COHERE_V1_EVENTS:
+        return f"a Cohere v1 chat stream (event_type {data['event_type']!r})"
+    if isinstance(data.get("message"), dict) and data.get("finish_reason") in COHERE_FINISH:
+        return f"a Cohere v2 chat response (finish_reason {data['finish_reason']!r})"
+    if isinstance(kind, str) and kind.startswith("message_batch"):
+        return f"an Anthropic Message Batches object (type {kind!r})"
+    if "custom_id" in data and "result" in data:
+        return "Anthropic Message Batches results (lines with custom_id and result)"
+    if "custom_id" in data and "response" in data:
+        return "OpenAI Batch output (lines with custom_id and response)"
+    if obj == "response" or (isinstance(kind, str) and kind.startswith("response.")):
+        return f"the OpenAI Responses API ({'object response' if obj == 'response' else f'event {kind!r}'})"
+    if isinstance(obj, str) and obj in ("text_completion", "batch", "list"):
+        return f"an OpenAI object {obj!r}"
+    return None
+
+
+def _seen(payloads: list[Any]) -> str:
+    """A short description of payloads no rule recognised, for the unknown-format finding."""
+    if not payloads:
+        return "no JSON payload"
+    objects = [p for p in payloads if isinstance(p, dict)]
+    types = sorted({str(p["type"])[:40] for p in objects if isinstance(p.get("type"), str)})
+    if types:
+        return f"payload types {types[:8]}"
+    keys = sorted({str(k)[:40] for p in objects[:5] for k in p})
+    if keys:
+        return f"objects with keys {keys[:12]}"
+    return f"JSON {sorted({type(p).__name__ for p in payloads})}"
+
+
+def identify(url: str | None, body: str) -> tuple[str | None, str | None, str]:
+    """The wire format, what told it (``url`` or ``body``), and what was seen.
+
+    The URL rules come first; else the first payload that tells a known format or a
+    foreign one decides (a foreign one gives no format: it must not be parsed as a
+    lookalike). ``seen`` names what the body holds when no known format is told.
+    """
+    if found := _format_from_url(url):
+        return found, "url", ""
+    payloads = _payloads(body)
+    for payload in payloads:
+        if foreign := _foreign(payload):
+            return None, None, foreign
+        if fmt := _format_from_payload(payload):
+            return fmt, "body", ""
+    return None, None, _seen(payloads)
+
+
 def detect_format(url: str | None, body: str) -> tuple[str | None, str | None]:
     """The wire format and what told it: the ``url``, else the first telling ``body`` payload."""
-    if found := _format_from_url(url):
-        return found, "url"
-    found = next((fmt for payload in _payloads(body) if (fmt := _format_from_payload(payload))), None)
-    return (found, "body") if found else (None, None)
+    fmt, how, _ = identify(url, body)
+    return fmt, how
 
 
 def _is_stream(url: str | None, request: Any, content_type: str, body: str) -> bool:
@@ -224,7 +343,7 @@ def _is_stream(url: str | None, request: Any, content_type: str, body: str) -> b
     )
     try:
         whole = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return hinted or bool(decode_stream(body).events)
     if isinstance(whole, list):
         return True
@@ -243,11 +362,11 @@ def _tool_names(request: Any) -> list[str]:
 def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> AuditEntry:
     """Detect, parse with the format's own adapter, and look for calls leaked into the text."""
     entry = AuditEntry(source, index, it.method, it.url, status=it.status)
-    fmt, entry.detected_by = (forced, "forced") if forced else detect_format(it.url, it.body)
+    fmt, entry.detected_by, seen = (forced, "forced", "") if forced else identify(it.url, it.body)
     entry.wire_format = fmt
     try:
         request = json.loads(it.request_body) if it.request_body else None
-    except ValueError:
+    except (ValueError, RecursionError):
         request = None
     response = WireResponse(it.status or 200, it.body, it.headers)
     entry.stream = _is_stream(it.url, request, response.content_type, it.body)
@@ -255,7 +374,8 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> Aud
         entry.note(
             "audit.format_unknown",
             "error",
-            "no URL rule or body shape tells the wire format; pass a format to force one",
+            f"no URL rule or body shape tells a wire format the harness reads; seen: {seen}. "
+            "It is not parsed as a lookalike; pass a format to force one",
         )
         if response.status < 400:
             return entry

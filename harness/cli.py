@@ -1,12 +1,16 @@
 """The ``harness`` command: a thin shell over the library (parse options, call, print).
 
-Exit codes: 0 success; 1 a score below ``--min-score`` or failed runs with
-``--strict``; 2 bad input (scenario, config, option); 3 a cassette is missing
-or the requests drifted from it.
+Exit codes (:data:`harness.reports.EXIT_CODES`): 0 success; 1 the gate failed (a
+score below ``--min-score``, or failed runs with ``--strict``); 2 bad input
+(scenario, tool set, config, option); 3 a cassette is missing, unreadable or
+incomplete, or the requests drifted from it; 4 runs the harness could not test
+(no response, an endpoint unavailable after retries, a refused key); 130
+interrupted.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -32,7 +36,10 @@ class HarnessGroup(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            _console(stderr=True).print(f"[red]error:[/red] {exc}", markup=True, soft_wrap=True)
+            from harness import secrets
+
+            message = _escape(secrets.redact(str(exc)))
+            _console(stderr=True).print(f"[red]error:[/red] {message}", markup=True, soft_wrap=True)
             sys.exit(exc.exit_code)
 
 
@@ -83,6 +90,15 @@ def _run_options(fn: Any) -> Any:
             help="Exit 1 when a target scores below this.",
         ),
         click.option("--strict", is_flag=True, help="Exit 1 when any run fails."),
+        click.option(
+            "--resume",
+            "resume",
+            is_flag=False,
+            flag_value="latest",
+            default=None,
+            help="Continue an interrupted run (the newest one, or the run id given) without redoing "
+            "the runs it finished.",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -129,49 +145,125 @@ def _run(
     concurrency: int,
     min_score: float | None,
     strict: bool,
+    resume: str | None,
 ) -> None:
+    import signal
+    import threading
+
     from harness import api
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
     from harness.reports import write_reports
     from harness.targets import load_targets
 
-    chosen = api.select_targets(load_targets(config), targets, cast(Mode, mode), cassettes)
-    selected = api.load_scenarios(scenario_dir, select_=scenario_patterns)
-    if not selected:
-        raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
+    known = load_targets(config)
+    folder: api.RunFolder
+    if resume:
+        folder = api.RunFolder.resume(out, None if resume == "latest" else resume)
+        manifest = folder.manifest
+        mode, record_mode, repeat = manifest["mode"], manifest["record_mode"], manifest["repeats"]
+        cassettes = Path(manifest["cassettes"])
+        chosen = [known[name] for name in manifest["targets"] if name in known]
+        wanted = set(manifest["scenarios"])
+        selected = [s for s in api.load_scenarios(manifest["scenario_dir"]) if s.id in wanted]
+    else:
+        chosen = api.select_targets(known, targets, cast(Mode, mode), cassettes)
+        selected = api.load_scenarios(scenario_dir, select_=scenario_patterns)
+        if not selected:
+            raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
+        manifest = {
+            "mode": mode,
+            "record_mode": record_mode,
+            "repeats": repeat,
+            "cassettes": str(cassettes),
+            "scenario_dir": scenario_dir,
+            "targets": [t.name for t in chosen],
+            "scenarios": [s.id for s in selected],
+        }
+        folder = api.RunFolder.create(out, manifest)
+    done = folder.done()
     err = _console(stderr=True)
     total = len(chosen) * len(selected) * repeat
-    err.print(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
-    from rich.progress import Progress
+    left = total - len(done)
+    err.print(
+        _escape(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
+        + (_escape(f"; resuming {folder.run_id}: {len(done)} done, {left} to go") if done else "")
+    )
+    stop = threading.Event()
 
-    with Progress(console=err, transient=True) as progress:
-        task = progress.add_task(mode, total=total)
-        result = api.run(
-            selected,
-            chosen,
-            mode=cast(Mode, mode),
-            cassettes=cassettes,
-            results=out / "results.jsonl",
-            repeats=repeat,
-            concurrency=concurrency,
-            record_mode=cast(RecordMode, record_mode),
-            on_result=lambda _: progress.advance(task),
-        )
-    report, paths = write_reports(result.records, out)
-    _print_table(report)
-    for record_ in result.errors:
-        assert record_.error is not None
+    def interrupt(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            os._exit(130)  # a second Ctrl-C: at once
+        stop.set()
         err.print(
-            f"[red]{record_.target.name} {record_.scenario}:[/red] {record_.error.message}",
-            markup=True,
-            soft_wrap=True,
+            "interrupted: no new run starts; writing the reports of the runs that finished "
+            "(Ctrl-C again to quit at once)"
         )
-    err.print("wrote " + ", ".join(str(p) for p in [out / "results.jsonl", *paths]))
-    code, message = result.gate(min_score=min_score, strict=strict)
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        from rich.progress import Progress
+
+        with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
+            task = progress.add_task(mode, total=left)
+
+            def finished(record: Any) -> None:
+                if err.is_terminal:
+                    progress.advance(task)
+                else:  # CI logs: one line per finished run, as it ends
+                    score = "-" if record.score is None else f"{record.score:g}"
+                    sys.stderr.write(
+                        f"{record.outcome:5} {score:>6}  {record.target.name}  {record.scenario}\n"
+                    )
+                    sys.stderr.flush()
+
+            result = api.run(
+                selected,
+                chosen,
+                mode=cast(Mode, mode),
+                cassettes=cassettes,
+                results=folder.results,
+                repeats=repeat,
+                concurrency=concurrency,
+                record_mode=cast(RecordMode, record_mode),
+                on_result=finished,
+                skip={r.key for r in done},
+                stop=stop,
+            )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    records = sorted([*done, *result.records], key=lambda r: r.key)
+    report, paths = write_reports(records, folder.path)
+    published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
+    _print_table(report)
+    for record_ in records:
+        if record_.error is not None:
+            err.print(
+                f"[red]{_escape(record_.target.name)} {_escape(record_.scenario)}:[/red] "
+                f"{_escape(record_.error.message)}",
+                markup=True,
+                soft_wrap=True,
+            )
+    err.print(_escape("wrote " + ", ".join(str(p) for p in published or [folder.results, *paths])))
+    if stop.is_set():
+        err.print(_escape(f"interrupted: {len(records)} of {total} run(s) finished; continue with --resume"))
+        sys.exit(130)
+    code, message = api.RunResult(records).gate(min_score=min_score, strict=strict)
     if code:
-        err.print(f"[red]{message}[/red]", markup=True, soft_wrap=True)
+        err.print(f"[red]{_escape(message)}[/red]", markup=True, soft_wrap=True)
         sys.exit(code)
+
+
+def _row(table: Any, *cells: str) -> None:
+    """A table row of user text (names, descriptions), brackets shown as written."""
+    table.add_row(*map(_escape, cells))
+
+
+def _escape(text: str) -> str:
+    """User text for a rich console: brackets kept as they are (``[targets.x]``, ``.[local]``)."""
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _print_table(report: dict[str, Any]) -> None:
@@ -184,7 +276,7 @@ def _print_table(report: dict[str, Any]) -> None:
     for name in header:
         table.add_column(name, justify="left" if name in ("target", "mode", "model") else "right")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(_escape, row))
     console = _console()
     console.print(table)
     if report["summary"]["overall"]["simulated_targets"]:
@@ -243,7 +335,8 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
         for column in ("target", "format", "model", "endpoint", "mode", "simulated"):
             table.add_column(column)
         for name, t in sorted(load_targets(config).items()):
-            table.add_row(
+            _row(
+                table,
                 name,
                 t.format,
                 t.model,
@@ -258,14 +351,14 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
             table.add_column(column)
         for s in scenario_lib.load([scenario_dir]):
             tools = s.tool_names + [f"mcp:{server}" for server, _ in s.mcp_tools]
-            table.add_row(s.id, s.category, ", ".join(tools), s.description)
+            _row(table, s.id, s.category, ", ".join(tools), s.description)
     elif what == "checks":
         from harness.checks import all_checks
 
         for column in ("check", "kind", "weight", "what it catches"):
             table.add_column(column)
         for c in all_checks():
-            table.add_row(c.id, c.kind, str(c.weight), " ".join(c.doc.split()))
+            _row(table, c.id, c.kind, str(c.weight), " ".join(c.doc.split()))
     elif what == "profiles":
         from harness.registry import PROFILES
         from harness.targets import load_config
@@ -278,13 +371,13 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
             **{n: (p, "harness.toml") for n, p in declared.items()},
         }
         for name, (p, source) in sorted(shown.items()):
-            table.add_row(name, p.format, p.base_url or "-", p.api_key_env or "-", source, p.description)
+            _row(table, name, p.format, p.base_url or "-", p.api_key_env or "-", source, p.description)
     else:
         from harness.providers import formats
 
         table.add_column("wire format")
         for name in formats():
-            table.add_row(name)
+            _row(table, name)
     _console().print(table)
 
 
@@ -301,12 +394,14 @@ def sim(port: int, scenario_dir: str) -> None:
 
     with SimServer(scenario_lib.load([scenario_dir]), port=port) as server:
         from harness.sim.deviations import DEVIATIONS
+        from harness.sim.faults import FAULTS
 
         for name in FORMATS:
             click.echo(f"{name}: {server.base_url(name)}")
         click.echo(
             f"deviations (append ~<name> to a format, e.g. openai-chat~missing-ids): {', '.join(DEVIATIONS)}"
         )
+        click.echo(f"endpoint faults (the same way, e.g. openai-chat~reset): {', '.join(FAULTS)}")
         click.echo("simulated targets only: scores from this server are never a model's. Ctrl-C stops it.")
         try:
             while True:
@@ -319,8 +414,19 @@ def sim(port: int, scenario_dir: str) -> None:
 @click.argument("files", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--format", "wire_format", default=None, help="Force the wire format (default: detect).")
-def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None) -> None:
-    """Print every tool call and finding of cassettes or raw response bodies (never sends anything)."""
+@click.option(
+    "--fail-on",
+    type=click.Choice(["unreadable", "error", "warning", "never"]),
+    default="unreadable",
+    show_default=True,
+    help="Exit 4 on entries that could not be audited (all but never), 1 on findings of this severity.",
+)
+def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None, fail_on: str) -> None:
+    """Print every tool call and finding of cassettes or raw response bodies (never sends anything).
+
+    Exits 4 when an entry could not be audited (an unreadable file, an unknown format; not with
+    ``--fail-on never``) and, with ``--fail-on error`` or ``warning``, 1 when a finding of that
+    severity was seen."""
     import json
 
     from harness.audit import audit_paths, render_table, to_json
@@ -330,6 +436,13 @@ def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None) -> Non
         click.echo(json.dumps(to_json(entries), indent=2, ensure_ascii=False))
     else:
         _console().print(render_table(entries))
+    unreadable = [e for e in entries if e.wire_format is None]
+    severities = {f.get("severity") for e in entries for f in e.findings}
+    if fail_on != "never" and unreadable:
+        sys.exit(4)
+    failing = {"error": {"error"}, "warning": {"error", "warning"}}.get(fail_on, set())
+    if severities & failing:
+        sys.exit(1)
 
 
 @main.group()

@@ -10,6 +10,8 @@ for bad user input and for faults of the harness or of the wire itself::
     │   └── UnknownNameError       a registry lookup failed; lists the known names
     ├── CassetteError              replay cannot go on without a live call
     │   ├── CassetteMissingError   no cassette for (target, scenario)
+    │   ├── CassetteCorruptError   the cassette cannot be read (file, line, what is wrong)
+    │   ├── CassetteIncompleteError the recording stopped early (its fault is named)
     │   └── CassetteDriftError     the request no longer matches the recording (with a diff)
     ├── TransportError             the request never got an HTTP response (timeout, refused)
     └── ServerError                a local server (simulator, model, MCP) failed to start or stop
@@ -20,6 +22,7 @@ Foreign exceptions are translated at the boundary with ``raise ... from``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 
 class HarnessError(Exception):
@@ -162,6 +165,27 @@ class CassetteMissingError(CassetteError):
         )
 
 
+class CassetteCorruptError(CassetteError):
+    """A cassette that cannot be read: not YAML, or not the shape of a vcrpy cassette."""
+
+    def __init__(self, path: str, detail: str, line: int | None = None):
+        self.path, self.line = path, line
+        where = path + (f":{line}" if line else "")
+        super().__init__(f"{where}: the cassette cannot be read: {detail}; re-record it")
+
+
+class CassetteIncompleteError(CassetteError):
+    """The recording stopped before the run ended (a transport fault while recording), so the
+    request that came next was never recorded: not drift."""
+
+    def __init__(self, path: str, scenario: str, why: str):
+        self.path = path
+        super().__init__(
+            f"incomplete recording of scenario {scenario!r} at {path}: {why}; the requests match the "
+            "recording as far as it goes; re-record it"
+        )
+
+
 class CassetteDriftError(CassetteError):
     """The harness sent a request the cassette does not hold: the adapter stack drifted.
 
@@ -190,7 +214,9 @@ class TransportError(HarnessError):
         # response None and a parsed error with code "transport_error"
     """
 
-    request: object | None = None
+    request: Any = None
+    attempts: list[Any] = []
+    findings: list[Any] = []
 
 
 class ServerError(HarnessError):

@@ -268,16 +268,30 @@ class SentRequest:
     body: Any
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One try of a request: the HTTP status (``None`` when no response came), the error when
+    there was no usable response, how long it took, and how long the harness then waited
+    before trying again."""
+
+    status: int | None
+    error: str | None = None
+    elapsed_ms: float | None = None
+    waited_s: float = 0.0
+
+
 @dataclass
 class Exchange:
     """One request/response round trip with its parsed turn (``response`` is ``None`` when
-    no HTTP response came back at all)."""
+    no HTTP response came back at all); ``attempts`` lists every try when there was more than
+    one."""
 
     turn: int
     request: SentRequest
     response: WireResponse | None
     parsed: ParsedTurn
     elapsed_ms: float | None = None
+    attempts: list[Attempt] = field(default_factory=list)
 
 
 @dataclass

@@ -12,23 +12,46 @@ they never reach disk.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx
 
-from harness.errors import CassetteDriftError, CassetteMissingError
+from harness import secrets
+from harness.errors import (
+    CassetteCorruptError,
+    CassetteDriftError,
+    CassetteIncompleteError,
+    CassetteMissingError,
+    ConfigError,
+)
 from harness.transport import SECRET_HEADERS, scrub_uri
 
 Mode = Literal["replay", "record", "live"]
 RecordMode = Literal["once", "new_episodes", "all"]
 
 
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
 def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int = 0) -> Path:
-    """``cassettes/<target>/<scenario-id>.yaml`` (``<scenario-id>@<k>.yaml`` for repeat k > 0)."""
+    """``cassettes/<target>/<scenario-id>.yaml`` (``<scenario-id>@<k>.yaml`` for repeat k > 0).
+
+    Target and scenario names become path parts, so they must be plain names: a name with a
+    separator, ``..`` or a leading dot could write outside the cassette folder."""
+    for kind, name in (("target", target), ("scenario id", scenario_id)):
+        if not SAFE_NAME.match(name) or ".." in name:
+            raise ConfigError(
+                f"{kind} {name!r} cannot name a cassette: use letters, digits, '.', '_' and '-' "
+                "(no path separators, no '..', no leading dot)"
+            )
     name = scenario_id if repeat == 0 else f"{scenario_id}@{repeat}"
-    return Path(root) / target / f"{name}.yaml"
+    path = Path(root) / target / f"{name}.yaml"
+    if not path.resolve().is_relative_to(Path(root).resolve()):
+        raise ConfigError(f"cassette path {path} is outside {root}")
+    return path
 
 
 # -- scrubbing ---------------------------------------------------------------
@@ -37,19 +60,34 @@ VOLATILE_HEADERS = frozenset({"host", "content-length", "user-agent", "accept-en
 
 
 def scrub_request(request: Any) -> Any:
-    """vcrpy hook: drop secret headers (and transport noise), mask secret query parameters."""
+    """vcrpy hook: drop secret headers (and transport noise), mask secret query parameters, and
+    redact every known secret by value (in the URL, the headers and the body)."""
     for name in list(request.headers):
         if name.lower() in SECRET_HEADERS or name.lower() in VOLATILE_HEADERS:
             del request.headers[name]
+        else:
+            request.headers[name] = secrets.redact(str(request.headers[name]))
     request.uri = scrub_uri(request.uri)
+    if isinstance(request.body, bytes):
+        request.body = secrets.redact_bytes(request.body)
+    elif isinstance(request.body, str):
+        request.body = secrets.redact(request.body)
     return request
 
 
 def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
-    """vcrpy hook: drop cookies and any echoed secret header from the stored response."""
+    """vcrpy hook: drop cookies and any echoed secret header from the stored response, and redact
+    every known secret by value (a key a server echoes in an error body, say)."""
     response["headers"] = {
-        k: v for k, v in response.get("headers", {}).items() if k.lower() not in SECRET_HEADERS
+        k: [secrets.redact(str(v)) for v in (values if isinstance(values, list) else [values])]
+        for k, values in response.get("headers", {}).items()
+        if k.lower() not in SECRET_HEADERS
     }
+    body = response.get("body") or {}
+    if isinstance(body.get("string"), bytes):
+        body["string"] = secrets.redact_bytes(body["string"])
+    elif isinstance(body.get("string"), str):
+        body["string"] = secrets.redact(body["string"])
     return response
 
 
@@ -164,7 +202,23 @@ class CassetteTransport(httpx.BaseTransport):
         }
         # "all" starts from an empty cassette: a fresh recording replaces the old one entirely.
         fresh = mode == "record" and record_mode == "all"
-        self.cassette = Cassette(**settings) if fresh else Cassette.load(**settings)
+        if fresh:
+            self.cassette = Cassette(**settings)
+        else:
+            try:
+                self.cassette = Cassette.load(**settings)
+            except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
+                raise corrupt(self.path, exc) from exc
+        self.incomplete: str | None = _metadata(self.cassette).get("incomplete")
+        if mode == "replay" and not self.cassette.data and not self.incomplete:
+            raise CassetteCorruptError(str(self.path), "it holds no interaction")
+
+    def mark_incomplete(self, why: str) -> None:
+        """Note in the cassette (record mode) that the recording stopped early, and why, so a
+        replay says so instead of reporting drift."""
+        if self.mode == "record":
+            self.cassette.get_metadata("harness", {})["incomplete"] = why
+            self.cassette.dirty = True
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         from vcr.request import Request as VcrRequest
@@ -175,6 +229,8 @@ class CassetteTransport(httpx.BaseTransport):
             return self._play(self.cassette.play_response(vcr_request), request)
         if self.mode == "replay" or self.inner is None or self.cassette.write_protected:
             # replay, or record mode "once" over an existing cassette: never a live call
+            if self.incomplete and not self._unplayed():
+                raise CassetteIncompleteError(str(self.path), self.scenario_id, self.incomplete)
             raise CassetteDriftError(str(self.path), self.scenario_id, self._closest(vcr_request))
         started = time.perf_counter()
         response = self.inner.handle_request(request)
@@ -216,6 +272,9 @@ class CassetteTransport(httpx.BaseTransport):
             extensions={"harness_elapsed_ms": recorded.get("elapsed_ms")},
         )
 
+    def _unplayed(self) -> bool:
+        return any(self.cassette.play_counts[i] == 0 for i in range(len(self.cassette.data)))
+
     def _closest(self, request: Any) -> str:
         candidates = [
             r for r in self.cassette.requests if r.method == request.method and r.path == request.path
@@ -241,3 +300,38 @@ class CassetteTransport(httpx.BaseTransport):
         if self.mode == "record" and self.cassette.dirty:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.cassette._save(force=True)
+
+
+def _metadata(cassette: Any) -> dict[str, Any]:
+    """What the harness noted in a cassette (``{}`` when nothing)."""
+    value = getattr(cassette, "_metadata", {}).get("harness")
+    return value if isinstance(value, dict) else {}
+
+
+def corrupt(path: Path, exc: Exception) -> CassetteCorruptError:
+    """The error for a cassette vcrpy could not load: the YAML problem with its line, or the first
+    interaction that is not shaped like one."""
+    from harness import yamlio
+
+    try:
+        data, node = yamlio.load(path)
+    except yamlio.YamlError as error:
+        return CassetteCorruptError(str(path), str(error), error.line)
+    except (OSError, UnicodeDecodeError) as error:
+        return CassetteCorruptError(str(path), str(error))
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        return CassetteCorruptError(str(path), "not a vcrpy cassette (no 'interactions' list)", 1)
+    for index, item in enumerate(data["interactions"]):
+        where = ["interactions", index]
+        request = item.get("request") if isinstance(item, dict) else None
+        response = item.get("response") if isinstance(item, dict) else None
+        if not isinstance(request, dict) or not {"method", "uri"} <= set(request):
+            return CassetteCorruptError(
+                str(path), f"interaction {index} has no request method and uri", yamlio.line_of(node, where)
+            )
+        status = response.get("status") if isinstance(response, dict) else None
+        if not isinstance(status, dict) or not isinstance(status.get("code"), int):
+            return CassetteCorruptError(
+                str(path), f"interaction {index} has no response status code", yamlio.line_of(node, where)
+            )
+    return CassetteCorruptError(str(path), f"{type(exc).__name__}: {exc}")

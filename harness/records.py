@@ -23,6 +23,7 @@ from typing import IO, Any, Literal
 
 import msgspec
 
+from harness import secrets
 from harness.errors import ConfigError
 from harness.model import Finding, Transcript, Usage
 
@@ -31,6 +32,11 @@ RESULT_SCHEMA = "harness.result/2"
 
 Status = Literal["pass", "warn", "fail", "n/a"]
 Kind = Literal["protocol", "expectation"]
+Outcome = Literal["pass", "fail", "error"]
+"""``pass``: no check failed. ``fail``: the model's or the provider's behaviour broke a check.
+``error``: the harness could not test (no response, the endpoint unavailable after retries, a
+refused key, a missing or unreadable cassette, a fault of the harness); never scored."""
+Cause = Literal["transport", "endpoint", "config", "cassette", "harness"]
 
 
 @dataclass(frozen=True)
@@ -54,15 +60,19 @@ class TargetInfo:
 
 @dataclass(frozen=True)
 class RunError:
-    """Why a run could not be completed: a cassette error or a fault of the harness."""
+    """Why the harness could not test: its ``cause`` (the ``transport`` gave no response, the
+    ``endpoint`` stayed unavailable after retries, the ``config`` is wrong (a refused key), a
+    ``cassette`` is missing, drifted, incomplete or unreadable, or the ``harness`` failed),
+    what kind of error, and the message."""
 
     kind: str
     message: str
     traceback: str | None = None
+    cause: Cause = "harness"
 
     def summary(self) -> dict[str, str]:
-        """Kind and message, as reports show them (the traceback stays in the results file)."""
-        return {"kind": self.kind, "message": self.message}
+        """Kind, cause and message, as reports show them (the traceback stays in the results file)."""
+        return {"kind": self.kind, "cause": self.cause, "message": self.message}
 
 
 def status_of(findings: Iterable[Finding]) -> Status:
@@ -134,6 +144,7 @@ class RunRecord:
     usage: Usage
     transcript: Transcript
     tool_prompt: PromptSize | None = None
+    outcome: Outcome = "pass"
     schema: str = RESULT_SCHEMA
 
     @property
@@ -152,8 +163,25 @@ _decoder = msgspec.json.Decoder(RunRecord)
 
 
 def dump(record: RunRecord, out: IO[bytes]) -> None:
-    """Write ``record`` as one line of a results file (the one place records are serialised)."""
-    out.write(_encoder.encode(record) + b"\n")
+    """Write ``record`` as one line of a results file (the one place records are serialised).
+
+    A string that is not valid Unicode (a lone surrogate a provider sent as ``"\\ud83d"``) must
+    not lose the run: such characters are written as U+FFFD (the adapters note them as findings)."""
+    try:
+        line = _encoder.encode(record)
+    except UnicodeEncodeError:
+        line = _encoder.encode(_valid_unicode(msgspec.to_builtins(record)))
+    out.write(secrets.redact_bytes(line) + b"\n")
+
+
+def _valid_unicode(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_unicode(v) for v in value]
+    return value
 
 
 def encode(value: Any) -> bytes:

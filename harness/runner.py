@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -35,6 +37,7 @@ from harness.agent.loop import LoopSettings, run_loop
 from harness.checks import RunContext, run_checks
 from harness.errors import CassetteError, UserError
 from harness.model import ToolExecution, Transcript
+from harness.outcomes import outcome_of, untestable
 from harness.providers import RequestOptions
 from harness.providers.text_protocols import native_tools_size
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
@@ -44,14 +47,14 @@ from harness.scoring import run_score
 from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.registry import ToolRegistry
-from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, Transport
+from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, RetryPolicy, Timeouts, Transport
 
 
 @dataclass
 class RunConfig:
     """How to run: the mode (``replay``, ``record``, ``live``), where cassettes are and where
-    results go, repeats per scenario (pass^k), concurrency, the vcrpy record mode, retries of
-    429/503 answers, and whether MCP servers start even in replay.
+    results go, repeats per scenario (pass^k), concurrency, the vcrpy record mode, whether MCP
+    servers start even in replay; runs to skip (a resumed run) and an event that interrupts.
 
     Example::
 
@@ -65,8 +68,9 @@ class RunConfig:
     repeats: int = 1
     concurrency: int = 8
     record_mode: RecordMode = "all"
-    retries: int = 2
     live_mcp: bool = False  # start MCP servers even in replay (their results must match the recording)
+    skip: frozenset[tuple[str, str, int]] = frozenset()  # runs already done (a resumed run)
+    stop: threading.Event | None = None  # set to interrupt (Ctrl-C)
 
 
 OnResult = Callable[[RunRecord], None]
@@ -142,6 +146,10 @@ def run_one(
             transcript.findings.extend(mcp.findings())
             mcp = None
         if cassette is not None:
+            if transcript.stop_reason == "transport_error":
+                last = transcript.exchanges[-1]
+                reason = last.parsed.error.message if last.parsed.error else "no response"
+                cassette.mark_incomplete(f"turn {last.turn} got no response while recording: {reason}")
             cassette.save()
         context = RunContext(
             transcript,
@@ -150,10 +158,11 @@ def run_one(
             native_tool_choice=scenario.tool_choice.mode in target.profile.tool_choice,
         )
         checks = run_checks(context)
+        error = untestable(transcript, simulated=target.simulated)
     except UserError:
         raise
     except CassetteError as exc:
-        error = RunError(type(exc).__name__, str(exc))
+        error = RunError(type(exc).__name__, str(exc), cause="cassette")
     except Exception as exc:  # a harness fault: recorded, the other runs go on
         error = RunError("HarnessError", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=8))
     finally:
@@ -169,14 +178,23 @@ def run_one(
         category=scenario.category,
         repeat=repeat,
         mode=config.mode,
-        score=0.0 if error else run_score(checks),
-        passed=error is None and all(c.status != "fail" for c in checks),
+        score=None if error else run_score(checks),
+        passed=outcome_of(error, checks) == "pass",
         error=error,
         checks=tuple(checks),
         usage=transcript.usage(),
         transcript=transcript,
         tool_prompt=tool_prompt(transcript),
+        outcome=outcome_of(error, checks),
     )
+
+
+def target_timeouts(target: Target) -> Timeouts:
+    """The target's connect, read and whole-request limits (the whole request defaults to twice
+    the read limit, at least a minute)."""
+    read = target.timeout_s
+    total = target.request_timeout_s or max(60.0, 2 * read)
+    return Timeouts(connect_s=target.connect_timeout_s, read_s=read, total_s=total)
 
 
 def _run_loop(
@@ -189,6 +207,7 @@ def _run_loop(
     path: Path,
 ) -> tuple[CassetteTransport | None, Transport]:
     """The harness's own agent loop over the endpoint, through the run's cassette."""
+    deadline = time.monotonic() + target.run_timeout_s if target.run_timeout_s else None
     cassette: CassetteTransport | None = None
     client_transport: httpx.BaseTransport | None = (
         None if endpoint.transport is None else Borrowed(endpoint.transport)
@@ -206,9 +225,11 @@ def _run_loop(
         endpoint.base_url,
         auth_headers=endpoint.headers,
         client_transport=client_transport,
-        timeout_s=target.timeout_s,
-        retries=config.retries,
-        sleep=(lambda s: None) if config.mode == "replay" else None,
+        timeouts=target_timeouts(target),
+        retry=RetryPolicy(attempts=1 + target.retries, max_wait_s=target.retry_max_wait_s),
+        sleep=(lambda s: None) if config.mode == "replay" else config.stop.wait if config.stop else None,
+        deadline=deadline,
+        interrupted=config.stop,
     )
     options = RequestOptions(
         target.model,
@@ -284,19 +305,34 @@ def run(
 ) -> list[RunRecord]:
     """Run everything against ready ``endpoints`` (by target name); every record is appended
     to ``config.results`` (when set) as its run ends. Returns the records sorted by (target,
-    scenario, repeat)."""
+    scenario, repeat).
+
+    ``config.skip`` lists (target, scenario, repeat) keys already done (a resumed run).
+    ``config.stop`` interrupts: no new run starts, the endpoints' connections are closed so
+    requests in flight end at once, and runs cut short that way are not recorded."""
     records: list[RunRecord] = []
     lock = threading.Lock()
     limits = _limits(targets, endpoints)
+    stop = config.stop or threading.Event()
     with contextlib.ExitStack() as stack:
         out: IO[bytes] | None = None
         if config.results is not None:
             config.results.parent.mkdir(parents=True, exist_ok=True)
-            out = stack.enter_context(config.results.open("wb"))
+            out = stack.enter_context(config.results.open("ab" if config.skip else "wb"))
+        finished = threading.Event()
+        watcher = threading.Thread(target=_cut_on_stop, args=(stop, finished, endpoints), daemon=True)
+        watcher.start()
+        stack.callback(finished.set)
 
         def task(target: Target, scenario: Scenario, repeat: int) -> None:
+            if stop.is_set():
+                return
             with limits[target.name]:
+                if stop.is_set():
+                    return
                 record = run_one(target, scenario, repeat, endpoints[target.name], config)
+            if stop.is_set() and record.outcome == "error":
+                return  # cut short by the interruption: it is not a result
             with lock:
                 if out is not None:
                     dump(record, out)
@@ -306,11 +342,37 @@ def run(
                 on_result(record)
 
         # interleaved across targets, so no target's limit holds every worker
-        jobs = [(t, s, k) for s in scenarios for k in range(config.repeats) for t in targets]
+        jobs = [
+            (t, s, k)
+            for s in scenarios
+            for k in range(config.repeats)
+            for t in targets
+            if (t.name, s.id, k) not in config.skip
+        ]
         with ThreadPoolExecutor(max_workers=max(1, config.concurrency), thread_name_prefix="run") as pool:
             for future in [pool.submit(task, *job) for job in jobs]:
-                future.result()
+                _wait(future)
     return sorted(records, key=lambda r: r.key)
+
+
+def _wait(future: Future[None]) -> None:
+    """The future's result, waiting in short slices: a signal (Ctrl-C) delivered to another
+    thread only reaches the main thread's Python handler when the main thread wakes."""
+    while True:
+        try:
+            future.result(timeout=0.2)
+            return
+        except FuturesTimeout:
+            continue
+
+
+def _cut_on_stop(stop: threading.Event, finished: threading.Event, endpoints: Mapping[str, Endpoint]) -> None:
+    """When ``stop`` is set before the run finishes, close every endpoint's connections."""
+    while not finished.is_set():
+        if stop.wait(0.1):
+            for endpoint in endpoints.values():
+                endpoint.cut()
+            return
 
 
 def _limits(targets: Sequence[Target], endpoints: Mapping[str, Endpoint]) -> dict[str, threading.Semaphore]:

@@ -382,6 +382,7 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
             spec.get("cwd"),
             float(spec.get("timeout_s", 20.0)),
             spec.get("fixture"),
+            tuple(spec.get("secret_env", ())),
         )
         for name, spec in (data.get("mcp_servers") or {}).items()
     )

@@ -83,6 +83,7 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
                 sum(row["pass_all"] for row in scenario_rows.values()) / len(scenario_rows), 4
             ),
             "runs": len(runs),
+            "errors": sum(1 for r in runs if r.outcome == "error"),
             "scenarios": scenario_rows,
         }
     overall = _mean(t["score"] for t in targets.values())

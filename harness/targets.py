@@ -16,23 +16,41 @@ prompted protocol, temperature...). Bundled targets live in
     [targets.gateway-small]
     profile = "my-gateway"
     model = "small-1"
+    headers = {x-route = "canary"}      # merged over the profile's headers
 
-A target whose ``format`` contradicts its profile's is refused when loaded.
-Keys are read from the environment variable a target or profile names, never
-from a file.
+The whole file is validated against ``harness/schemas/config.schema.json``
+(JSON Schema 2020-12) before anything is built: every key of every table, its
+type and its range (``stream`` a boolean, ``timeout_s > 0``, ``temperature``
+0..2, ``base_url`` an http(s) URL or ``sim`` / ``sim~<deviation>`` /
+``local:<model>``...). Every error is listed, each as
+``harness.toml:LINE: [targets.x] key: message`` (:class:`ConfigFileError`);
+tomllib gives no line numbers, so :class:`TomlLines` finds them in the text.
+Target and profile names become file names (``cassettes/<target>/``), so they
+may hold only letters, digits, ``.``, ``_`` and ``-`` (:data:`NAME_PATTERN`). A
+target whose ``format`` contradicts its profile's is refused too. Keys are read
+from the environment variable a target or profile names, never from a file;
+header values are treated as secrets (masked wherever requests are recorded).
 """
 
 from __future__ import annotations
 
+import bisect
+import contextlib
+import copy
 import dataclasses
 import fnmatch
+import json
+import math
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from harness import yamlio
 from harness.errors import ConfigError, UnknownNameError
 from harness.providers import Adapter, Profile, Quirk, adapter_class
 from harness.providers.profiles import default_profile, get_profile
@@ -40,6 +58,13 @@ from harness.records import TargetInfo
 
 SIM = "sim"
 LOCAL_PREFIX = "local:"
+NAME_PATTERN = re.compile(r"^(?!\.)(?!.*\.\.)[A-Za-z0-9._-]{1,128}$")
+"""Names of targets and profiles: they become file and folder names, so no path separator,
+no leading dot, no ``..`` (the schema's ``$defs/name`` says the same)."""
+NAME_RULE = (
+    "names become file and folder names, so they may hold only letters, digits, '.', '_' and '-', "
+    "may not start with a dot and may not contain '..' (at most 128 characters)"
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +78,11 @@ class Target:
     agent (``package.module:run`` or ``path/agent.py:run``, relative to ``origin``,
     the file that declared the target) to put under test instead of the harness's
     loop (:mod:`harness.agent.external`).
+
+    ``headers`` are sent with every request (a gateway's routing or tenant
+    headers): the profile's, with the target's own merged over them (names
+    compared without case), so ``headers`` is always the whole set. Their values
+    are treated as secrets: masked in transcripts, cassettes and reports, like the key.
 
     Example::
 
@@ -72,10 +102,21 @@ class Target:
     max_tokens: int | None = None
     seed: int | None = None
     timeout_s: float = 120.0
+    connect_timeout_s: float = 10.0
+    request_timeout_s: float | None = None
+    run_timeout_s: float | None = None
+    retries: int = 2
+    retry_max_wait_s: float = 30.0
     concurrency: int = 4
     request_options: dict[str, Any] = field(default_factory=dict)
     agent: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
     origin: str = ""
+
+    def __post_init__(self) -> None:
+        own = {name.lower() for name in self.headers}
+        inherited = {k: v for k, v in self.profile.headers.items() if k.lower() not in own}
+        object.__setattr__(self, "headers", inherited | dict(self.headers))
 
     @classmethod
     def build(
@@ -90,7 +131,9 @@ class Target:
     ) -> Target:
         """A target from names: ``profile`` (a name looked up in ``profiles``, then the bundled
         ones) or, without one, the default profile of ``format``. A ``format`` that contradicts
-        the profile's is a :class:`ConfigError` naming the target and both formats."""
+        the profile's is a :class:`ConfigError` naming the target and both formats, and so is a
+        name that is not safe as a file name (:data:`NAME_PATTERN`)."""
+        check_name("target", name)
         if isinstance(profile, str):
             profile = (profiles or {}).get(profile) or get_profile(profile)
         if profile is None:
@@ -129,7 +172,14 @@ class Target:
         return self.base_url or self.profile.base_url
 
     def api_key_variable(self) -> str | None:
-        return self.api_key_env or (None if self.simulated or self.local_model else self.profile.api_key_env)
+        """The environment variable holding the key, or ``None`` when the endpoint needs none: the
+        simulator, a managed local model, or a target pointing a profile at a loopback ``base_url``
+        (a server on this machine) without naming a variable itself."""
+        if self.api_key_env:
+            return self.api_key_env
+        if self.simulated or self.local_model or (self.base_url and _loopback(self.base_url)):
+            return None
+        return self.profile.api_key_env
 
     def adapter(self) -> Adapter:
         adapter = adapter_class(self.format)(self.profile)
@@ -157,69 +207,25 @@ class Target:
         )
 
 
+def check_name(kind: str, name: str) -> None:
+    """Refuse a target or profile name that is not safe as a file name: it would put a cassette
+    outside the cassette folder (``[targets."/abs/path"]`` once did)."""
+    if not NAME_PATTERN.match(name):
+        raise ConfigError(f"{kind} name {name!r} is not allowed: {NAME_RULE}")
+
+
+def _loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    return host in ("localhost", "127.0.0.1", "::1") or bool(host and host.startswith("127."))
+
+
 TARGET_KEYS = frozenset({"format", "profile"} | {f.name for f in fields(Target)} - {"name", "origin"})
 PROFILE_KEYS = frozenset({"extends"} | {f.name for f in fields(Profile)} - {"name"})
-
-
-def _table(source: str, section: str, name: str, raw: Any, known: frozenset[str]) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: [{section}.{name}] must be a table")
-    unknown = set(raw) - known
-    if unknown:
-        raise ConfigError(
-            f"{source}: [{section}.{name}] has unknown keys {sorted(unknown)}; known: {sorted(known)}"
-        )
-    return raw
-
-
-def _profiles_from(data: dict[str, Any], source: str) -> dict[str, Profile]:
-    """``[profiles.<name>]`` tables; ``extends = "<profile>"`` starts from another profile."""
-    found: dict[str, Profile] = {}
-    for name, raw in (data.get("profiles") or {}).items():
-        try:
-            found[name] = _profile(source, name, raw, found)
-        except (UnknownNameError, TypeError) as exc:
-            raise ConfigError(f"{source}: [profiles.{name}]: {exc}") from exc
-    return found
-
-
-def _profile(source: str, name: str, raw: Any, found: dict[str, Profile]) -> Profile:
-    """One ``[profiles.<name>]`` table as a :class:`Profile`."""
-    values = dict(_table(source, "profiles", name, raw, PROFILE_KEYS))
-    base_name = values.pop("extends", None)
-    if "tool_choice" in values:
-        values["tool_choice"] = frozenset(values["tool_choice"])
-    if "quirks" in values:
-        values["quirks"] = tuple(Quirk(**q) for q in values["quirks"])
-    if base_name is not None:
-        base = found.get(base_name) or get_profile(base_name)
-        if "format" in values and values["format"] != base.format:
-            raise ConfigError(
-                f"{source}: [profiles.{name}] format {values['format']!r} contradicts the profile it "
-                f"extends, {base_name!r} ({base.format!r})"
-            )
-        return dataclasses.replace(base, name=name, **values)
-    if "format" not in values:
-        raise ConfigError(f"{source}: [profiles.{name}] needs 'format' (or 'extends')")
-    adapter_class(values["format"])
-    return Profile(name=name, **values)
-
-
-def _targets_from(data: dict[str, Any], source: str, profiles: Mapping[str, Profile]) -> dict[str, Target]:
-    targets = {}
-    for name, raw in (data.get("targets") or {}).items():
-        values = dict(_table(source, "targets", name, raw, TARGET_KEYS))
-        if "model" not in values:
-            raise ConfigError(f"{source}: [targets.{name}] needs 'model'")
-        if "format" not in values and "profile" not in values:
-            raise ConfigError(f"{source}: [targets.{name}] needs 'format' (or a 'profile')")
-        try:
-            targets[name] = Target.build(name, profiles=profiles, origin=source, **values)
-        except UnknownNameError as exc:
-            raise ConfigError(f"{source}: [targets.{name}]: {exc}") from exc
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from exc
-    return targets
 
 
 @dataclass(frozen=True)
@@ -230,33 +236,572 @@ class Config:
     profiles: dict[str, Profile]
 
 
-def _read(path: Path) -> dict[str, Any]:
+# -- errors with their place ----------------------------------------------------------------
+
+Where = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One error in a configuration file: the file, its line, the key path (``("targets",
+    "x", "stream")``) and what is wrong."""
+
+    source: str
+    line: int | None
+    where: Where
+    message: str
+
+    @property
+    def table(self) -> str:
+        """``[targets.x]``, or ``""`` for a top-level key or the whole file."""
+        if len(self.where) < 2:
+            return ""
+        return f"[{self.where[0]}.{_toml_key(self.where[1])}]"
+
+    @property
+    def key(self) -> str:
+        """The key inside the table, dotted (``headers.x-team``, ``quirks[0].id``); the key
+        itself when it is top-level; ``""`` for a whole table."""
+        rest = self.where[2:] if len(self.where) >= 2 else self.where
+        text = ""
+        for part in rest:
+            text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + _toml_key(part)
+        return text
+
+    def __str__(self) -> str:
+        where = self.source + (f":{self.line}" if self.line else "")
+        if self.table:
+            return f"{where}: {self.table}{' ' + self.key if self.key else ''}: {self.message}"
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+class ConfigFileError(ConfigError):
+    """A configuration file with errors: ``problems`` lists each (file, line, key, message),
+    in the order of the file.
+
+    Example::
+
+        try:
+            harness.load_config("harness.toml")
+        except ConfigFileError as error:
+            for problem in error.problems:
+                print(problem.line, problem.table, problem.key, problem.message)
+    """
+
+    def __init__(self, problems: Sequence[ConfigProblem]):
+        self.problems = sorted(problems, key=lambda p: (p.source, p.line or 0))
+        if len(self.problems) == 1:
+            super().__init__(str(self.problems[0]))
+        else:
+            lines = "\n".join(f"  {p}" for p in self.problems)
+            super().__init__(f"{len(self.problems)} errors in {self.problems[0].source}:\n{lines}")
+
+
+def _toml_key(name: str | int) -> str:
+    """A key as it would be written in TOML: bare if it can be, quoted otherwise."""
+    name = str(name)
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+# -- the schema -------------------------------------------------------------------------------
+
+
+@cache
+def config_schema() -> dict[str, Any]:
+    """``schemas/config.schema.json`` as shipped (its enums list the bundled wire formats and
+    text protocols; :func:`_validator` puts the registered ones in)."""
+    text = resources.files("harness").joinpath("schemas/config.schema.json").read_text()
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+@cache
+def _validator(formats: tuple[str, ...], protocols: tuple[str, ...]) -> Any:
+    """A validator of the schema with the wire formats and protocols registered now (code may
+    register more than the shipped schema lists)."""
+    import jsonschema
+
+    schema = copy.deepcopy(config_schema())
+    schema["$defs"]["format"]["enum"] = list(formats)
+    schema["$defs"]["protocol"]["enum"] = list(protocols)
+    return jsonschema.Draft202012Validator(schema)
+
+
+_TYPE_WORDS = {
+    "boolean": "a boolean (true or false)",
+    "number": "a number",
+    "integer": "an integer",
+    "string": "a string",
+    "object": "a table",
+    "array": "an array",
+}
+_BOUNDS = (("exclusiveMinimum", ">"), ("minimum", ">="), ("maximum", "<="), ("exclusiveMaximum", "<"))
+_MAX_NESTING = 32
+"""Deepest nesting of TOML values (request_options may nest); deeper would only make the
+validator recurse."""
+
+
+def _schema_problems(data: dict[str, Any]) -> Iterator[tuple[Where, str]]:
+    """Each schema error of ``data`` as (key path, message in the user's words)."""
+    from harness.providers import formats
+    from harness.providers.text_protocols import protocols
+
+    validator = _validator(tuple(formats()), tuple(protocols()))
+    for error in validator.iter_errors(data):
+        yield from _explain(error)
+
+
+def _explain(error: Any) -> Iterator[tuple[Where, str]]:
+    """One jsonschema error in the user's words, at the key it is about (an unknown or a
+    missing key is its own key, not its table)."""
+    path: Where = tuple(error.absolute_path)
+    schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
+    value, kind = error.instance, error.validator
+    if "propertyNames" in error.schema_path:
+        yield (*path, value), f"name {value!r} is not allowed: {schema.get('x-message', error.message)}"
+    elif kind == "additionalProperties":
+        known = sorted(schema.get("properties", {}))
+        for key in sorted(set(value) - set(known)):
+            if path:
+                yield (*path, key), f"unknown key; known: {', '.join(known)}"
+            else:
+                yield (key,), "unknown key: the file holds [targets.<name>] and [profiles.<name>] tables"
+    elif kind == "required":
+        for key in error.validator_value:
+            if key not in value:
+                yield (*path, key), "required, but missing"
+    elif "x-message" in schema:
+        alternatives = [r for choice in error.validator_value for r in choice.get("required", [])]
+        yield (*path, *alternatives[:1]), schema["x-message"]
+    elif kind in ("type", "pattern", "enum"):
+        expected: str | None = schema.get("x-expected")
+        if expected is None and kind == "type":
+            types = (
+                error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+            )
+            words = [_TYPE_WORDS.get(str(t), str(t)) for t in types]
+            expected = " or ".join(words) if len(words) < 3 else f"{', '.join(words[:-1])} or {words[-1]}"
+            if path in (("targets",), ("profiles",)):
+                expected += f" of {path[0]} ([{path[0]}.<name>] tables)"
+        choices = f"; known: {', '.join(map(str, error.validator_value))}" if kind == "enum" else ""
+        yield path, (f"expected {expected}, got {value!r}{choices}" if expected else error.message)
+    elif kind in dict(_BOUNDS):
+        bounds = " and ".join(f"{sign} {schema[word]}" for word, sign in _BOUNDS if word in schema)
+        yield path, f"{value!r} is out of range: must be {bounds}"
+    elif kind == "minLength" and error.validator_value == 1:
+        yield path, "must not be empty"
+    elif kind == "uniqueItems":
+        yield path, f"{value!r} repeats a value"
+    else:
+        yield path, error.message
+
+
+def _shape_problems(data: Any) -> Iterator[tuple[Where, str]]:
+    """What JSON Schema cannot say about TOML data: ``nan`` (no range refuses it), and nesting
+    so deep that validating it would recurse without end."""
+    stack: list[tuple[Where, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > _MAX_NESTING:
+            yield path, f"nested more than {_MAX_NESTING} levels deep"
+        elif isinstance(value, float) and math.isnan(value):
+            yield path, "nan is not a usable number"
+        elif isinstance(value, dict):
+            stack.extend(((*path, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(value))
+
+
+# -- where keys are in a TOML text ------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """The line finder met TOML it does not follow: it keeps what it found so far."""
+
+
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_BARE_VALUE = re.compile(r"[^,\]}\n#]+")
+_TRIPLE_QUOTES = ('"' * 3, "'" * 3)
+
+
+class TomlLines:
+    """The line of every key of a TOML text (tomllib gives none), for error messages.
+
+    One pass over the text, following table headers (``[targets.x]``, ``[targets."x"]``,
+    ``[[profiles.p.quirks]]``), dotted keys (``x.model = ...``), inline tables and arrays
+    (each nested key and item gets its own line) and skipping strings (multi-line ones too)
+    and comments. It runs only on text tomllib accepted; should it still meet something it
+    does not follow, it keeps what it found so far, and :meth:`line` falls back to the nearest
+    enclosing key or table header.
+
+    Example::
+
+        lines = TomlLines('[targets.x]\\nmodel = "m"\\nstream = "no"\\n')
+        assert lines.line(["targets", "x", "stream"]) == 3
+        assert lines.line(["targets", "x", "timeout_s"]) == 1  # absent: its table's header
+    """
+
+    def __init__(self, text: str):
+        self.text, self.pos = text, 0
+        self.lines: dict[Where, int] = {}
+        self._breaks = [i for i, c in enumerate(text) if c == "\n"]
+        self._arrays: dict[Where, int] = {}
+        with contextlib.suppress(_Stop, IndexError, ValueError):  # keep what was found
+            self._document()
+
+    def line(self, path: Sequence[str | int]) -> int | None:
+        """The 1-based line of the key at ``path``, or of its nearest enclosing key or table."""
+        key = tuple(path)
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            key = key[:-1]
+        return None
+
+    # The scanner: ``pos`` only moves forward, and every loop consumes at least one character
+    # or stops (a character it does not expect raises _Stop).
+
+    def _mark(self, path: Where, at: int) -> None:
+        """``path`` (and each enclosing path not seen yet) is at the line of offset ``at``."""
+        line = bisect.bisect_left(self._breaks, at) + 1
+        for end in range(1, len(path) + 1):
+            self.lines.setdefault(path[:end], line)
+
+    def _document(self) -> None:
+        table: Where = ()
+        text = self.text
+        while True:
+            self._skip(newlines=True)
+            if self.pos >= len(text):
+                return
+            start = self.pos
+            if text[start] == "[":
+                array = text.startswith("[[", start)
+                self.pos += 2 if array else 1
+                key = self._key()
+                self._expect("]]" if array else "]")
+                if array:
+                    index = self._arrays.get(key, 0)
+                    self._arrays[key] = index + 1
+                    table = (*key, index)
+                else:
+                    table = key
+                self._mark(table, start)
+            else:
+                key = self._key()
+                self._expect("=")
+                self._skip()
+                self._mark((*table, *key), start)
+                self._value((*table, *key))
+
+    def _skip(self, newlines: bool = False) -> None:
+        """Past blanks and comments (and line breaks when ``newlines``)."""
+        text = self.text
+        while self.pos < len(text):
+            c = text[self.pos]
+            if c in " \t\r" or (newlines and c == "\n"):
+                self.pos += 1
+            elif c == "#":
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            else:
+                return
+
+    def _expect(self, token: str) -> None:
+        if not self.text.startswith(token, self.pos):
+            raise _Stop
+        self.pos += len(token)
+
+    def _key(self) -> tuple[str, ...]:
+        """A dotted key (``targets."x".model``) at ``pos``, as its parts; blanks around skipped."""
+        parts: list[str] = []
+        while True:
+            self._skip()
+            c = self.text[self.pos]
+            if c == '"':
+                parts.append(self._basic())
+            elif c == "'":
+                end = self.text.index("'", self.pos + 1)
+                parts.append(self.text[self.pos + 1 : end])
+                self.pos = end + 1
+            else:
+                match = _BARE_KEY.match(self.text, self.pos)
+                if match is None:
+                    raise _Stop
+                parts.append(match.group())
+                self.pos = match.end()
+            self._skip()
+            if not self.text.startswith(".", self.pos):
+                return tuple(parts)
+            self.pos += 1
+
+    def _basic(self) -> str:
+        """A one-line basic string at ``pos``, unescaped."""
+        text, i = self.text, self.pos + 1
+        while text[i] != '"':
+            if text[i] == "\n":
+                raise _Stop
+            i += 2 if text[i] == "\\" else 1
+        raw, self.pos = text[self.pos + 1 : i], i + 1
+        return re.sub(r"\\(U[0-9A-Fa-f]{8}|u[0-9A-Fa-f]{4}|.)", _unescape, raw)
+
+    def _value(self, path: Where) -> None:
+        text = self.text
+        if text.startswith(_TRIPLE_QUOTES, self.pos):
+            self._multiline(text[self.pos : self.pos + 3])
+        elif text[self.pos] == '"':
+            self._basic()
+        elif text[self.pos] == "'":
+            self.pos = text.index("'", self.pos + 1) + 1
+        elif text[self.pos] in "[{":
+            self._collection(path, "]" if text[self.pos] == "[" else "}")
+        else:
+            match = _BARE_VALUE.match(text, self.pos)
+            if match is None:
+                raise _Stop
+            self.pos = match.end()
+
+    def _collection(self, path: Where, close: str) -> None:
+        """An array (items at ``path + (index,)``) or an inline table (keys under ``path``)."""
+        self.pos += 1
+        index = 0
+        while True:
+            self._skip(newlines=True)
+            if self.text[self.pos] == close:
+                self.pos += 1
+                return
+            start = self.pos
+            if close == "]":
+                item: Where = (*path, index)
+                index += 1
+            else:
+                item = (*path, *self._key())
+                self._expect("=")
+                self._skip()
+            self._mark(item, start)
+            self._value(item)
+            self._skip(newlines=True)
+            if self.text[self.pos] == ",":
+                self.pos += 1
+            elif self.text[self.pos] != close:
+                raise _Stop
+
+    def _multiline(self, quotes: str) -> None:
+        """Past a multi-line string at ``pos`` (up to two quotes may end its content)."""
+        text, i = self.text, self.pos + 3
+        while True:
+            end = text.index(quotes, i)
+            escapes = 0
+            while quotes[0] == '"' and text[end - 1 - escapes] == "\\":
+                escapes += 1
+            if escapes % 2 == 0:
+                break
+            i = end + 1
+        end += 3
+        extra = 0
+        while end < len(text) and text[end] == quotes[0] and extra < 2:
+            end, extra = end + 1, extra + 1
+        self.pos = end
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if code[0] in "uU" and len(code) > 1:
+        return chr(int(code[1:], 16))
+    return _ESCAPES.get(code, code)
+
+
+# -- reading a configuration --------------------------------------------------------------------
+
+
+class _File:
+    """One configuration file being read: its text, where its keys are, the problems found."""
+
+    def __init__(self, source: str, text: str):
+        self.source, self.text = source, text
+        self.problems: list[ConfigProblem] = []
+        self._lines: TomlLines | None = None
+
+    def problem(self, where: Sequence[str | int], message: str) -> None:
+        if self._lines is None:
+            self._lines = TomlLines(self.text)
+        line = self._lines.line(where)
+        self.problems.append(ConfigProblem(self.source, line, tuple(where), message))
+
+    def broken(self, section: str) -> set[str]:
+        """Names of the tables of ``section`` with a problem."""
+        return {str(p.where[1]) for p in self.problems if len(p.where) >= 2 and p.where[0] == section}
+
+
+def _parse(source: str, text: str) -> tuple[_File, dict[str, Any]]:
+    """The TOML data of ``text``, checked against the schema (problems noted in the file)."""
+    file = _File(source, text)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(exc))
+        line = int(found.group(1)) if found else None
+        raise ConfigFileError([ConfigProblem(source, line, (), f"not valid TOML: {message}")]) from None
+    except RecursionError:
+        raise ConfigFileError(
+            [ConfigProblem(source, None, (), "not valid TOML here: arrays or tables nested too deeply")]
+        ) from None
+    for where, message in _shape_problems(data):
+        file.problem(where, message)
+    if any(len(p.where) > _MAX_NESTING for p in file.problems):
+        raise ConfigFileError(file.problems)
+    for where, message in _schema_problems(data):
+        file.problem(where, message)
+    return file, data
+
+
+def _build_profiles(file: _File, data: dict[str, Any]) -> dict[str, Profile]:
+    """``[profiles.<name>]`` as :class:`Profile` objects, the valid ones only. ``extends`` may
+    name a bundled profile or one declared anywhere in the file (a cycle is an error)."""
+    raw: dict[str, dict[str, Any]] = data.get("profiles", {})
+    built: dict[str, Profile] = {}
+    failed = file.broken("profiles")
+
+    def build(name: str, chain: tuple[str, ...]) -> Profile | None:
+        if name in built or name in failed:
+            return built.get(name)
+        values = dict(raw[name])
+        base_name = values.pop("extends", None)
+        if "tool_choice" in values:
+            values["tool_choice"] = frozenset(values["tool_choice"])
+        if "quirks" in values:
+            values["quirks"] = tuple(Quirk(**q) for q in values["quirks"])
+        profile: Profile | None = None
+        if base_name is None:
+            try:
+                profile = Profile(name=name, **values)
+            except TypeError as exc:  # the schema should have said so
+                file.problem(("profiles", name), str(exc))
+        else:
+            base = _base_profile(file, (*chain, name), base_name, raw, build)
+            if base is not None and "format" in values and values["format"] != base.format:
+                file.problem(
+                    ("profiles", name, "format"),
+                    f"{values['format']!r} contradicts the profile it extends, {base_name!r} "
+                    f"({base.format!r})",
+                )
+            elif base is not None:
+                profile = dataclasses.replace(base, name=name, **values)
+        if profile is None:
+            failed.add(name)
+        else:
+            built[name] = profile
+        return profile
+
+    for name in raw:
+        build(name, ())
+    return {name: built[name] for name in raw if name in built}
+
+
+def _base_profile(
+    file: _File,
+    chain: tuple[str, ...],
+    base_name: str,
+    raw: Mapping[str, Any],
+    build: Callable[[str, tuple[str, ...]], Profile | None],
+) -> Profile | None:
+    """The profile ``chain[-1]`` extends: declared in the file (built first) or bundled."""
+    where = ("profiles", chain[-1], "extends")
+    if base_name in raw:
+        if base_name in chain:
+            file.problem(where, f"profiles extend each other in a cycle: {' -> '.join((*chain, base_name))}")
+            return None
+        base = build(base_name, chain)
+        if base is None:
+            file.problem(where, f"the profile it extends, {base_name!r}, has errors")
+        return base
+    try:
+        return get_profile(base_name)
+    except UnknownNameError as exc:
+        file.problem(where, str(exc))
+        return None
+
+
+def _build_targets(file: _File, data: dict[str, Any], profiles: Mapping[str, Profile]) -> dict[str, Target]:
+    """``[targets.<name>]`` as :class:`Target` objects, the valid ones only."""
+    targets: dict[str, Target] = {}
+    broken, failed_profiles = file.broken("targets"), file.broken("profiles")
+    for name, raw in data.get("targets", {}).items():
+        if name in broken:
+            continue
+        values = dict(raw)
+        fmt, profile_name = values.pop("format", None), values.pop("profile", None)
+        profile: Profile | None = None
+        if profile_name is not None:
+            if profile_name in failed_profiles:
+                file.problem(("targets", name, "profile"), f"profile {profile_name!r} has errors")
+                continue
+            try:
+                profile = profiles.get(profile_name) or get_profile(profile_name)
+            except UnknownNameError as exc:
+                file.problem(("targets", name, "profile"), str(exc))
+                continue
+            if fmt is not None and fmt != profile.format:
+                file.problem(
+                    ("targets", name, "format"),
+                    f"format {fmt!r} of target {name!r} contradicts profile {profile_name!r}, whose "
+                    f"format is {profile.format!r}",
+                )
+                continue
+        try:
+            targets[name] = Target.build(name, format=fmt, profile=profile, origin=file.source, **values)
+        except (ConfigError, UnknownNameError, TypeError) as exc:  # the schema should have said so
+            file.problem(("targets", name), str(exc))
+    return targets
+
+
+def read_config(source: str, text: str, base: Mapping[str, Target] | None = None) -> Config:
+    """The targets and profiles of a configuration ``text`` (``source`` names it in errors),
+    added to the ``base`` targets (overriding them by name). Every problem of the text is
+    listed in one :class:`ConfigFileError`.
+
+    Example::
+
+        config = read_config("inline", '[targets.x]\\nformat = "openai-chat"\\nmodel = "m"\\n')
+        assert config.targets["x"].format == "openai-chat"
+    """
+    file, data = _parse(source, text)
+    if file.problems and not all(isinstance(data.get(s, {}), dict) for s in ("targets", "profiles")):
+        raise ConfigFileError(file.problems)
+    profiles = _build_profiles(file, data)
+    targets = dict(base or {})
+    targets.update(_build_targets(file, data, profiles))
+    if file.problems:
+        raise ConfigFileError(file.problems)
+    return Config(targets, profiles)
+
+
+def _bundled() -> dict[str, Target]:
+    text = resources.files("harness").joinpath("targets.toml").read_text(encoding="utf-8")
+    return read_config("harness/targets.toml", text).targets
 
 
 def load_config(config: str | Path | None = None) -> Config:
     """Bundled targets, overridden and extended by ``harness.toml`` (or ``config``), with the
-    profiles that file declares.
+    profiles that file declares. The file is validated whole against
+    ``schemas/config.schema.json``: a :class:`ConfigFileError` lists every problem, each with
+    its line and key.
 
     Example::
 
         config = harness.load_config("harness.toml")
         print(sorted(config.profiles), sorted(config.targets))
     """
-    bundled = tomllib.loads(resources.files("harness").joinpath("targets.toml").read_text())
-    targets = _targets_from(bundled, "harness/targets.toml", {})
+    targets = _bundled()
     path = Path(config) if config else Path("harness.toml")
-    profiles: dict[str, Profile] = {}
-    if path.is_file():
-        user = _read(path)
-        profiles = _profiles_from(user, str(path))
-        targets.update(_targets_from(user, str(path), profiles))
-    elif config:
-        raise ConfigError(f"{path}: no such file")
-    return Config(targets, profiles)
+    if not config and not path.is_file():
+        return Config(targets, {})
+    try:
+        text = yamlio.read_text(path)
+    except yamlio.YamlError as exc:
+        raise ConfigFileError([ConfigProblem(str(path), exc.line, (), str(exc))]) from None
+    return read_config(str(path), text, targets)
 
 
 def load_targets(config: str | Path | None = None) -> dict[str, Target]:

@@ -9,19 +9,30 @@ from a replayed one.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import email.utils
 import math
 import os
+import socket
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import httpcore
 import httpx
+import tenacity
 
+from harness import secrets
 from harness.errors import ConfigError, TransportError
-from harness.model import Finding, SentRequest, WireRequest, WireResponse
+from harness.model import Attempt, Finding, SentRequest, WireRequest, WireResponse
 
-RETRY_STATUSES = frozenset({429, 503, 529})
+RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})
 
 
 @dataclass
@@ -40,28 +51,57 @@ class Endpoint:
         if self.transport is not None:
             self.transport.close()
 
+    def cut(self) -> None:
+        """End every request in flight on this endpoint now (an interrupted run)."""
+        if isinstance(self.transport, LiveTransport):
+            self.transport.cut()
+
 
 @dataclass
 class Sent:
-    """A request as sent (secrets already masked) and what came back."""
+    """A request as sent (secrets already masked) and what came back, with every attempt."""
 
     request: SentRequest
     response: WireResponse
     elapsed_ms: float | None
     findings: list[Finding] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
 
 
 def api_key(env_name: str | None) -> str | None:
-    """The key from the environment variable the target names (never from a file)."""
+    """The key from the environment variable the target names (never from a file); registered
+    as a secret, so it is redacted wherever it appears."""
     if not env_name:
         return None
     value = os.environ.get(env_name)
     if not value:
         raise ConfigError(f"the target needs an API key in the environment variable {env_name}")
+    secrets.register(value)
     return value
 
 
-SECRET_QUERY = frozenset({"key", "api_key", "apikey", "access_token", "token"})
+SECRET_QUERY = frozenset(
+    {
+        "key",
+        "api_key",
+        "apikey",
+        "access_token",
+        "token",
+        "code",
+        "sig",
+        "signature",
+        "x-amz-signature",
+        "x-amz-credential",
+        "x-amz-security-token",
+        "x-goog-signature",
+        "x-goog-credential",
+        "password",
+        "secret",
+        "client_secret",
+        "auth",
+    }
+)
+"""Query parameters that carry credentials (API keys, OAuth codes, signed-URL signatures)."""
 SCRUBBED = "<scrubbed>"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -71,28 +111,87 @@ SECRET_HEADERS = frozenset(
 
 
 def masked(headers: dict[str, str]) -> dict[str, str]:
-    """Headers fit for a transcript: secret values replaced."""
-    return {k: (SCRUBBED if k.lower() in SECRET_HEADERS else v) for k, v in headers.items()}
+    """Headers fit for a transcript: secret headers' values replaced, known secrets redacted."""
+    return {k: (SCRUBBED if k.lower() in SECRET_HEADERS else secrets.redact(v)) for k, v in headers.items()}
 
 
-def scrub_uri(uri: str) -> str:
-    """Mask secret query parameters (``key=``...); drop the port of loopback servers (random on
-    each start), so re-recording a local server gives the same cassette."""
+def safe_url(uri: str) -> str:
+    """``uri`` fit for a message: userinfo dropped (its parts registered as secrets) and secret
+    query parameters masked; the host and port kept."""
     parts = urlsplit(uri)
-    if parts.hostname in LOOPBACK and parts.port:
-        parts = parts._replace(netloc=f"{parts.hostname}:0")
+    if parts.username or parts.password:
+        secrets.register(parts.password, f"{parts.username}:{parts.password}" if parts.password else None)
+        host = parts.hostname or ""
+        parts = parts._replace(netloc=host + (f":{parts.port}" if parts.port else ""))
     if parts.query:
         query = [(k, SCRUBBED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, True)]
         parts = parts._replace(query=urlencode(query, safe="<>"))
+    return secrets.redact(urlunsplit(parts))
+
+
+def scrub_uri(uri: str) -> str:
+    """:func:`safe_url`, and the port of loopback servers dropped (random on each start), so
+    re-recording a local server gives the same cassette."""
+    parts = urlsplit(safe_url(uri))
+    if parts.hostname in LOOPBACK and parts.port:
+        parts = parts._replace(netloc=f"{parts.hostname}:0")
     return urlunsplit(parts)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a request is retried: ``attempts`` in all, waits growing exponentially from
+    ``initial_wait_s`` with full jitter up to ``max_wait_s``; a ``Retry-After`` (seconds or an
+    HTTP date) or ``retry-after-ms`` header is honoured up to ``max_wait_s``. Retried: HTTP
+    429, 502, 503, 504 and 529, refused and reset connections, timeouts, short bodies."""
+
+    attempts: int = 3
+    initial_wait_s: float = 1.0
+    max_wait_s: float = 30.0
+    statuses: frozenset[int] = RETRY_STATUSES
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Per request: to connect, between two reads, and in all (a server dripping a byte every
+    few seconds is cut at ``total_s``); ``None`` for no limit."""
+
+    connect_s: float = 10.0
+    read_s: float = 120.0
+    total_s: float | None = 300.0
+
+
+class _Deadline(tenacity.stop.stop_base):
+    """A tenacity stop condition: the run's deadline has passed."""
+
+    def __init__(self, deadline: float | None):
+        self.deadline = deadline
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+
+class _Interrupted(tenacity.stop.stop_base):
+    """A tenacity stop condition: the run was interrupted (Ctrl-C); no more tries."""
+
+    def __init__(self, event: threading.Event):
+        self.event = event
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return self.event.is_set()
+
+
+class _Retryable(TransportError):
+    """A transport fault worth another try (refused, reset, timed out, cut short)."""
 
 
 class Transport:
     """Sends adapter requests to one endpoint.
 
     ``client_transport`` is injected (a cassette transport in replay and record
-    mode, ``httpx.MockTransport`` in tests); retries on 429/503/529 follow
-    ``retry-after`` with a cap, each retry noted as a finding.
+    mode, ``httpx.MockTransport`` in tests). Retries follow a :class:`RetryPolicy`
+    (tenacity), each retry a ``transport.retried`` finding and every attempt kept;
+    ``deadline`` (a ``time.monotonic()`` value) bounds the whole run.
     """
 
     def __init__(
@@ -101,17 +200,23 @@ class Transport:
         *,
         auth_headers: dict[str, str] | None = None,
         client_transport: httpx.BaseTransport | None = None,
-        timeout_s: float = 120.0,
-        retries: int = 2,
-        max_backoff_s: float = 30.0,
-        sleep: Callable[[float], None] | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], object] | None = None,
+        deadline: float | None = None,
+        interrupted: threading.Event | None = None,
     ):
         self.base_url = base_url.rstrip("/")
         self.auth_headers = auth_headers or {}
-        self.retries = retries
-        self.max_backoff_s = max_backoff_s
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
         self.sleep = sleep or time.sleep  # replay passes a no-op: recorded 429s need no waiting
-        self.client = httpx.Client(transport=client_transport, timeout=httpx.Timeout(timeout_s, connect=10.0))
+        self.deadline = deadline
+        self.interrupted = interrupted or threading.Event()
+        self.client = httpx.Client(
+            transport=client_transport,
+            timeout=httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s),
+        )
 
     def close(self) -> None:
         self.client.close()
@@ -120,71 +225,167 @@ class Transport:
         return self.base_url + path
 
     def describe(self, wire: WireRequest, headers: dict[str, str]) -> SentRequest:
-        """The request as transcripts keep it: secret headers and query parameters masked."""
-        return SentRequest(wire.method, scrub_uri(self.url(wire.path)), masked(headers), wire.body)
+        """The request as transcripts keep it: secret headers and query parameters masked, known
+        secrets redacted."""
+        return SentRequest(
+            wire.method, scrub_uri(self.url(wire.path)), masked(headers), secrets.redact_data(wire.body)
+        )
 
     def send(self, wire: WireRequest) -> Sent:
-        """Send, retrying 429/503/529 (each retry a finding); :class:`TransportError` when no
-        response came back at all, carrying the request record for the transcript."""
+        """Send with retries; :class:`TransportError` when no usable response came back at all
+        (carrying the request record and every attempt)."""
         headers = {"content-type": "application/json", **wire.headers, **self.auth_headers}
         if wire.stream:
             headers.setdefault("accept", "text/event-stream")
         record = self.describe(wire, headers)
+        attempts: list[Attempt] = []
         findings: list[Finding] = []
-        for attempt in range(self.retries + 1):
-            try:
-                response, elapsed = self._send_once(wire, headers)
-            except TransportError as exc:
-                exc.request = record
-                raise
-            if response.status not in RETRY_STATUSES or attempt == self.retries:
-                return Sent(record, response, elapsed, findings)
-            wait = min(retry_after(response.headers), self.max_backoff_s)
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            assert state.outcome is not None
+            computed = tenacity.wait_random_exponential(
+                multiplier=self.retry.initial_wait_s, max=self.retry.max_wait_s
+            )(state)
+            if not state.outcome.failed:
+                response: WireResponse = state.outcome.result()[0]
+                computed = min(retry_after(response.headers, default=computed), self.retry.max_wait_s)
+            if self.deadline is not None:
+                computed = max(0.0, min(computed, self.deadline - time.monotonic()))
+            what = f"HTTP {attempts[-1].status}" if attempts[-1].status else str(attempts[-1].error)
             findings.append(
                 Finding(
                     "transport.retried",
                     "info",
                     False,
-                    f"HTTP {response.status}; retried after {wait:.1f}s (attempt {attempt + 1})",
+                    f"{what}; retried after {computed:.1f}s "
+                    f"(attempt {len(attempts)} of {self.retry.attempts})",
                 )
             )
-            self.sleep(wait)
-        raise AssertionError("unreachable")
+            attempts[-1] = dataclasses.replace(attempts[-1], waited_s=round(computed, 3))
+            return float(computed)
 
-    def _send_once(self, wire: WireRequest, headers: dict[str, str]) -> tuple[WireResponse, float | None]:
-        request = self.client.build_request(wire.method, self.url(wire.path), json=wire.body, headers=headers)
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_any(
+                tenacity.stop_after_attempt(max(1, self.retry.attempts)),
+                _Deadline(self.deadline),
+                _Interrupted(self.interrupted),
+            ),
+            wait=wait,
+            retry=tenacity.retry_if_exception_type(_Retryable)
+            | tenacity.retry_if_result(lambda sent: sent[0].status in self.retry.statuses),
+            sleep=self._pause,
+            reraise=True,
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+        )
+        try:
+            response, elapsed = retrying(self._send_once, wire, headers, attempts)
+        except TransportError as exc:
+            exc.request = record
+            exc.attempts = attempts
+            exc.findings = findings
+            raise
+        return Sent(record, response, elapsed, findings, attempts)
+
+    def _pause(self, seconds: float) -> None:
+        self.sleep(seconds)
+
+    def _send_once(
+        self, wire: WireRequest, headers: dict[str, str], attempts: list[Attempt]
+    ) -> tuple[WireResponse, float | None]:
+        url = self.url(wire.path)
+        if self.interrupted.is_set():
+            attempts.append(Attempt(None, "interrupted", 0.0))
+            raise TransportError(f"interrupted before sending to {safe_url(url)}")
+        request = self.client.build_request(wire.method, url, json=wire.body, headers=headers)
         started = time.perf_counter()
+        total = self.timeouts.total_s
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            total = left if total is None else min(total, left)
         try:
             response = self.client.send(request, stream=True)
             try:
-                body = response.read()
+                body = self._read(response, started, total)
             finally:
                 response.close()
+        except TransportError as exc:
+            attempts.append(Attempt(None, str(exc), _ms(started)))
+            raise
         except httpx.TimeoutException as exc:
-            raise TransportError(f"timed out talking to {scrub_uri(str(request.url))}: {exc}") from exc
-        except httpx.RequestError as exc:  # connection failures, undecodable bodies, redirect loops
-            raise TransportError(f"no usable response from {scrub_uri(str(request.url))}: {exc}") from exc
+            message = f"timed out talking to {safe_url(url)}: {type(exc).__name__}"
+            attempts.append(Attempt(None, message, _ms(started)))
+            raise _Retryable(message) from exc
+        except (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
+            message = (
+                f"no usable response from {safe_url(url)}: {type(exc).__name__}: {secrets.redact(str(exc))}"
+            )
+            attempts.append(Attempt(None, message, _ms(started)))
+            raise _Retryable(message) from exc
+        except httpx.RequestError as exc:  # undecodable bodies, redirect loops, unsupported protocol
+            message = (
+                f"no usable response from {safe_url(url)}: {type(exc).__name__}: {secrets.redact(str(exc))}"
+            )
+            attempts.append(Attempt(None, message, _ms(started)))
+            raise TransportError(message) from exc
         if "harness_elapsed_ms" in response.extensions:  # replayed: the recorded latency, or none
             elapsed = response.extensions["harness_elapsed_ms"]
         else:
-            elapsed = (time.perf_counter() - started) * 1000
-        text = body.decode("utf-8", errors="replace")
+            elapsed = _ms(started)
+        text = secrets.redact(body.decode("utf-8", errors="replace"))
+        attempts.append(Attempt(response.status_code, None, elapsed))
         return WireResponse(response.status_code, text, masked(dict(response.headers))), elapsed
 
+    @staticmethod
+    def _read(response: httpx.Response, started: float, total: float | None) -> bytes:
+        """The whole body, or a :class:`TransportError` once ``total`` seconds have passed (a server
+        that drips a byte at a time never trips the read timeout)."""
+        if total is None:
+            return response.read()
+        chunks = []
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            if time.perf_counter() - started > total:
+                received = sum(len(c) for c in chunks)
+                raise TransportError(
+                    f"no complete response from {safe_url(str(response.url))} within the {total:.0f} s "
+                    f"deadline ({received} bytes received)"
+                )
+        return b"".join(chunks)
 
-def retry_after(headers: dict[str, str]) -> float:
-    """Seconds to wait before a retry, from ``retry-after-ms`` or ``retry-after`` (1 s when
-    absent or unreadable; never negative)."""
+
+def _why(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {secrets.redact(str(exc))}"
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)
+
+
+def retry_after(headers: dict[str, str], default: float = 1.0) -> float:
+    """Seconds to wait before a retry, from ``retry-after-ms`` or ``retry-after`` (seconds or an
+    HTTP date); ``default`` when absent or unreadable; never negative."""
     for key, value in headers.items():
-        scale = {"retry-after-ms": 1000.0, "retry-after": 1.0}.get(key.lower())
-        if scale is None:
-            continue
-        try:
-            seconds = float(value) / scale
-        except ValueError:
-            return 1.0
-        return seconds if math.isfinite(seconds) and seconds >= 0 else 1.0
-    return 1.0
+        name = key.lower()
+        if name == "retry-after-ms":
+            try:
+                seconds = float(value) / 1000
+            except ValueError:
+                return default
+            return seconds if math.isfinite(seconds) and seconds >= 0 else default
+        if name == "retry-after":
+            try:
+                seconds = float(value)
+            except ValueError:
+                try:
+                    when = email.utils.parsedate_to_datetime(value)
+                except (TypeError, ValueError):
+                    return default
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=UTC)
+                seconds = (when - datetime.now(UTC)).total_seconds()
+                return max(0.0, seconds)
+            return seconds if math.isfinite(seconds) and seconds >= 0 else default
+    return default
 
 
 class Borrowed(httpx.BaseTransport):
@@ -200,9 +401,42 @@ class Borrowed(httpx.BaseTransport):
         """The owner (an :class:`Endpoint`) closes the shared transport."""
 
 
+class _TrackingBackend(httpcore.SyncBackend):
+    """httpcore's network backend, remembering its sockets so they can be cut from another thread
+    (closing a socket does not wake a thread blocked reading it; shutting it down does)."""
+
+    def __init__(self) -> None:
+        self.sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+    def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+        stream = super().connect_tcp(*args, **kwargs)
+        sock = getattr(stream, "_sock", None)
+        if isinstance(sock, socket.socket):
+            self.sockets.add(sock)
+        return stream
+
+    def cut(self) -> None:
+        for sock in list(self.sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+class LiveTransport(httpx.HTTPTransport):
+    """The real network transport, with :meth:`cut` to end every request in flight at once
+    (Ctrl-C)."""
+
+    def __init__(self, *, keep_alive: bool = True) -> None:
+        limits = httpx.Limits() if keep_alive else httpx.Limits(max_keepalive_connections=0)
+        super().__init__(limits=limits)
+        self._backend = _TrackingBackend()
+        self._pool._network_backend = self._backend
+
+    def cut(self) -> None:
+        """Shut down every connection: requests in flight fail now, whoever is waiting on them."""
+        self._backend.cut()
+
+
 def live_transport(*, keep_alive: bool = True) -> httpx.BaseTransport:
     """The real network transport (record and live modes): one per endpoint for a whole run, so
     the CA bundle is loaded once and, with ``keep_alive``, connections are reused."""
-    if keep_alive:
-        return httpx.HTTPTransport()
-    return httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+    return LiveTransport(keep_alive=keep_alive)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from harness.errors import TransportError
 from harness.model import (
+    Attempt,
     Exchange,
     Finding,
     Message,
@@ -83,13 +84,18 @@ def run_loop(
                 request = exc.request
                 if not isinstance(request, SentRequest):
                     request = SentRequest(wire.method, wire.path, {}, wire.body)
-                transcript.exchanges.append(Exchange(turn, request, None, parsed))
+                transcript.findings.extend(f.at(turn) for f in exc.findings if isinstance(f, Finding))
+                attempts = [a for a in exc.attempts if isinstance(a, Attempt)]
+                transcript.exchanges.append(Exchange(turn, request, None, parsed, attempts=attempts))
                 transcript.stop_reason = "transport_error"
                 break
             parsed = adapter.parse(sent.response, stream=wire.stream, tools=transcript.tools)
             parsed.findings = [finding.at(turn) for finding in parsed.findings]
             transcript.findings.extend(finding.at(turn) for finding in sent.findings)
-            transcript.exchanges.append(Exchange(turn, sent.request, sent.response, parsed, sent.elapsed_ms))
+            attempts = sent.attempts if len(sent.attempts) > 1 else []
+            transcript.exchanges.append(
+                Exchange(turn, sent.request, sent.response, parsed, sent.elapsed_ms, attempts)
+            )
             if parsed.error is not None:
                 transcript.stop_reason = "provider_error"
                 break

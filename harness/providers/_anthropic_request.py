@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from harness.model import ChoiceMode, Message, ToolCall, ToolChoice, ToolSpec
-from harness.providers._calls import join_text
+from harness.providers._calls import id_part, join_text
 from harness.providers._requests import RequestReader
 from harness.providers.adapter import RequestView
 
@@ -86,7 +86,7 @@ def _user(reader: RequestReader, where: str, content: Any) -> None:
         else:
             reader.info(
                 block_where,
-                f"request_part_not_read:{kind}",
+                f"request_part_not_read:{id_part(kind)}",
                 f"a {kind!r} block; the neutral types carry text only",
             )
     if texts or not results:
@@ -129,7 +129,9 @@ def _assistant(reader: RequestReader, where: str, content: Any, id_rule: re.Patt
             calls.append(call)
         elif kind not in ("thinking", "redacted_thinking"):
             reader.info(
-                block_where, f"request_part_not_read:{kind}", f"a {kind!r} block is kept for replay only"
+                block_where,
+                f"request_part_not_read:{id_part(kind)}",
+                f"a {kind!r} block is kept for replay only",
             )
     message = Message("assistant", join_text(texts), calls)
     if any(b.get("type") not in NEUTRAL_BLOCKS for b in kept):
@@ -146,7 +148,9 @@ def _tools(reader: RequestReader, value: Any) -> list[ToolSpec]:
     for where, item in reader.items("tools", value):
         kind = item.get("type")
         if kind not in (None, "custom"):
-            reader.info(where, f"request_tool_not_read:{kind}", f"a server tool of type {kind!r} is not read")
+            reader.info(
+                where, f"request_tool_not_read:{id_part(kind)}", f"a server tool of type {kind!r} is not read"
+            )
             continue
         if "input_schema" not in item:
             reader.deviation(where, "request_tool_schema_missing", "a tool without input_schema (required)")

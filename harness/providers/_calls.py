@@ -8,11 +8,34 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model import Finding, ToolCall, ToolSpec, deviation
+from harness.model import Finding, Severity, ToolCall, ToolSpec, deviation
+from harness.providers._json import (
+    JsonProblem,
+    checked,
+    constant_findings,
+    decode,
+    json_type,
+    unicode_findings,
+)
+
+LISTED = 5
+"""Entries a listing finding names in its detail (its evidence keeps up to :data:`KEPT`)."""
+KEPT = 50
+TOKEN_COUNT = re.compile(r"[0-9]{1,18}")
+_ID_PART = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def id_part(value: Any) -> str:
+    """A wire value (a block type, a stop reason) as the variable part of a check id: as it is
+    when it is a short word, else ``other`` (an id must not carry arbitrary wire text; the
+    finding's detail shows the value)."""
+    text = str(value) if value is None or isinstance(value, str | int | float) else ""
+    return text if _ID_PART.fullmatch(text) else "other"
 
 
 def function_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -43,7 +66,11 @@ def synthesize_id(name: str, arguments: Any, index: int) -> str:
     Nine alphanumeric characters satisfy every provider's id rule (Mistral's is
     the strictest), and determinism keeps replayed requests identical.
     """
-    digest = hashlib.sha256(json.dumps([name, arguments, index], sort_keys=True).encode()).hexdigest()
+    try:
+        text = json.dumps([name, arguments, index], sort_keys=True)
+    except (TypeError, ValueError):  # keys of mixed types: not from JSON, but never a crash
+        text = repr([name, arguments, index])
+    digest = hashlib.sha256(text.encode("utf-8", errors="backslashreplace")).hexdigest()
     return "h" + digest[:8]
 
 
@@ -53,7 +80,9 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
     ``wire_type`` is what the format specifies (``string`` for OpenAI-style
     JSON text, ``object`` for Ollama, Anthropic and Gemini). An empty string or
     missing value becomes ``{}`` (with a finding); invalid JSON gives ``None``
-    and a parse error.
+    and a parse error, and so do arguments nested deeper than the wire limit
+    (``wire.arguments_too_deep``). Lone surrogates in the parsed arguments are
+    replaced by U+FFFD (``wire.invalid_unicode``): they could not be sent or stored.
     """
     findings: list[Finding] = []
     if raw is None:
@@ -64,7 +93,12 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
             findings.append(
                 deviation("arguments_object_not_string", "arguments came as a JSON object, not a JSON string")
             )
-        return raw, None, findings
+        try:
+            value, repaired = checked(raw)
+        except JsonProblem as exc:
+            return _too_deep(exc, findings)
+        findings += unicode_findings(repaired, "the arguments")
+        return value, None, findings
     if isinstance(raw, str):
         if wire_type == "object":
             findings.append(
@@ -76,18 +110,30 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
             )
             return {}, None, findings
         try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            error = f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
+            decoded = decode(raw)
+        except JsonProblem as exc:
+            if exc.kind == "too_deep":
+                return _too_deep(exc, findings)
+            error = f"arguments are not valid JSON: {exc.message}"
             findings.append(deviation("arguments_invalid_json", error, severity="error", raw=raw))
             return None, error, findings
-        if not isinstance(value, dict):
-            error = f"arguments are JSON but not an object: {type(value).__name__}"
+        findings += unicode_findings(decoded.repaired, "the arguments")
+        findings += constant_findings(decoded.constants, "the arguments")
+        if not isinstance(decoded.value, dict):
+            error = f"arguments are JSON but not an object: {type(decoded.value).__name__}"
             findings.append(deviation("arguments_not_object", error, severity="error", raw=raw))
             return None, error, findings
-        return value, None, findings
+        return decoded.value, None, findings
     error = f"arguments have wire type {type(raw).__name__}"
     findings.append(deviation("arguments_not_object", error, severity="error", raw=raw))
+    return None, error, findings
+
+
+def _too_deep(
+    exc: JsonProblem, findings: list[Finding]
+) -> tuple[dict[str, Any] | None, str | None, list[Finding]]:
+    error = f"arguments are {exc.message}"
+    findings.append(deviation("arguments_too_deep", error, severity="error"))
     return None, error, findings
 
 
@@ -150,16 +196,102 @@ def id_findings(calls: Sequence[ToolCall]) -> list[Finding]:
 class Notes:
     """A turn's findings, each id once: a stream repeats the same deviation in every chunk.
 
-    The accumulators of every format build on it.
+    The accumulators of every format build on it. Its typed reads (:meth:`obj`,
+    :meth:`array`, :meth:`string`, :meth:`integer`, :meth:`count`) take a field's value
+    with its JSON path (``choices[0].message.tool_calls``): a value of the wrong JSON type
+    is a ``wire.field_wrong_type`` finding naming the path and the expected type, never an
+    exception further on. ``null`` reads as absent.
     """
 
     findings: list[Finding] = field(default_factory=list)
     noted: set[str] = field(default_factory=set, repr=False)
+    listed: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def note(self, finding: Finding) -> None:
         if finding.check_id not in self.noted:
             self.noted.add(finding.check_id)
             self.findings.append(finding)
+
+    def note_each(self, code: str, entry: str, summary: str, *, severity: Severity = "warning") -> None:
+        """One ``wire.<code>`` finding for the turn that lists every ``entry`` (the first few in
+        its detail, up to :data:`KEPT` in its evidence): each is a different place in the body."""
+        entries = self.listed.setdefault(code, [])
+        if entry in entries:
+            return
+        entries.append(entry)
+        shown = "; ".join(entries[:LISTED]) + (
+            f"; and {len(entries) - LISTED} more" if len(entries) > LISTED else ""
+        )
+        finding = deviation(code, f"{summary}: {shown}", severity=severity, fields=entries[:KEPT])
+        check_id = f"wire.{code}"
+        for position, earlier in enumerate(self.findings):
+            if earlier.check_id == check_id:
+                self.findings[position] = finding
+                return
+        self.noted.add(check_id)
+        self.findings.append(finding)
+
+    def wrong_type(self, where: str, value: Any, expected: str, outcome: str = "ignored") -> None:
+        """Note that the field at ``where`` holds ``value``, not the ``expected`` JSON type."""
+        self.note_each(
+            "field_wrong_type",
+            f"{where} is {json_type(value)}, expected {expected} ({outcome})",
+            "field(s) of the wrong JSON type",
+        )
+
+    def obj(self, where: str, value: Any) -> dict[str, Any] | None:
+        """An object field (``None`` when absent or of another type, which is noted)."""
+        if value is None or isinstance(value, dict):
+            return value
+        self.wrong_type(where, value, "object")
+        return None
+
+    def array(self, where: str, value: Any) -> list[Any]:
+        """An array field (``[]`` when absent or of another type, which is noted)."""
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return value
+        self.wrong_type(where, value, "array")
+        return []
+
+    def objects(self, where: str, value: Any) -> list[tuple[str, dict[str, Any]]]:
+        """The objects of an array field with their paths; items of another type are noted and skipped."""
+        found = []
+        for position, item in enumerate(self.array(where, value)):
+            if isinstance(item, dict):
+                found.append((f"{where}[{position}]", item))
+            else:
+                self.wrong_type(f"{where}[{position}]", item, "object", "skipped")
+        return found
+
+    def string(self, where: str, value: Any) -> str | None:
+        """A string field (``None`` when absent or of another type, which is noted)."""
+        if value is None or isinstance(value, str):
+            return value
+        self.wrong_type(where, value, "string")
+        return None
+
+    def integer(self, where: str, value: Any) -> int | None:
+        """An integer field (``None`` when absent or of another type, which is noted)."""
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        self.wrong_type(where, value, "integer")
+        return None
+
+    def count(self, where: str, value: Any) -> int | None:
+        """A token count: a non-negative integer. An integer written as a string is read, anything
+        else (negative, fractional, boolean, another type) dropped: ``wire.usage_not_integer`` either way."""
+        if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return value
+        if isinstance(value, str) and TOKEN_COUNT.fullmatch(value.strip()):
+            self.note_each(
+                "usage_not_integer", f"{where} is the string {value!r}; read as {int(value)}", "token counts"
+            )
+            return int(value)
+        shown = repr(value) if isinstance(value, int | float | bool) else json_type(value)
+        self.note_each("usage_not_integer", f"{where} is {shown}; dropped", "token counts")
+        return None
 
     def note_text_beside_calls(self, text: str | None, calls: Sequence[ToolCall]) -> None:
         """Text next to tool calls is allowed everywhere, but clients often drop one or the other."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.model import ChoiceMode, Message, ToolCall, ToolChoice, ToolSpec
+from harness.providers._calls import id_part
 from harness.providers._requests import RequestReader
 from harness.providers.adapter import RequestView
 
@@ -30,7 +31,9 @@ def read_function_tools(reader: RequestReader, value: Any) -> list[ToolSpec]:
         if kind is None:
             reader.info(where, "request_tool_missing_type", 'a tool without type: "function"')
         elif kind != "function":
-            reader.info(where, f"request_tool_not_read:{kind}", f"a tool of type {kind!r} is not a function")
+            reader.info(
+                where, f"request_tool_not_read:{id_part(kind)}", f"a tool of type {kind!r} is not a function"
+            )
             continue
         function = item.get("function")
         if function is None and isinstance(item.get("name"), str):

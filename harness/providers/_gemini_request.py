@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from harness.model import Message, ToolCall, ToolChoice, ToolSpec
-from harness.providers._calls import join_text
+from harness.providers._calls import id_part, join_text
 from harness.providers._requests import RequestReader
 from harness.providers.adapter import RequestView
 
@@ -197,7 +197,9 @@ def _tools(reader: _Reader, value: Any) -> list[ToolSpec]:
     for where, tool in reader.items("tools", value):
         for key in tool:
             if key not in ("functionDeclarations", "function_declarations"):
-                reader.info(where, f"request_tool_not_read:{key}", f"a {key!r} tool is not a function")
+                reader.info(
+                    where, f"request_tool_not_read:{id_part(key)}", f"a {key!r} tool is not a function"
+                )
         declarations = reader.get(tool, "functionDeclarations")
         for declaration_where, declaration in reader.items(f"{where}.functionDeclarations", declarations):
             spec = reader.tool(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.model import Finding, Message, Severity, ToolCall, ToolChoice, ToolResult, ToolSpec, deviation
-from harness.providers._calls import id_findings, make_call
+from harness.providers._calls import id_findings, id_part, make_call
 from harness.providers.adapter import RequestView
 
 
@@ -105,7 +105,7 @@ class RequestReader:
             else:
                 self.info(
                     part_where,
-                    f"request_part_not_read:{kind}",
+                    f"request_part_not_read:{id_part(kind)}",
                     f"a {kind!r} part is not text; the neutral types carry text only",
                 )
         return "".join(texts) if texts else None

@@ -33,7 +33,7 @@ def json_at(text: str, pos: int) -> tuple[Any, int] | None:
     """The JSON value starting exactly at ``pos`` and the position after it, or ``None``."""
     try:
         return _DECODER.raw_decode(text, pos)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, an over-long integer, or nested past the stack
         return None
 
 
@@ -138,12 +138,17 @@ class XElement:
         return source[self.inner_start : len(source) if self.inner_end is None else self.inner_end]
 
 
+MAX_XML_DEPTH = 100
+"""Elements nested deeper than this are read as text (values are built recursively from the tree)."""
+
+
 def parse_xml(text: str) -> list[XElement | XText]:
     """A forgiving parse of XML-like markup in prose.
 
     A ``<`` that does not form a tag is text; a close tag shuts the nearest
     open element of that name (closing those opened inside it); a stray close
-    tag is text; elements still open at the end keep ``end = None``.
+    tag is text; elements still open at the end keep ``end = None``; an open tag
+    nested deeper than :data:`MAX_XML_DEPTH` is text.
     """
     root = XElement("", {}, 0, 0)
     stack = [root]
@@ -154,6 +159,8 @@ def parse_xml(text: str) -> list[XElement | XText]:
         pos = match.end()
         if match["cdata"] is not None:
             stack[-1].children.append(XText(match["cdata"], cdata=True))
+        elif match["open"] and len(stack) > MAX_XML_DEPTH:  # deeper markup is read as text
+            stack[-1].children.append(XText(html.unescape(match.group(0))))
         elif match["open"]:
             element = XElement(match["open"], _attrs(match["attrs"]), match.start(), match.end())
             stack[-1].children.append(element)
@@ -176,13 +183,17 @@ def parse_xml(text: str) -> list[XElement | XText]:
 
 
 def find_elements(nodes: Iterable[XElement | XText], tag: str) -> Iterator[XElement]:
-    """Elements named ``tag`` at any depth (not looking inside a match)."""
-    for node in nodes:
-        if isinstance(node, XElement):
+    """Elements named ``tag`` at any depth (not looking inside a match), in document order."""
+    stack = [iter(nodes)]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+        elif isinstance(node, XElement):
             if node.tag == tag:
                 yield node
             else:
-                yield from find_elements(node.children, tag)
+                stack.append(iter(node.children))
 
 
 # -- values guided by JSON Schema ---------------------------------------------
@@ -224,7 +235,7 @@ def infer_scalar(text: str) -> Any:
     """Plain text as JSON when it is a number, boolean, null, array or object; else the text."""
     try:
         value = json.loads(text, parse_constant=_reject_constant)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, an over-long integer, or nested past the stack
         return text
     return text if isinstance(value, str) else value
 
@@ -241,7 +252,7 @@ def coerce_text(text: str, types: set[str]) -> Any:
         return text
     if "boolean" in types and text in ("true", "false"):
         return text == "true"
-    if "integer" in types and re.fullmatch(r"-?\d+", text):
+    if "integer" in types and re.fullmatch(r"-?\d{1,4000}", text):
         return int(text)
     return infer_scalar(text)
 

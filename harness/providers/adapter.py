@@ -10,18 +10,26 @@ non-streaming responses go through the same accumulator. Every deviation from
 the wire format becomes a finding; an adapter may normalise so the loop can go
 on, but never silently. An adapter does no I/O.
 
+A body is evidence, not trusted input: each fault it can hold (nesting too deep,
+a field of the wrong JSON type, invalid Unicode, a payload that is not an object)
+is its own finding, and every string handed out is valid Unicode. The guards of
+:meth:`Adapter.parse` and :meth:`Adapter.read_request` are the last resort for a
+fault no parser foresaw; their findings carry ``evidence["guard"]`` (see
+:func:`reached_guard`), so tests can assert that nothing reaches them.
+
 Where a request goes (the endpoint) is a :class:`~harness.providers.profiles.Profile`;
 many profiles share one adapter.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from harness.model import (
     Finding,
@@ -34,9 +42,22 @@ from harness.model import (
     WireResponse,
     deviation,
 )
+from harness.providers._json import (
+    MAX_DEPTH,
+    SURROGATE,
+    JsonProblem,
+    checked,
+    clean_text,
+    constant_findings,
+    decode,
+    json_type,
+    unicode_findings,
+)
 from harness.providers.envelopes import embedded_error, error_from_body
-from harness.providers.framing import DecodedStream, decode_stream
+from harness.providers.framing import EVIDENCE, DecodedStream, decode_stream
 from harness.providers.profiles import Profile
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -123,12 +144,23 @@ class Adapter(ABC):
             detail = f"the request body is {type(body).__name__}, not a JSON object"
             return RequestView(findings=(deviation("request_malformed", detail, severity="error"),))
         try:
-            return self.read_body(body, path)
+            body, repaired = checked(body)
+        except JsonProblem as exc:
+            detail = f"the request body is {exc.message}; not read"
+            return RequestView(findings=(deviation("request_too_deep", detail, severity="error"),))
+        path, broken = clean_text(path) if isinstance(path, str) else ("", 0)
+        try:
+            view = self.read_body(body, path)
         except NotImplementedError:
             raise
-        except Exception as exc:  # whatever a body does to the reader, it is the client's fault
+        except Exception as exc:  # the last resort: every known fault of a body is a specific finding
             detail = f"the {self.format} request could not be read: {type(exc).__name__}: {exc}"
-            return RequestView(findings=(deviation("request_malformed", detail, severity="error"),))
+            finding = deviation("request_malformed", detail, severity="error", guard="Adapter.read_request")
+            return RequestView(findings=(unicode_safe(finding),))
+        notes = unicode_findings(repaired + broken, "the request body and path")
+        if notes:
+            view = dataclasses.replace(view, findings=(*notes, *view.findings))
+        return unicode_safe(view)
 
     def read_body(self, body: dict[str, Any], path: str) -> RequestView:
         """The format's request reader behind :meth:`read_request` (each wire format overrides it)."""
@@ -170,16 +202,40 @@ class Adapter(ABC):
 
         A body shaped so badly that the accumulator cannot read it (a ``null``
         where an object belongs, a string where a list belongs) is a provider
-        fault: a failed turn with a finding, never an exception.
+        fault: a failed turn with a specific finding (``wire.field_wrong_type``,
+        ``wire.body_too_deep``, ``wire.invalid_unicode``...), never an exception.
+        Every string of the turn is valid Unicode: the body's text and every value
+        decoded from it are repaired at the decode boundary, so the turn is built
+        from valid strings only. A fault no parser foresaw still ends in a
+        ``wire.malformed_body`` finding whose evidence names the guard.
         """
         try:
-            return self._parse(response, stream=stream)
-        except Exception as exc:  # whatever a body does to the accumulator, it is the provider's fault
+            return self._checked(response, stream=stream)
+        except Exception as exc:  # the last resort: every known fault of a body is a specific finding
             return malformed(self.format, response.status, exc)
+
+    def _checked(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
+        """:meth:`_parse` on the body with invalid Unicode replaced (and noted)."""
+        text, broken = clean_text(response.body)
+        if not broken:
+            return self._parse(response, stream=stream)
+        turn = self._parse(dataclasses.replace(response, body=text), stream=stream)
+        turn.findings.insert(
+            0,
+            deviation(
+                "invalid_unicode",
+                f"the body holds {broken} character(s) that are not valid Unicode (invalid UTF-8 "
+                "bytes or lone surrogates); replaced with U+FFFD",
+            ),
+        )
+        return turn
 
     def _parse(self, response: WireResponse, *, stream: bool) -> ParsedTurn:
         if response.status >= 400:
-            return ParsedTurn(error=error_from_body(response.status, response.body))
+            findings: list[Finding] = []
+            return ParsedTurn(
+                error=error_from_body(response.status, response.body, findings), findings=findings
+            )
         if stream:
             decoded = decode_stream(response.body)
             if decoded.framing == "empty":
@@ -192,25 +248,44 @@ class Adapter(ABC):
             turn = self.parse_stream(decoded)
             turn.findings[:0] = framing_findings(decoded, self.stream_sentinel)
             return turn
-        try:
-            body = json.loads(response.body) if response.body.strip() else None
-        except json.JSONDecodeError as exc:
-            return ParsedTurn(
-                error=ProviderError(response.status, f"response body is not JSON: {exc}"),
-                findings=[deviation("body_not_json", f"HTTP {response.status} body is not JSON: {exc}")],
-            )
-        if not isinstance(body, dict):
+        if not response.body.strip():
             return ParsedTurn(
                 error=ProviderError(response.status, "empty or non-object response body"),
-                findings=[deviation("empty_body", "the response body is empty or not a JSON object")],
+                findings=[deviation("empty_body", "the response body is empty")],
+            )
+        try:
+            decoded_body = decode(response.body)
+        except JsonProblem as exc:
+            if exc.kind == "too_deep":
+                detail = f"the HTTP {response.status} body is {exc.message}; not read"
+                return ParsedTurn(
+                    error=ProviderError(response.status, detail, "body_too_deep"),
+                    findings=[deviation("body_too_deep", detail, severity="error")],
+                )
+            return ParsedTurn(
+                error=ProviderError(response.status, f"response body is not JSON: {exc.message}"),
+                findings=[
+                    deviation("body_not_json", f"HTTP {response.status} body is not JSON: {exc.message}")
+                ],
+            )
+        notes = unicode_findings(decoded_body.repaired, "the body")
+        notes += constant_findings(decoded_body.constants, "the body")
+        body = decoded_body.value
+        if not isinstance(body, dict):
+            detail = f"the response body is a JSON {json_type(body)}, not an object"
+            return ParsedTurn(
+                error=ProviderError(response.status, "empty or non-object response body"),
+                findings=[*notes, deviation("body_not_object", detail, severity="error")],
             )
         embedded = embedded_error(body, response.status)
         if embedded is not None:
             return ParsedTurn(
                 error=embedded,
-                findings=[deviation("error_in_200_body", "an error object came back with HTTP 2xx")],
+                findings=[*notes, deviation("error_in_200_body", "an error object came back with HTTP 2xx")],
             )
-        return self.parse_body(body)
+        turn = self.parse_body(body)
+        turn.findings[:0] = notes
+        return turn
 
     stream_sentinel: ClassVar[str | None] = "[DONE]"
 
@@ -238,13 +313,75 @@ def declaration_issues(family: str, name: str, parameters: str) -> tuple[str, ..
     return tuple(issues)
 
 
-def malformed(what: str, status: int, exc: Exception) -> ParsedTurn:
-    """A failed turn for a response that could not be read at all."""
+def malformed(what: str, status: int, exc: Exception, guard: str = "Adapter.parse") -> ParsedTurn:
+    """A failed turn for a response that could not be read at all: the last resort of ``guard``
+    (named in the finding's evidence, so tests can tell that no specific finding caught the fault)."""
     detail = f"the {what} response is malformed and could not be read: {type(exc).__name__}: {exc}"
-    return ParsedTurn(
+    turn = ParsedTurn(
         error=ProviderError(status, detail, "malformed_body"),
-        findings=[deviation("malformed_body", detail, severity="error")],
+        findings=[deviation("malformed_body", detail, severity="error", guard=guard)],
     )
+    return unicode_safe(turn)
+
+
+def reached_guard(findings: Sequence[Finding]) -> bool:
+    """True when one of ``findings`` comes from a last-resort guard (an unforeseen fault)."""
+    return any(f.evidence is not None and "guard" in f.evidence for f in findings)
+
+
+def unicode_safe(value: T) -> T:
+    """``value`` (a turn, a request view, a finding) with every string valid Unicode: lone
+    surrogates become U+FFFD and a ``wire.invalid_unicode`` finding says so.
+
+    The decoders repair what they decode, so a native turn needs no net; this one is for
+    what is made further on (an exception message, values a text protocol decodes from
+    model text, a request body's values). It returns ``value`` itself, untouched, when
+    there is nothing to repair.
+    """
+    fixed: Any
+    fixed, count = _repaired(value, 0)
+    if not count:
+        return value
+    note = deviation(
+        "invalid_unicode",
+        f"{count} string(s) of the result held lone surrogates; replaced with U+FFFD",
+    )
+    if isinstance(fixed, ParsedTurn):
+        fixed.findings.append(note)
+    elif isinstance(fixed, RequestView):
+        fixed = dataclasses.replace(fixed, findings=(*fixed.findings, note))
+    return cast(T, fixed)
+
+
+def _repaired(value: Any, depth: int) -> tuple[Any, int]:
+    """``value`` rebuilt where a string in it holds lone surrogates, and how many did."""
+    if isinstance(value, str):
+        if value.isascii() or SURROGATE.search(value) is None:
+            return value, 0
+        return SURROGATE.sub("\ufffd", value), 1
+    if depth > MAX_DEPTH + 8:  # decoded values are bounded by MAX_DEPTH; the types add a few levels
+        return value, 0
+    if isinstance(value, dict):
+        pairs = [(_repaired(k, depth + 1), _repaired(v, depth + 1)) for k, v in value.items()]
+        count = sum(k[1] + v[1] for k, v in pairs)
+        return ({k[0]: v[0] for k, v in pairs} if count else value), count
+    if isinstance(value, list | tuple):
+        items = [_repaired(item, depth + 1) for item in value]
+        count = sum(n for _, n in items)
+        if not count:
+            return value, 0
+        return (
+            type(value)(item for item, _ in items) if isinstance(value, tuple) else [i for i, _ in items]
+        ), count
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes: dict[str, Any] = {}
+        count = 0
+        for spec in dataclasses.fields(value):
+            new, n = _repaired(getattr(value, spec.name), depth + 1)
+            if n:
+                changes[spec.name], count = new, count + n
+        return (dataclasses.replace(value, **changes) if changes else value), count
+    return value, 0
 
 
 def framing_findings(stream: DecodedStream, sentinel: str | None) -> list[Finding]:
@@ -259,15 +396,45 @@ def framing_findings(stream: DecodedStream, sentinel: str | None) -> list[Findin
                 "wire.sse_comment_lines", "info", False, f"{len(stream.comments)} SSE comment line(s) skipped"
             )
         )
+    if stream.stray_lines:
+        findings.append(
+            deviation(
+                "sse_stray_lines",
+                f"{len(stream.stray_lines)} line(s) are no SSE field (data:, event:, id:, retry: or a "
+                ":comment); ignored",
+                lines=stream.stray_lines[:5],
+            )
+        )
     if stream.undecodable:
         findings.append(
             deviation(
                 "stream_payload_not_json",
                 f"{len(stream.undecodable)} stream payload(s) are not JSON",
                 severity="error",
-                payloads=stream.undecodable[:5],
+                payloads=[p[:EVIDENCE] for p in stream.undecodable[:5]],
             )
         )
+    if stream.too_deep:
+        findings.append(
+            deviation(
+                "body_too_deep",
+                f"{len(stream.too_deep)} stream payload(s) nest deeper than {MAX_DEPTH} levels; skipped",
+                severity="error",
+                payloads=stream.too_deep[:5],
+            )
+        )
+    others = [event for event in stream.events if not isinstance(event.data, dict)]
+    if others:
+        kinds = sorted({json_type(event.data) for event in others})
+        findings.append(
+            deviation(
+                "stream_event_not_object",
+                f"{len(others)} stream payload(s) are JSON but not objects ({', '.join(kinds)}); skipped",
+                payloads=[event.raw[:EVIDENCE] for event in others[:5]],
+            )
+        )
+    findings += unicode_findings(stream.repaired, "the stream payloads")
+    findings += constant_findings(stream.constants, "the stream payloads")
     if stream.unterminated:
         findings.append(
             deviation("sse_final_event_unterminated", "the last SSE event has no blank line after it")

@@ -34,7 +34,15 @@ from harness.model import (
     deviation,
 )
 from harness.providers._anthropic_request import read_messages_request
-from harness.providers._calls import Notes, id_findings, ids_rewritten, join_text, make_call, synthesize_id
+from harness.providers._calls import (
+    Notes,
+    id_findings,
+    id_part,
+    ids_rewritten,
+    join_text,
+    make_call,
+    synthesize_id,
+)
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import provider_error
 from harness.providers.framing import DecodedStream
@@ -223,22 +231,23 @@ class AnthropicMessagesAdapter(Adapter):
     def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
         """A whole message, fed as one ``message_start`` event carrying its content."""
         acc = _Accumulator()
-        acc.feed("message_start", {"type": "message_start", "message": body})
+        acc.feed_message(body, "")
         return acc.finish()
 
     def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
         """Named SSE events; a stream must end with ``message_stop``."""
         acc = _Accumulator()
-        for event in stream.events:
+        for number, event in enumerate(stream.events):
             if isinstance(event.data, dict):
-                kind = event.data.get("type") or event.event
+                where = f"events[{number}]."
+                kind = acc.string(f"{where}type", event.data.get("type")) or event.event
                 if event.event and kind != event.event:
                     acc.note(
                         deviation(
                             "event_name_mismatch", f"SSE event {event.event!r} carries data of type {kind!r}"
                         )
                     )
-                acc.feed(str(kind), event.data)
+                acc.feed(str(kind), event.data, where)
         if stream.events and not acc.stopped and acc.error is None:
             acc.note(deviation("stream_without_message_stop", "the stream ended without event: message_stop"))
         return acc.finish()
@@ -258,17 +267,15 @@ def _message_ids(message: Message) -> list[str]:
 
 @dataclass
 class _Block:
-    """One content block as it is assembled: its start object plus the deltas that followed."""
+    """One content block as it is assembled: its start object (fields of the wrong type dropped)
+    plus the deltas that followed."""
 
     start: dict[str, Any]
+    type: str
     text: list[str] = field(default_factory=list)
     json: list[str] = field(default_factory=list)
     signature: list[str] = field(default_factory=list)
     citations: list[Any] = field(default_factory=list)
-
-    @property
-    def type(self) -> str:
-        return str(self.start.get("type"))
 
     def block(self, call: ToolCall | None) -> dict[str, Any]:
         """The block as it would appear in a whole message (for replay)."""
@@ -285,6 +292,9 @@ class _Block:
         return wire
 
 
+BLOCK_STRINGS = ("text", "thinking", "signature", "name", "id")
+
+
 class _Accumulator(Notes):
     """Folds Messages events (or one whole message) into a turn: blocks by ``index``,
     ``input_json_delta`` text concatenated per block, the last ``stop_reason`` kept."""
@@ -298,35 +308,26 @@ class _Accumulator(Notes):
         self.error: ProviderError | None = None
         self.stopped = False
 
-    def feed(self, kind: str, data: dict[str, Any]) -> None:
-        """Fold one event (named by its ``type``) into the turn."""
+    def feed(self, kind: str, data: dict[str, Any], where: str = "") -> None:
+        """Fold one event (named by its ``type``) into the turn; ``where`` is its place in the stream."""
         if kind == "error" or "error" in data:
             self.note(deviation("error_event_in_stream", "an error event arrived in the 2xx stream"))
             self.error = provider_error(data.get("error") or data, 200, embedded=True)
         elif kind == "message_start":
-            message = data.get("message") or {}
-            self.read_usage(message.get("usage"))
-            self.stop_reason = message.get("stop_reason") or self.stop_reason
-            for position, block in enumerate(message.get("content") or []):
-                self.feed("content_block_start", {"index": position, "content_block": block})
+            message = self.obj(f"{where}message", data.get("message"))
+            if message is not None:
+                self.feed_message(message, f"{where}message.")
         elif kind == "content_block_start":
-            index = data.get("index")
-            if not isinstance(index, int) or index in self.blocks:
-                self.note(
-                    deviation(
-                        "content_block_index_reused",
-                        f"content_block_start with index {index!r} "
-                        "reuses or lacks an index; the later block replaces the earlier one",
-                    )
-                )
-            self.blocks[index if isinstance(index, int) else len(self.blocks)] = _Block(
-                dict(data.get("content_block") or {})
-            )
+            self.start_block(data.get("index"), data.get("content_block"), f"{where}content_block")
         elif kind == "content_block_delta":
-            self.feed_delta(data.get("index"), data.get("delta") or {})
+            delta = self.obj(f"{where}delta", data.get("delta")) or {}
+            self.feed_delta(data.get("index"), delta, f"{where}delta")
         elif kind == "message_delta":
-            self.stop_reason = (data.get("delta") or {}).get("stop_reason") or self.stop_reason
-            self.read_usage(data.get("usage"))
+            delta = self.obj(f"{where}delta", data.get("delta")) or {}
+            self.stop_reason = (
+                self.string(f"{where}delta.stop_reason", delta.get("stop_reason")) or self.stop_reason
+            )
+            self.read_usage(f"{where}usage", data.get("usage"))
         elif kind == "message_stop":
             self.stopped = True
         elif kind not in ("ping", "content_block_stop"):
@@ -334,10 +335,40 @@ class _Accumulator(Notes):
                 Finding("wire.unknown_stream_event", "info", False, f"unknown stream event {kind!r} ignored")
             )
 
-    def feed_delta(self, index: Any, delta: dict[str, Any]) -> None:
+    def feed_message(self, message: dict[str, Any], where: str) -> None:
+        """A whole message (a non-streamed body, or the one ``message_start`` carries)."""
+        self.read_usage(f"{where}usage", message.get("usage"))
+        self.stop_reason = self.string(f"{where}stop_reason", message.get("stop_reason")) or self.stop_reason
+        for position, block in enumerate(self.array(f"{where}content", message.get("content"))):
+            self.start_block(position, block, f"{where}content[{position}]")
+
+    def start_block(self, index: Any, block: Any, where: str) -> None:
+        """Start a content block; its string fields of another type are noted and dropped."""
+        if not isinstance(block, dict):
+            self.wrong_type(where, block, "object", "block skipped")
+            return
+        if isinstance(index, bool) or not isinstance(index, int) or index in self.blocks:
+            self.note(
+                deviation(
+                    "content_block_index_reused",
+                    f"content_block_start with index {index!r} "
+                    "reuses or lacks an index; the later block replaces the earlier one",
+                )
+            )
+        start = dict(block)
+        kind = self.string(f"{where}.type", start.get("type"))
+        for key in BLOCK_STRINGS:
+            if start.get(key) is not None and not isinstance(start[key], str):
+                self.wrong_type(f"{where}.{key}", start.pop(key), "string", "dropped")
+        if start.get("citations") is not None and not isinstance(start["citations"], list):
+            self.wrong_type(f"{where}.citations", start.pop("citations"), "array", "dropped")
+        position = index if isinstance(index, int) and not isinstance(index, bool) else len(self.blocks)
+        self.blocks[position] = _Block(start, str(kind))
+
+    def feed_delta(self, index: Any, delta: dict[str, Any], where: str = "delta") -> None:
         """Append a delta to its started block; a delta for no block is a deviation."""
-        block = self.blocks.get(index) if isinstance(index, int) else None
-        kind = str(delta.get("type"))
+        block = self.blocks.get(index) if isinstance(index, int) and not isinstance(index, bool) else None
+        kind = str(self.string(f"{where}.type", delta.get("type")))
         if block is None:
             self.note(
                 deviation(
@@ -350,15 +381,15 @@ class _Accumulator(Notes):
         if block.type in DELTA_BLOCK.values() and DELTA_BLOCK.get(kind, block.type) != block.type:
             self.note(deviation("delta_type_mismatch", f"a {kind} delta for a {block.type} block"))
         if kind == "text_delta":
-            block.text.append(str(delta.get("text") or ""))
+            block.text.append(self.string(f"{where}.text", delta.get("text")) or "")
         elif kind == "thinking_delta":
-            block.text.append(str(delta.get("thinking") or ""))
+            block.text.append(self.string(f"{where}.thinking", delta.get("thinking")) or "")
         elif kind == "signature_delta":
-            block.signature.append(str(delta.get("signature") or ""))
+            block.signature.append(self.string(f"{where}.signature", delta.get("signature")) or "")
         elif kind == "citations_delta":
             block.citations.append(delta.get("citation"))
         elif kind == "input_json_delta":
-            partial = delta.get("partial_json")
+            partial = self.string(f"{where}.partial_json", delta.get("partial_json"))
             if partial == "":
                 self.note(
                     Finding(
@@ -368,17 +399,21 @@ class _Accumulator(Notes):
                         'an input_json_delta with partial_json "" arrived',
                     )
                 )
-            block.json.append(str(partial or ""))
+            block.json.append(partial or "")
         else:
             self.note(
                 Finding("wire.unknown_delta_type", "info", False, f"unknown delta type {kind!r} ignored")
             )
 
-    def read_usage(self, usage: Any) -> None:
+    def read_usage(self, where: str, value: Any) -> None:
         """``message_start`` carries input tokens, ``message_delta`` the cumulative output tokens."""
-        if isinstance(usage, dict):
-            self.input_tokens = usage.get("input_tokens", self.input_tokens)
-            self.output_tokens = usage.get("output_tokens", self.output_tokens)
+        usage = self.obj(where, value)
+        if usage is None:
+            return
+        if "input_tokens" in usage:
+            self.input_tokens = self.count(f"{where}.input_tokens", usage["input_tokens"])
+        if "output_tokens" in usage:
+            self.output_tokens = self.count(f"{where}.output_tokens", usage["output_tokens"])
 
     def finish(self) -> ParsedTurn:
         """The turn: blocks in index order, calls made, stop reason and ids checked."""
@@ -397,7 +432,7 @@ class _Accumulator(Notes):
             elif block.type != "redacted_thinking":
                 self.note(
                     Finding(
-                        f"wire.unknown_content_block:{block.type}",
+                        f"wire.unknown_content_block:{id_part(block.type)}",
                         "info",
                         False,
                         f"content block of type {block.type!r} kept for replay only",
@@ -443,7 +478,7 @@ class _Accumulator(Notes):
             reason = self.stop_reason or "missing"
             self.note(
                 deviation(
-                    f"stop_reason_{reason}_with_tool_use",
+                    f"stop_reason_{id_part(reason)}_with_tool_use",
                     f"stop_reason is {self.stop_reason!r} although the turn has tool_use blocks",
                 )
             )

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.model import ProviderError
+from harness.model import Finding, ProviderError, deviation
+from harness.providers._json import JsonProblem, constant_findings, decode, unicode_findings
 
 
 def error_code(error: dict[str, Any]) -> str | None:
@@ -38,8 +39,9 @@ def provider_error(error: Any, status: int, *, embedded: bool = False) -> Provid
         return ProviderError(status, json.dumps(error))
     if embedded:
         for key in ("status_code", "code"):
-            if isinstance(error.get(key), int):
-                status = error[key]
+            value = error.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                status = value
                 break
     detail = {k: v for k, v in error.items() if k not in ("message", "code", "type", "status")}
     message = error.get("message")
@@ -48,12 +50,24 @@ def provider_error(error: Any, status: int, *, embedded: bool = False) -> Provid
     )
 
 
-def error_from_body(status: int, text: str) -> ProviderError:
-    """The error of an HTTP >= 400 response, whatever its envelope."""
+def error_from_body(status: int, text: str, findings: list[Finding] | None = None) -> ProviderError:
+    """The error of an HTTP >= 400 response, whatever its envelope.
+
+    A body that is JSON but nested too deep to read is kept as text, with a ``wire.body_too_deep``
+    finding appended to ``findings`` when a list is given.
+    """
     try:
-        body = json.loads(text)
-    except (json.JSONDecodeError, ValueError):
+        decoded = decode(text)
+    except JsonProblem as exc:
+        if exc.kind == "too_deep" and findings is not None:
+            findings.append(
+                deviation("body_too_deep", f"HTTP {status} error body is {exc.message}; kept as text")
+            )
         return ProviderError(status, text.strip() or f"HTTP {status} with an empty body")
+    if findings is not None:
+        findings += unicode_findings(decoded.repaired, f"the HTTP {status} error body")
+        findings += constant_findings(decoded.constants, f"the HTTP {status} error body")
+    body = decoded.value
     if isinstance(body, list) and body and isinstance(body[0], dict):  # Gemini sometimes wraps in a list
         body = body[0]
     if isinstance(body, dict):

@@ -10,8 +10,11 @@ content type.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from harness.providers._json import JsonProblem, decode
 
 Framing = Literal["sse", "ndjson", "json-array", "empty"]
 
@@ -27,17 +30,34 @@ class StreamEvent:
 
 @dataclass
 class DecodedStream:
+    """A stream body cut into payloads, with everything odd about its framing kept for findings:
+    payloads that are not JSON (``undecodable``), nested too deep (``too_deep``), lines that are
+    no SSE field (``stray_lines``), strings repaired for lone surrogates, ``NaN``/``Infinity``."""
+
     framing: Framing
     events: list[StreamEvent] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
     done_sentinel: bool = False
     unterminated: bool = False
     undecodable: list[str] = field(default_factory=list)
+    too_deep: list[str] = field(default_factory=list)
+    stray_lines: list[str] = field(default_factory=list)
+    repaired: int = 0
+    constants: list[str] = field(default_factory=list)
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def lines(text: str) -> list[str]:
+    """The lines of a stream body, cut at CR, LF or CRLF only (SSE's and NDJSON's line ends):
+    ``str.splitlines`` also cuts at U+2028 and other characters that JSON strings may hold raw."""
+    return _NEWLINE.split(text) if "\r" in text else text.split("\n")
 
 
 def sniff(text: str) -> Framing:
     """Tell the framing of a stream body from its first non-blank line."""
-    for line in text.splitlines():
+    for line in lines(text):
         stripped = line.strip()
         if not stripped:
             continue
@@ -49,12 +69,22 @@ def sniff(text: str) -> Framing:
     return "empty"
 
 
-def _load(raw: str, stream: DecodedStream) -> Any:
+EVIDENCE = 200  # characters of a bad payload kept as evidence
+
+
+def _load(raw: str, stream: DecodedStream) -> tuple[bool, Any]:
+    """``(True, value)`` for a payload that decodes; ``(False, None)`` with the payload noted otherwise."""
     try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        stream.undecodable.append(raw)
-        return None
+        decoded = decode(raw)
+    except JsonProblem as exc:
+        if exc.kind == "too_deep":
+            stream.too_deep.append(raw[:EVIDENCE])
+        else:
+            stream.undecodable.append(raw)
+        return False, None
+    stream.repaired += decoded.repaired
+    stream.constants += decoded.constants
+    return True, decoded.value
 
 
 def decode_sse(text: str) -> DecodedStream:
@@ -70,12 +100,12 @@ def decode_sse(text: str) -> DecodedStream:
             if raw.strip() == "[DONE]":
                 stream.done_sentinel = True
             else:
-                data = _load(raw, stream)
-                if data is not None:
+                ok, data = _load(raw, stream)
+                if ok:
                     stream.events.append(StreamEvent(data, event, raw))
         event, data_lines = None, []
 
-    for line in text.splitlines():
+    for line in lines(text):
         if not line.strip():
             dispatch()
         elif line.startswith(":"):
@@ -85,6 +115,8 @@ def decode_sse(text: str) -> DecodedStream:
         elif line.startswith("data:"):
             value = line[5:]
             data_lines.append(value[1:] if value.startswith(" ") else value)
+        elif not line.startswith(("id:", "retry:")) and line not in ("id", "retry", "data", "event"):
+            stream.stray_lines.append(line[:EVIDENCE])
     if data_lines:
         stream.unterminated = not text.endswith("\n")
         dispatch()
@@ -93,17 +125,17 @@ def decode_sse(text: str) -> DecodedStream:
 
 def decode_ndjson(text: str) -> DecodedStream:
     stream = DecodedStream("ndjson")
-    for line in text.splitlines():
+    for line in lines(text):
         if line.strip():
-            data = _load(line, stream)
-            if data is not None:
+            ok, data = _load(line, stream)
+            if ok:
                 stream.events.append(StreamEvent(data, None, line))
     return stream
 
 
 def decode_json_array(text: str) -> DecodedStream:
     stream = DecodedStream("json-array")
-    data = _load(text, stream)
+    _, data = _load(text, stream)
     if isinstance(data, list):
         stream.events = [StreamEvent(item, None, json.dumps(item)) for item in data]
     return stream

@@ -58,6 +58,8 @@ FINISH_REASONS = (
 )
 FAILED_CALL_REASONS = ("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL")
 MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE", "named": "ANY"}
+MAX_INDEX_DIGITS = 4  # partialArgs array indexes up to 9,999
+MAX_PATH_STEPS = 64  # partialArgs paths at most this deep
 PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
 
 
@@ -217,9 +219,9 @@ class GeminiGenerateAdapter(Adapter):
                     "the stream is a JSON array of responses (no alt=sse)",
                 )
             )
-        for event in stream.events:
+        for number, event in enumerate(stream.events):
             if isinstance(event.data, dict):
-                acc.feed(event.data)
+                acc.feed(event.data, f"events[{number}].")
         if stream.events and acc.finish_reason is None and acc.error is None:
             acc.note(deviation("stream_without_finish_reason", "the stream ended without a finishReason"))
         return acc.finish()
@@ -248,31 +250,49 @@ class _Accumulator(Notes):
     usage: Usage | None = None
     error: ProviderError | None = None
 
-    def feed(self, chunk: dict[str, Any]) -> None:
-        """Fold one ``GenerateContentResponse`` (candidate 0) into the turn."""
+    def feed(self, chunk: dict[str, Any], where: str = "") -> None:
+        """Fold one ``GenerateContentResponse`` (candidate 0) into the turn; ``where`` is its
+        place in the stream, for findings."""
         error = embedded_error(chunk, 200)
         if error is not None:
             self.error = error
             self.note(deviation("error_chunk_in_stream", "an error object arrived inside the 2xx stream"))
             return
-        metadata = chunk.get("usageMetadata") or {}
+        metadata = self.obj(f"{where}usageMetadata", chunk.get("usageMetadata")) or {}
         if "promptTokenCount" in metadata or "candidatesTokenCount" in metadata:
-            self.usage = Usage(metadata.get("promptTokenCount"), metadata.get("candidatesTokenCount"))
-        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+            self.usage = Usage(
+                self.count(f"{where}usageMetadata.promptTokenCount", metadata.get("promptTokenCount")),
+                self.count(
+                    f"{where}usageMetadata.candidatesTokenCount", metadata.get("candidatesTokenCount")
+                ),
+            )
+        feedback = self.obj(f"{where}promptFeedback", chunk.get("promptFeedback")) or {}
+        blocked = feedback.get("blockReason")
         if blocked:
             self.note(deviation("prompt_blocked", f"the prompt was blocked: {blocked}", severity="error"))
-        candidates = [c for c in chunk.get("candidates") or [] if isinstance(c, dict)]
-        candidate = next((c for c in candidates if c.get("index", 0) == 0), None)
+        candidate: tuple[str, dict[str, Any]] | None = None
+        for candidate_where, item in self.objects(f"{where}candidates", chunk.get("candidates")):
+            index = self.integer(f"{candidate_where}.index", item.get("index"))
+            if (index or 0) == 0 and candidate is None:
+                candidate = (candidate_where, item)
         if candidate is None:
             return
-        for part in (candidate.get("content") or {}).get("parts") or []:
-            if isinstance(part, dict):
-                self.feed_part(part)
-        if candidate.get("finishReason") is not None:
-            self.read_finish(candidate["finishReason"], candidate.get("finishMessage"))
+        candidate_where, found = candidate
+        content = self.obj(f"{candidate_where}.content", found.get("content")) or {}
+        for part_where, part in self.objects(f"{candidate_where}.content.parts", content.get("parts")):
+            self.feed_part(part, part_where)
+        if found.get("finishReason") is not None:
+            self.read_finish(
+                f"{candidate_where}.finishReason",
+                found["finishReason"],
+                self.string(f"{candidate_where}.finishMessage", found.get("finishMessage")),
+            )
 
-    def read_finish(self, value: Any, message: Any) -> None:
+    def read_finish(self, where: str, value: Any, message: str | None) -> None:
         """The finish reason by name (int enums mapped); a change between chunks is noted."""
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            self.wrong_type(where, value, "string (or integer enum)")
+            return
         reason = str(value)
         if isinstance(value, int):
             reason = FINISH_REASONS[value] if 0 <= value < len(FINISH_REASONS) else str(value)
@@ -291,22 +311,25 @@ class _Accumulator(Notes):
                 )
             )
         self.finish_reason = reason
-        self.finish_message = message if isinstance(message, str) else self.finish_message
+        self.finish_message = message if message is not None else self.finish_message
 
-    def feed_part(self, part: dict[str, Any]) -> None:
+    def feed_part(self, part: dict[str, Any], where: str = "parts[0]") -> None:
+        signature = self.string(f"{where}.thoughtSignature", part.get("thoughtSignature"))
         if "functionCall" in part:
-            self.feed_call(part["functionCall"], part.get("thoughtSignature"))
-        elif "text" in part or "thoughtSignature" in part:
-            self.feed_text(part)
+            self.feed_call(part["functionCall"], signature, f"{where}.functionCall")
+        elif "text" in part or signature is not None:
+            self.feed_text(part, signature, where)
         else:
             kinds = sorted(part)
             self.note(Finding("wire.unknown_part", "info", False, f"part with keys {kinds} ignored"))
 
-    def feed_text(self, part: dict[str, Any]) -> None:
+    def feed_text(self, part: dict[str, Any], signature: str | None, where: str) -> None:
         """Merge consecutive text (or thought) chunks; a second signature starts a new part."""
         last = self.text_parts[-1] if self.text_parts else None
-        signature = part.get("thoughtSignature")
-        thought = bool(part.get("thought"))
+        thought = part.get("thought")
+        if thought is not None and not isinstance(thought, bool):
+            self.wrong_type(f"{where}.thought", thought, "boolean", f"read as {bool(thought)}")
+        thought = bool(thought)
         if (
             last is None
             or bool(last.get("thought")) != thought
@@ -316,11 +339,11 @@ class _Accumulator(Notes):
             if thought:
                 last["thought"] = True
             self.text_parts.append(last)
-        last["text"] += str(part.get("text") or "")
+        last["text"] += self.string(f"{where}.text", part.get("text")) or ""
         if signature is not None:
             last["thoughtSignature"] = signature
 
-    def feed_call(self, function: Any, signature: Any) -> None:
+    def feed_call(self, function: Any, signature: str | None, where: str = "functionCall") -> None:
         """A whole call, or the start, continuation or end of a streamed one."""
         if signature is not None:
             self.note(
@@ -331,6 +354,8 @@ class _Accumulator(Notes):
                     "a functionCall part carries a thoughtSignature (replayed unchanged)",
                 )
             )
+        if function is not None and not isinstance(function, dict):
+            self.wrong_type(where, function, "object", "read as an empty functionCall")
         if not isinstance(function, dict) or not function:
             self.note(
                 Finding(
@@ -343,6 +368,12 @@ class _Accumulator(Notes):
             )
             self.open = None
             return
+        name = self.string(f"{where}.name", function.get("name"))
+        will_continue = function.get("willContinue")
+        if will_continue is not None and not isinstance(will_continue, bool):
+            self.wrong_type(
+                f"{where}.willContinue", will_continue, "boolean", f"read as {bool(will_continue)}"
+            )
         if self.open is not None and "name" not in function:
             call = self.open
         else:
@@ -353,25 +384,30 @@ class _Accumulator(Notes):
                         "a new functionCall started while a streamed one still had willContinue",
                     )
                 )
-            if not function.get("name"):
+            if not name:
                 self.note(deviation("tool_call_missing_name", "a functionCall part has no name"))
             args = function.get("args")
-            if args is None and function.get("willContinue"):
+            if args is None and will_continue:
                 args = {}  # a streamed call: its arguments (if any) follow as partialArgs
-            call = _PartialCall(str(function.get("name") or ""), function.get("id"), args)
+            call = _PartialCall(name or "", self.string(f"{where}.id", function.get("id")), args)
             self.calls.append(call)
         if signature is not None and call.signature is None:
-            call.signature = str(signature)
-        if isinstance(function.get("partialArgs"), list):
-            self.apply_partial_args(call, function["partialArgs"])
+            call.signature = signature
+        partial_args = function.get("partialArgs")
+        if isinstance(partial_args, list):
+            self.apply_partial_args(call, partial_args, f"{where}.partialArgs")
+        else:
+            self.array(f"{where}.partialArgs", partial_args)  # notes a value of another type
         if "args" in function and call is self.open:
             self.note(
                 deviation("args_in_continuation", "a continuation part of a streamed call carries args")
             )
             call.args = function["args"]
-        self.open = call if function.get("willContinue") else None
+        self.open = call if will_continue else None
 
-    def apply_partial_args(self, call: _PartialCall, partial_args: list[Any]) -> None:
+    def apply_partial_args(
+        self, call: _PartialCall, partial_args: list[Any], where: str = "partialArgs"
+    ) -> None:
         """Vertex streamed arguments: each value set at its ``jsonPath``; strings concatenate."""
         self.note(
             Finding(
@@ -383,10 +419,18 @@ class _Accumulator(Notes):
         )
         if not isinstance(call.args, dict):
             call.args = {}
-        for item in partial_args:
-            if not isinstance(item, dict):
-                continue
-            steps = _path_steps(str(item.get("jsonPath", "")))
+        for item_where, item in self.objects(where, partial_args):
+            path = self.string(f"{item_where}.jsonPath", item.get("jsonPath")) or ""
+            if "stringValue" in item and not isinstance(item["stringValue"], str):
+                self.wrong_type(
+                    f"{item_where}.stringValue", item["stringValue"], "string", "read as its text"
+                )
+            for key, expected in (("numberValue", "number"), ("boolValue", "boolean")):
+                value = item.get(key)
+                if key in item and not _scalar(value, expected):
+                    self.wrong_type(f"{item_where}.{key}", value, expected, "value dropped")
+                    item = {k: v for k, v in item.items() if k != key}
+            steps = _path_steps(path)
             if steps is None or not _assign(call.args, steps, item):
                 self.note(
                     deviation(
@@ -439,6 +483,15 @@ class _Accumulator(Notes):
         )
 
 
+def _scalar(value: Any, expected: str) -> bool:
+    """A ``numberValue`` is a number, a ``boolValue`` a boolean (``null`` reads as absent)."""
+    if value is None:
+        return True
+    if expected == "boolean":
+        return isinstance(value, bool)
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _path_steps(path: str) -> list[str | int] | None:
     """``$.a.b[0]`` as ``["a", "b", 0]``; ``None`` when the path is not of that simple form."""
     if not path.startswith("$"):
@@ -451,7 +504,11 @@ def _path_steps(path: str) -> list[str | int] | None:
             return None
         name, index, quoted, double = match.groups()
         key = next((s for s in (name, quoted, double) if s is not None), "")
+        if index is not None and len(index) > MAX_INDEX_DIGITS:
+            return None  # no argument array is that long; a list that size would exhaust memory
         steps.append(int(index) if index is not None else key)
+        if len(steps) > MAX_PATH_STEPS:
+            return None  # arguments nested that deep could not be stored
         position = match.end()
     return steps or None
 

@@ -124,9 +124,9 @@ class OllamaChatAdapter(Adapter):
 
     def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
         acc = _Accumulator()
-        for event in stream.events:
+        for number, event in enumerate(stream.events):
             if isinstance(event.data, dict):
-                acc.feed(event.data)
+                acc.feed(event.data, f"events[{number}].")
         if stream.events and not acc.done:
             acc.findings.append(
                 deviation("stream_without_done", "the NDJSON stream ended without done: true")
@@ -141,33 +141,46 @@ class _Accumulator(Notes):
         super().__init__()
         self.text: list[str] = []
         self.thinking: list[str] = []
-        self.raw_calls: list[dict[str, Any]] = []
+        self.raw_calls: list[tuple[str, dict[str, Any]]] = []
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self.error: Any = None
         self.done = False
 
-    def feed(self, chunk: dict[str, Any]) -> None:
+    def feed(self, chunk: dict[str, Any], where: str = "") -> None:
+        """Fold one response object; ``where`` is its place in the stream, for findings."""
         error = embedded_error(chunk, 200)
         if error is not None:
             self.error = error
             self.note(deviation("error_chunk_in_stream", "an error line arrived in the 2xx stream"))
             return
-        message = chunk.get("message") or {}
-        if isinstance(message.get("content"), str):
-            self.text.append(message["content"])
-        if isinstance(message.get("thinking"), str) and message["thinking"]:
-            self.thinking.append(message["thinking"])
-        self.raw_calls.extend(c for c in message.get("tool_calls") or [] if isinstance(c, dict))
-        if chunk.get("done"):
+        message = self.obj(f"{where}message", chunk.get("message")) or {}
+        content = self.string(f"{where}message.content", message.get("content"))
+        if content is not None:
+            self.text.append(content)
+        thinking = self.string(f"{where}message.thinking", message.get("thinking"))
+        if thinking:
+            self.thinking.append(thinking)
+        self.raw_calls += self.objects(f"{where}message.tool_calls", message.get("tool_calls"))
+        done = chunk.get("done")
+        if done is not None and not isinstance(done, bool):
+            self.wrong_type(f"{where}done", done, "boolean", f"read as {bool(done)}")
+        if done:
             self.done = True
-            self.finish_reason = chunk.get("done_reason") or self.finish_reason
+            reason = self.string(f"{where}done_reason", chunk.get("done_reason"))
+            self.finish_reason = reason or self.finish_reason
             if "prompt_eval_count" in chunk or "eval_count" in chunk:
-                self.usage = Usage(chunk.get("prompt_eval_count"), chunk.get("eval_count"))
+                self.usage = Usage(
+                    self.count(f"{where}prompt_eval_count", chunk.get("prompt_eval_count")),
+                    self.count(f"{where}eval_count", chunk.get("eval_count")),
+                )
 
     def finish(self) -> ParsedTurn:
         calls: list[ToolCall] = []
-        has_index = [("index" in (c.get("function") or {})) for c in self.raw_calls]
+        functions = [
+            (where, self.obj(f"{where}.function", raw.get("function")) or {}) for where, raw in self.raw_calls
+        ]
+        has_index = ["index" in function for _, function in functions]
         if any(has_index) and not all(has_index):
             self.note(
                 Finding(
@@ -177,12 +190,14 @@ class _Accumulator(Notes):
                     "function.index is present on some calls and missing on others",
                 )
             )
-        for position, raw in enumerate(self.raw_calls):
-            function = raw.get("function") or {}
+        for position, ((where, raw), (_, function)) in enumerate(zip(self.raw_calls, functions, strict=True)):
+            name = self.string(f"{where}.function.name", function.get("name")) or ""
+            if not name:
+                self.note(deviation("tool_call_missing_name", f"{where} has no function name"))
             call, findings = make_call(
-                str(function.get("name", "")),
+                name,
                 function.get("arguments"),
-                raw.get("id"),
+                self.string(f"{where}.id", raw.get("id")),
                 position,
                 wire_type="object",
                 optional_id="Ollama sends ids only since v0.12.10",

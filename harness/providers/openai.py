@@ -71,23 +71,32 @@ class ChatAccumulator(Notes):
         self.error: Any = None
         self.extra: dict[str, Any] = {}
 
-    def feed_chunk(self, chunk: dict[str, Any], status: int = 200) -> None:
+    def feed_chunk(self, chunk: dict[str, Any], status: int = 200, where: str = "") -> None:
+        """Fold one chunk (or a whole response); ``where`` is its place in the stream, for findings."""
         error = embedded_error(chunk, status)
         if error is not None:
             self.error = error
             self.note(deviation("error_chunk_in_stream", "an error object arrived inside the 2xx stream"))
             return
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = read_usage(chunk["usage"])
-        elif isinstance((chunk.get("x_groq") or {}).get("usage"), dict):  # Groq streams usage there [Q4]
-            self.usage = read_usage(chunk["x_groq"]["usage"])
-        for choice in chunk.get("choices") or []:
-            if choice.get("index", 0) != 0:
+        usage = self.obj(f"{where}usage", chunk.get("usage"))
+        groq = self.obj(f"{where}x_groq", chunk.get("x_groq"))
+        groq_usage = self.obj(f"{where}x_groq.usage", groq.get("usage")) if groq else None
+        if usage is not None:
+            self.usage = self.read_usage(f"{where}usage", usage)
+        elif groq_usage is not None:  # Groq streams usage there [Q4]
+            self.usage = self.read_usage(f"{where}x_groq.usage", groq_usage)
+        for choice_where, choice in self.objects(f"{where}choices", chunk.get("choices")):
+            index = choice.get("index", 0)
+            if index is None or isinstance(index, bool) or not isinstance(index, int):
+                self.wrong_type(f"{choice_where}.index", index, "integer", "read as 0")
+                index = 0
+            if index != 0:
                 continue
-            delta = choice.get("delta") if self.streaming else choice.get("message")
-            if isinstance(delta, dict):
-                self.feed_delta(delta)
-            reason = choice.get("finish_reason")
+            key = "delta" if self.streaming else "message"
+            delta = self.obj(f"{choice_where}.{key}", choice.get(key))
+            if delta is not None:
+                self.feed_delta(delta, f"{choice_where}.{key}")
+            reason = self.string(f"{choice_where}.finish_reason", choice.get("finish_reason"))
             if reason:
                 if self.finish_reasons and reason != self.finish_reasons[-1]:
                     self.note(
@@ -107,15 +116,27 @@ class ChatAccumulator(Notes):
                     )
                 self.finish_reasons.append(reason)
 
-    def feed_delta(self, delta: dict[str, Any]) -> None:
+    def read_usage(self, where: str, usage: dict[str, Any]) -> Usage:
+        """``prompt_tokens`` and ``completion_tokens`` (each a non-negative integer, else noted)."""
+        return Usage(
+            self.count(f"{where}.prompt_tokens", usage.get("prompt_tokens")),
+            self.count(f"{where}.completion_tokens", usage.get("completion_tokens")),
+        )
+
+    def feed_delta(self, delta: dict[str, Any], where: str = "message") -> None:
         content = delta.get("content")
         if isinstance(content, str):
             self.text.append(content)
         elif isinstance(content, list):
-            self.text.extend(p.get("text", "") for p in content if isinstance(p, dict))
+            for part_where, part in self.objects(f"{where}.content", content):
+                text = self.string(f"{part_where}.text", part.get("text"))
+                if text is not None:
+                    self.text.append(text)
+        elif content is not None:
+            self.wrong_type(f"{where}.content", content, "string or array of parts")
         for name in REASONING_FIELDS:
-            value = delta.get(name)
-            if isinstance(value, str) and value:
+            value = self.string(f"{where}.{name}", delta.get(name))
+            if value:
                 self.reasoning.append(value)
                 self.note(
                     Finding(
@@ -143,14 +164,15 @@ class ChatAccumulator(Notes):
                     "message carries extra_content (replayed unchanged)",
                 )
             )
-        for position, item in enumerate(delta.get("tool_calls") or []):
-            if isinstance(item, dict):
-                self.feed_tool_call(item, position)
+        for position, (call_where, item) in enumerate(
+            self.objects(f"{where}.tool_calls", delta.get("tool_calls"))
+        ):
+            self.feed_tool_call(item, position, call_where)
 
-    def feed_tool_call(self, item: dict[str, Any], position: int) -> None:
-        index = item.get("index")
-        call_id = item.get("id")
-        function = item.get("function") or {}
+    def feed_tool_call(self, item: dict[str, Any], position: int, where: str = "tool_calls[0]") -> None:
+        index = self.integer(f"{where}.index", item.get("index"))
+        call_id = self.string(f"{where}.id", item.get("id"))
+        function = self.obj(f"{where}.function", item.get("function")) or {}
         if "type" not in item and (call_id is not None or not self.streaming):
             self.note(
                 Finding("wire.tool_call_missing_type", "info", False, "tool call without type: function")
@@ -165,8 +187,8 @@ class ChatAccumulator(Notes):
                     deviation("id_repeated_in_stream", "the call id is repeated in continuation chunks")
                 )
             current.id = current.id or call_id
-        name = function.get("name")
-        if isinstance(name, str):
+        name = self.string(f"{where}.function.name", function.get("name"))
+        if name is not None:
             if not current.name:
                 current.name = name
             elif name == "":
@@ -214,6 +236,8 @@ class ChatAccumulator(Notes):
     def finish(self, *, wire_type: str = "string") -> ParsedTurn:
         calls: list[ToolCall] = []
         for position, partial in enumerate(self.calls):
+            if not partial.name:
+                self.note(deviation("tool_call_missing_name", f"tool call {position} has no function name"))
             call, findings = make_call(
                 partial.name, partial.raw_arguments(), partial.id, position, wire_type=wire_type
             )
@@ -246,10 +270,6 @@ class ChatAccumulator(Notes):
         return ParsedTurn(
             text, calls, finish, self.usage, self.error, self.findings, reasoning, dict(self.extra)
         )
-
-
-def read_usage(usage: dict[str, Any]) -> Usage:
-    return Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
 
 
 class OpenAIChatAdapter(Adapter):
@@ -376,12 +396,13 @@ class OpenAIChatAdapter(Adapter):
 
     def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
         acc = self.accumulator(streaming=True)
-        for event in stream.events:
+        for number, event in enumerate(stream.events):
             if not isinstance(event.data, dict):
-                continue
+                continue  # noted with the framing (wire.stream_event_not_object)
+            data = event.data
             if event.event == "error":
                 acc.note(deviation("error_event_in_stream", "an SSE 'event: error' arrived in the stream"))
-                if "error" not in event.data:
-                    event.data = {"error": event.data}
-            acc.feed_chunk(event.data)
+                if "error" not in data:
+                    data = {"error": data}
+            acc.feed_chunk(data, where=f"events[{number}].")
         return acc.finish(wire_type=self.argument_wire_type)

@@ -25,7 +25,7 @@ from harness.model import (
     WireResponse,
     deviation,
 )
-from harness.providers.adapter import Adapter, RequestOptions, malformed
+from harness.providers.adapter import Adapter, RequestOptions, RequestView, malformed, unicode_safe
 from harness.providers.framing import DecodedStream
 from harness.providers.text_protocols import estimate_tokens, get_protocol, native_tools_size
 
@@ -127,11 +127,27 @@ class PromptedAdapter(Adapter):
         return dataclasses.replace(turn, text=parsed.text, tool_calls=calls, findings=findings)
 
     def parse(self, response: WireResponse, *, stream: bool, tools: Sequence[ToolSpec] = ()) -> ParsedTurn:
+        """The inner adapter's turn with the calls taken out of its text. Every fault of the text
+        is a finding of the protocol; the guard here is the last resort, as in :meth:`Adapter.parse`."""
         turn = self.inner.parse(response, stream=stream)
         try:
-            return self.extract(turn, tools)
+            extracted: ParsedTurn = unicode_safe(self.extract(turn, tools))
         except Exception as exc:  # model text that breaks the parser is the model's fault
-            return malformed(f"{self.protocol.name} text-call", response.status, exc)
+            return malformed(f"{self.protocol.name} text-call", response.status, exc, "PromptedAdapter.parse")
+        return extracted
+
+    def read_body(self, body: dict[str, Any], path: str) -> RequestView:
+        """The request read by the inner adapter's reader: the tools of prompted mode travel in the
+        system prompt and its calls and results in message text, so they stay text here (noted)."""
+        view = self.inner.read_body(body, path)
+        note = Finding(
+            "wire.prompted_request_read_natively",
+            "info",
+            False,
+            f"read as a {self.inner.format} request: tools, calls and results written as "
+            f"{self.protocol.name} text stay in the messages' text",
+        )
+        return dataclasses.replace(view, findings=(*view.findings, note))
 
     def parse_body(self, body: dict[str, Any]) -> ParsedTurn:
         return self.extract(self.inner.parse_body(body))

@@ -45,6 +45,19 @@ def write_built(
     return [writer(name)(report, records, out_dir) for name in names]
 
 
+EXIT_CODES = {
+    0: "every run was tested and the gate passed",
+    1: "the gate failed: a target scored below --min-score, or a run failed with --strict",
+    2: "bad input: a scenario, tool set, harness.toml or option is invalid",
+    3: "a cassette is missing, unreadable or incomplete, or the requests drifted from it "
+    "(replay never goes live)",
+    4: "the harness could not test some runs: no response, an endpoint unavailable after retries, "
+    "a refused key",
+    130: "interrupted (Ctrl-C): the reports describe the runs that finished",
+}
+"""The documented exit codes of ``harness run`` / ``record`` (and ``audit``, with ``--fail-on``)."""
+
+
 def gate(
     report: dict[str, Any],
     records: list[RunRecord],
@@ -52,11 +65,15 @@ def gate(
     min_score: float | None = None,
     strict: bool = False,
 ) -> tuple[int, str]:
-    """The exit code of a run and why: 3 when a cassette was missing or the requests drifted
-    (replay never goes live), 1 when a target scores below ``min_score`` or, with
-    ``strict``, when any run failed; 0 otherwise."""
-    if any(r.error and r.error.kind.startswith("Cassette") for r in records):
-        return 3, "cassette errors: see above; replay never goes live"
+    """The exit code of a run and why (see :data:`EXIT_CODES`): cassette errors first, then any
+    other run that could not be tested, then the score gate."""
+    errors = [r for r in records if r.outcome == "error" and r.error is not None]
+    cassette = [r for r in errors if r.error and r.error.cause == "cassette"]
+    if cassette:
+        return 3, f"{len(cassette)} run(s) with cassette errors: see above; replay never goes live"
+    if errors:
+        names = ", ".join(f"{r.target.name}/{r.scenario}" for r in errors[:10])
+        return 4, f"{len(errors)} run(s) could not be tested (error, never scored): {names}"
     if min_score is not None:
         low = {
             n: t["score"]
@@ -65,7 +82,7 @@ def gate(
         }
         if low:
             return 1, f"below --min-score {min_score}: {low}"
-    failed = [f"{r.target.name}/{r.scenario}" for r in records if not r.passed]
+    failed = [f"{r.target.name}/{r.scenario}" for r in records if r.outcome == "fail"]
     if strict and failed:
         return 1, f"{len(failed)} run(s) failed (--strict): {', '.join(failed[:10])}"
     return 0, ""

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness import secrets
 from harness._version import __version__
 from harness.model import Exchange
 from harness.records import RunRecord, to_builtins
@@ -47,6 +48,7 @@ def run_summary(record: RunRecord) -> dict[str, Any]:
         "repeat": record.repeat,
         "score": record.score,
         "passed": record.passed,
+        "outcome": record.outcome,
         "error": record.error.summary() if record.error else None,
         "stop_reason": record.transcript.stop_reason,
         "turns": len(exchanges),
@@ -154,5 +156,6 @@ def build(records: list[RunRecord], generated_at: str | None = None) -> dict[str
 
 def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.json"
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    path.write_text(secrets.redact(text), encoding="utf-8")
     return path

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from harness import secrets
 from harness.records import RunRecord
 
 
@@ -50,5 +51,8 @@ def render(report: dict[str, Any]) -> ET.ElementTree:
 
 def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "junit.xml"
-    render(report).write(path, encoding="utf-8", xml_declaration=True)
+    root = render(report).getroot()
+    assert root is not None
+    text = ET.tostring(root, encoding="unicode", xml_declaration=True)
+    path.write_text(secrets.redact(text), encoding="utf-8")
     return path

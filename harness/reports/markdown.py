@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness import secrets
 from harness.records import RunRecord
 
 
@@ -138,5 +139,5 @@ def render(report: dict[str, Any]) -> str:
 
 def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.md"
-    path.write_text(render(report), encoding="utf-8")
+    path.write_text(secrets.redact(render(report)), encoding="utf-8")
     return path

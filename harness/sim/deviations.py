@@ -132,6 +132,7 @@ WIRE_DEVIATIONS: dict[str, Callable[[Response], Response]] = {
 call ids missing or shared, a stream without ``[DONE]``, an error inside an HTTP 200, a 500."""
 
 DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit"])
+"""The deviations of what is said; :data:`harness.sim.faults.FAULTS` lists the endpoint faults."""
 
 
 def deviate(

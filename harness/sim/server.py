@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.scenarios import Scenario
 from harness.sim.deviations import DEVIATIONS, deviate
+from harness.sim.faults import FAULTS, NO_RESPONSE
 from harness.sim.formats import FORMATS
 from harness.sim.script import Reply, ScriptedModel, as_text, names_in_prompt
 from harness.sim.wire import Response, SimRequest
@@ -53,6 +54,15 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as exc:
             self._send(fmt.error(400, f"sim: request body is not JSON: {exc}"))
             return
+        fault = FAULTS.get(deviation)
+        if fault is not None:
+            response = fault(self, json.dumps(body, sort_keys=True), self.server.seen)
+            if response is NO_RESPONSE:
+                return
+            if response is not None:
+                self._send(response)
+                return
+            deviation = ""
         self._send(self.server.answer(fmt_name, SimRequest(self.path[len(segment) + 1 :], body), deviation))
 
     def _send(self, response: Response) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import secrets
 from harness.errors import CassetteError, UnknownNameError
 from harness.model import ToolCall, ToolExecution, ToolResult, ToolSpec
 
@@ -118,6 +119,7 @@ class ToolRegistry:
             except Exception as exc:  # a tool's failure is a result for the model
                 content, is_error = f"error: {exc}", True
         elapsed = (time.perf_counter() - started) * 1000
+        content = secrets.redact(content)  # a tool (an MCP server) may echo a secret it was given
         return ToolExecution(turn, call, ToolResult(call.id, call.name, content, is_error), elapsed, source)
 
 

@@ -242,7 +242,11 @@ def test_keyboard_interrupt_leaves_no_process() -> None:
 def test_sigint_during_a_blocked_call_leaves_no_process() -> None:
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("SIGINT is delivered to the main thread only")
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    # to the main thread itself: a process-directed signal may land on another thread, and then
+    # the main thread's wait is not interrupted until it times out
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
     with pytest.raises(KeyboardInterrupt), MCPManager([fixture_spec(timeout_s=5)]) as manager:
         pids = manager.pids(SERVER_NAME)
         timer.start()

@@ -54,11 +54,10 @@ def test_each_deviation_is_caught_by_its_check(deviation: str, tmp_path: Path) -
         model="sim-deviant",
         base_url=f"sim~{deviation}",
         stream=stream,
+        retries=0,
     )
     assert target.simulated
-    (record,) = run(
-        [target], [SUITE[scenario_id]], RunConfig(mode="live", results=tmp_path / "r.jsonl", retries=1)
-    )
+    (record,) = run([target], [SUITE[scenario_id]], RunConfig(mode="live", results=tmp_path / "r.jsonl"))
     assert record.error is None, record.error
     result = check(record, check_id)
     assert result.status in ("fail", "warn"), result

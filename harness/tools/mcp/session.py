@@ -11,6 +11,7 @@ call the recording does not hold is drift, as for HTTP.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
 from harness.model import Finding
 from harness.tools.mcp.manager import registry_tool, tool_text
@@ -112,13 +114,18 @@ class MCPSession:
             return text.replace("{python}", sys.executable).replace("{fixture}", fixture)
 
         cwd = fill(server.cwd) if server.cwd else (fixture or None)
+        env = dict(server.env)
+        for name in server.secret_env:
+            value = os.environ.get(name)
+            if value is None:
+                raise ConfigError(
+                    f"scenario {self.use.scenario_id}: MCP server {server.name!r} needs the environment "
+                    f"variable {name} (secret_env)"
+                )
+            secrets.register(value)
+            env[name] = value
         return MCPServerSpec(
-            server.name,
-            fill(server.command),
-            [fill(a) for a in server.args],
-            dict(server.env),
-            cwd,
-            server.timeout_s,
+            server.name, fill(server.command), [fill(a) for a in server.args], env, cwd, server.timeout_s
         )
 
     def _load(self) -> None:
@@ -159,7 +166,8 @@ class MCPSession:
         }
         self.recording.parent.mkdir(parents=True, exist_ok=True)
         self.recording.write_text(
-            yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
+            secrets.redact(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)),
+            encoding="utf-8",
         )
 
     # -- what the run uses -------------------------------------------------------
@@ -246,7 +254,7 @@ def _issue(issue: MCPIssue) -> dict[str, Any]:
     return {
         "server": issue.server,
         "kind": issue.kind,
-        "detail": issue.detail,
-        "stderr_tail": issue.stderr_tail,
+        "detail": secrets.redact(issue.detail),
+        "stderr_tail": secrets.redact(issue.stderr_tail),
         "tool": issue.tool,
     }

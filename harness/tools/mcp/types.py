@@ -47,6 +47,7 @@ class MCPServerDecl:
     cwd: str | None = None
     timeout_s: float = 20.0
     fixture: str | None = None
+    secret_env: tuple[str, ...] = ()  # variables passed from the harness's environment, never written
 
 
 @dataclass(frozen=True)

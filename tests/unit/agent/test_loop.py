@@ -12,7 +12,7 @@ from harness.agent.loop import LoopSettings, run_loop, turn_choice
 from harness.model import Message, ToolChoice, ToolSpec, Transcript
 from harness.providers import RequestOptions, adapter_class
 from harness.tools.registry import Tool, ToolRegistry
-from harness.transport import Transport
+from harness.transport import RetryPolicy, Transport
 
 SPEC = ToolSpec("lookup", "Look a key up.", {"type": "object", "properties": {"key": {"type": "string"}}})
 
@@ -47,7 +47,9 @@ def drive(
             return answer
         return httpx.Response(200, json=answer)
 
-    transport = Transport("http://test", client_transport=httpx.MockTransport(handler), retries=0)
+    transport = Transport(
+        "http://test", client_transport=httpx.MockTransport(handler), retry=RetryPolicy(attempts=1)
+    )
     registry = ToolRegistry()
     registry.add(Tool(SPEC, execute))
     transcript = Transcript("t", "s")
@@ -128,7 +130,9 @@ def test_transport_error_is_a_finding_not_a_crash() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused", request=request)
 
-    transport = Transport("http://test", client_transport=httpx.MockTransport(refuse), retries=0)
+    transport = Transport(
+        "http://test", client_transport=httpx.MockTransport(refuse), retry=RetryPolicy(attempts=1)
+    )
     transcript = Transcript("t", "s")
     run_loop(
         transcript,

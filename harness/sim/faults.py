@@ -1,0 +1,142 @@
+"""Transport and HTTP faults: the simulator failing the way networks and gateways fail.
+
+Reply and wire deviations (:mod:`harness.sim.deviations`) make the scripted model
+answer wrongly; these make the *endpoint* fail, so the harness's own handling can
+be held to its promises: retries with backoff that honour ``Retry-After``, a
+deadline on a server that drips bytes, a reset or a truncated body retried and
+then reported as an ``error`` run (never scored), an HTML error page or an empty
+200 reported as the provider's fault. Chosen like any deviation, with
+``base_url = "sim~<fault>"``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import socket
+import struct
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from harness.sim.wire import Response
+
+DRIP_INTERVAL_S = 0.5
+DRIP_FOR_S = 120.0
+SLOW_S = 30.0
+
+
+def _once(key: str, seen: set[str]) -> bool:
+    """True the first time ``key`` is seen (the fault hits each distinct request once)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps({"error": {"message": message, "type": "sim_fault", "code": status}})
+    return Response(status, "application/json", body, headers or {})
+
+
+def retry_after_date(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """429 with ``Retry-After`` as an HTTP date one second ahead, once per request; then the answer."""
+    if not _once(key, seen):
+        return None
+    when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=1), usegmt=True)
+    return _error(429, "rate limited (Retry-After as an HTTP date)", {"retry-after": when})
+
+
+def retry_after_seconds(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """429 with ``Retry-After: 1`` once per request; then the answer."""
+    return _error(429, "rate limited", {"retry-after": "1"}) if _once(key, seen) else None
+
+
+def unavailable(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """503 every time: after the retries the run is an ``error``, not a score."""
+    return _error(503, "service unavailable", {"retry-after": "0"})
+
+
+def bad_gateway_html(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """A proxy's HTML error page with HTTP 500 (not retried: a finding about the provider)."""
+    page = "<html><head><title>500 Internal Server Error</title></head><body><h1>Oops</h1></body></html>"
+    return Response(500, "text/html", page)
+
+
+def invalid_json(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """HTTP 200 whose body is not JSON."""
+    return Response(200, "application/json", '{"id": "chatcmpl-1", "choices": [')
+
+
+def empty_200(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """HTTP 200 with an empty body."""
+    return Response(200, "application/json", "")
+
+
+def empty_stream(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """HTTP 200, an event stream with nothing in it."""
+    return Response(200, "text/event-stream", "")
+
+
+def reset(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """The connection is reset before any byte of a response (RST, not a clean close)."""
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.connection.close()
+    handler.close_connection = True
+    return NO_RESPONSE
+
+
+def truncated(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """Headers promise a body the server never finishes sending (the connection then closes)."""
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", "1000")
+    handler.end_headers()
+    handler.wfile.write(b'{"id": "chatcmpl-1", "choi')
+    handler.wfile.flush()
+    handler.close_connection = True
+    return NO_RESPONSE
+
+
+def drip(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """A byte every half second, never a whole response: only a total deadline stops it."""
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", "100000")
+    handler.end_headers()
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < DRIP_FOR_S:
+            handler.wfile.write(b" ")
+            handler.wfile.flush()
+            time.sleep(DRIP_INTERVAL_S)
+    except OSError:  # the client gave up: that is the point
+        pass
+    handler.close_connection = True
+    return NO_RESPONSE
+
+
+def slow(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """No byte at all for longer than any sensible read timeout."""
+    time.sleep(SLOW_S)
+    return _error(504, "too slow")
+
+
+NO_RESPONSE = Response(0, "", "")
+"""Returned by faults that already wrote (or cut) the connection themselves."""
+
+FAULTS: dict[str, Callable[[Any, str, set[str]], Response | None]] = {
+    "retry-after-seconds": retry_after_seconds,
+    "retry-after-date": retry_after_date,
+    "unavailable": unavailable,
+    "html-error": bad_gateway_html,
+    "invalid-json": invalid_json,
+    "empty-200": empty_200,
+    "empty-stream": empty_stream,
+    "reset": reset,
+    "truncated": truncated,
+    "drip": drip,
+    "slow": slow,
+}
+"""Fault name -> what the endpoint does instead of answering (``None``: answer normally)."""
