@@ -76,10 +76,13 @@ class RunError:
 
 
 def status_of(findings: Iterable[Finding]) -> Status:
-    """``fail`` for a failed error, ``warn`` for a failed warning, ``pass``, or ``n/a`` (no finding)."""
+    """``fail`` for a failed error, ``warn`` for a failed warning, ``pass``, or ``n/a`` (no finding,
+    or only findings of what the run never reached: shown, not scored)."""
     found = False
     failed: set[str] = set()
     for finding in findings:
+        if finding.evidence and finding.evidence.get("not_reached"):
+            continue
         found = True
         if not finding.passed:
             failed.add(finding.severity)

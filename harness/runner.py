@@ -156,6 +156,7 @@ def run_one(
             scenario,
             target.protocol,
             native_tool_choice=scenario.tool_choice.mode in target.profile.tool_choice,
+            profile=target.profile,
         )
         checks = run_checks(context)
         error = untestable(transcript, simulated=target.simulated)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.model import Finding, Transcript
+from harness.providers.profiles import Profile
 from harness.records import CheckResult, Kind
 from harness.scenarios import Scenario
 
@@ -25,6 +26,7 @@ class RunContext:
     scenario: Scenario
     protocol: str | None = None  # the prompted text protocol, None in native mode
     native_tool_choice: bool = True  # False when the endpoint does not honour the scenario's tool_choice
+    profile: Profile | None = None  # the endpoint profile, whose documented quirks findings may name
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # shared by checks
 
 

@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any
 
 from harness.checks import RunContext, check, passed
+from harness.checks.attribution import echo_of_prompt, endpoint_failure, is_truncated, not_reached
 from harness.matchers import args_match
 from harness.model import Finding, ToolCall
 from harness.scenarios import ExpectedCall
@@ -98,10 +99,14 @@ def expected_calls(context: RunContext) -> list[Finding]:
         return []
     findings = []
     used = set(matched.values())
+    failure = endpoint_failure(context.transcript)
     for e, want in enumerate(expected):
         if e in matched:
             turn, call = actual[matched[e]]
             findings.append(passed("", f"{_call_text(call.name, call.arguments)} in turn {turn}"))
+            continue
+        if failure is not None:
+            findings.append(not_reached(f"{failure[1]} before a call to {want.name!r}"))
             continue
         same_name = [(turn, c) for i, (turn, c) in enumerate(actual) if c.name == want.name and i not in used]
         if not same_name:
@@ -137,6 +142,9 @@ def call_order(context: RunContext) -> list[Finding]:
     expected, actual, matched = _matching(context)
     if context.scenario.expect.order != "strict" or len(expected) < 2 or len(matched) < 2:
         return []
+    failure = endpoint_failure(context.transcript)
+    if failure is not None and len(matched) < len(expected):
+        return [not_reached(failure[1])]
     if len(in_order(expected, actual)) >= len(matched):
         return [passed("", "expected calls made in order")]
     made = [actual[matched[e]][1].name for e in sorted(matched, key=matched.__getitem__)]
@@ -152,6 +160,9 @@ def parallel_calls(context: RunContext) -> list[Finding]:
     expected, actual, matched = _matching(context)
     if not context.scenario.expect.parallel or not expected:
         return []
+    failure = endpoint_failure(context.transcript)
+    if failure is not None and not matched:
+        return [not_reached(failure[1])]
     turns = sorted({actual[a][0] for a in matched.values()})
     if len(matched) == len(expected) and len(turns) == 1:
         return [passed("", f"{len(expected)} calls in turn {turns[0]}")]
@@ -185,6 +196,9 @@ def no_call(context: RunContext) -> list[Finding]:
     if not context.scenario.expects_no_call:
         return []
     calls = context.transcript.calls
+    failure = endpoint_failure(context.transcript)
+    if failure is not None and failure[0] == 0:
+        return [not_reached(failure[1])]
     if not calls:
         return [passed("", "no tool called")]
     return [
@@ -203,9 +217,43 @@ def final_answer(context: RunContext) -> list[Finding]:
     t = context.transcript
     if matcher is None or not t.exchanges:
         return []
+    failure = endpoint_failure(t)
+    if failure is not None:
+        return [not_reached(failure[1])]
+    last = t.exchanges[-1]
     text = t.final_text
     if text is None:
-        return [Finding("", "error", False, f"no final answer (the run stopped: {t.stop_reason})")]
+        return [
+            Finding(
+                "", "error", False, f"no final answer: the run stopped at {t.stop_reason} with a tool call"
+            )
+        ]
+    if not text.strip():
+        return [Finding("", "error", False, "no final answer: the last turn has no text", last.turn)]
+    if is_truncated(last.parsed):
+        return [
+            Finding(
+                "",
+                "error",
+                False,
+                f"no final answer: the last turn was cut at the token limit ({last.parsed.finish_reason!r})",
+                last.turn,
+                {"text": text},
+            )
+        ]
+    prompts = [m.content or "" for m in context.scenario.messages if m.role in ("system", "user")]
+    echoed = echo_of_prompt(text, prompts)
+    if echoed is not None:
+        return [
+            Finding(
+                "",
+                "error",
+                False,
+                f"the final answer only repeats the prompt ({echoed[:80]!r}): it answers nothing",
+                last.turn,
+                {"text": text},
+            )
+        ]
     problems = match(matcher, text)
     if problems:
         return [

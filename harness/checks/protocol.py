@@ -42,7 +42,7 @@ def wire_format(context: RunContext) -> list[Finding]:
             finding = dataclasses.replace(
                 finding, detail=f"{finding.detail} (turns {', '.join(map(str, seen))})"
             )
-        deviations.append(finding)
+        deviations.append(with_quirk(context, finding))
     if not any(f.severity != "info" for f in deviations):
         deviations.insert(
             0, passed("protocol.wire", f"{len(t.exchanges)} exchange(s) follow the wire format")
@@ -100,6 +100,17 @@ def arguments_schema(context: RunContext) -> list[Finding]:
     if not checked:
         return []
     return findings or [passed("", f"{checked} call(s) match their tool's schema")]
+
+
+def with_quirk(context: RunContext, finding: Finding) -> Finding:
+    """``finding``, naming the endpoint profile's documented quirk that explains it, if one does."""
+    profile = context.profile
+    quirk = next((q for q in profile.quirks if q.explains == finding.check_id), None) if profile else None
+    if quirk is None or profile is None:
+        return finding
+    return dataclasses.replace(
+        finding, detail=f"{finding.detail} (the documented quirk {quirk.id!r} of profile {profile.name!r})"
+    )
 
 
 def _pointer(path: Iterable[object]) -> str:

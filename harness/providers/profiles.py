@@ -26,11 +26,13 @@ from harness.model import Finding, ProviderError
 
 @dataclass(frozen=True)
 class Quirk:
-    """A documented endpoint deviation: what it is and whether the profile works around it."""
+    """A documented endpoint deviation: what it is, whether the profile works around it, and the
+    finding id it explains when a run meets it (so the finding names the quirk)."""
 
     id: str
     detail: str
     workaround: str | None = None
+    explains: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
                   "tool_choice 'required' gives HTTP 500 with an empty error message [H1]"),
             Quirk("stream_auto_tool_choice_empty",
                   "stream: true with tool_choice 'auto' gives HTTP 200 and an empty SSE body "
-                  "(server log: 'Automatic streaming tool choice is not supported') [H1]"),
+                  "(server log: 'Automatic streaming tool choice is not supported') [H1]",
+                  explains="wire.empty_stream"),
             Quirk("stream_named_repeats_id",
                   "streaming with a named tool_choice repeats the call's id and name in every chunk and "
                   "adds a legacy function_call field beside tool_calls [H1]"),

@@ -265,6 +265,7 @@ SOURCES: dict[str, str] = {
     "PAI1": "pydantic/pydantic-ai pydantic_ai_slim/pydantic_ai/profiles/google.py"
     "@0148a6a9b62b4eca05f408cf32aecbd92b12f02d (GoogleJsonSchemaTransformer: what it removes for Gemini)",
     "GG1": "https://github.com/googleapis/python-genai/issues/1732 (a 'title' read as a function name)",
+    "T1": "https://huggingface.co/docs/transformers/chat_templating (chat templates, special tokens)",
     # -- this harness ----------------------------------------------------------------------------
     "H1": "measured by this harness: tests/live/test_local_model.py (llama-cpp-python 0.3.36, Gemma 3 270M)",
 }

@@ -242,16 +242,22 @@ def test_keyboard_interrupt_leaves_no_process() -> None:
 def test_sigint_during_a_blocked_call_leaves_no_process() -> None:
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("SIGINT is delivered to the main thread only")
-    # to the main thread itself: a process-directed signal may land on another thread, and then
-    # the main thread's wait is not interrupted until it times out
-    main = threading.main_thread().ident
-    assert main is not None
-    timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
-    with pytest.raises(KeyboardInterrupt), MCPManager([fixture_spec(timeout_s=5)]) as manager:
-        pids = manager.pids(SERVER_NAME)
-        timer.start()
-        manager.call(SERVER_NAME, "flaky", {"mode": "hang"}, timeout_s=5)
-    timer.join()
+    # a shell starting a job in the background makes it ignore SIGINT, and Python then keeps it
+    # ignored: give this test Python's own handler whatever the test process inherited
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        # to the main thread itself: a process-directed signal may land on another thread, and then
+        # the main thread's wait is not interrupted until it times out
+        main = threading.main_thread().ident
+        assert main is not None
+        timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
+        with pytest.raises(KeyboardInterrupt), MCPManager([fixture_spec(timeout_s=5)]) as manager:
+            pids = manager.pids(SERVER_NAME)
+            timer.start()
+            manager.call(SERVER_NAME, "flaky", {"mode": "hang"}, timeout_s=5)
+        timer.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert pids and gone(pids)
 
 

@@ -66,7 +66,7 @@ def test_node_ids_markers_and_keywords_select_as_expected() -> None:
 def test_a_failure_shows_checks_findings_and_wire_not_a_traceback() -> None:
     out = pytest_run("--harness-targets", "local-gemma3-270m", "-k", "required", "-q")
     assert out.returncode == 1
-    assert "expect.calls: fail" in out.stdout and "HTTP 500 internal_server_error" in out.stdout
+    assert "protocol.provider_error: fail" in out.stdout and "HTTP 500 internal_server_error" in out.stdout
     assert "turn 0: POST http://replay.invalid/v1/chat/completions -> 500" in out.stdout
     assert "Traceback" not in out.stdout and "harness/pytest_plugin.py" not in out.stdout
 

@@ -1,0 +1,141 @@
+"""Who caused it: turns the endpoint cut short, text a server's chat template leaked, answers that
+only echo the prompt, and what the model never got the chance to do.
+
+A conformance harness exists to get attribution right. A turn that ended at the
+token limit is not an answer; ``<|im_end|>`` in the text is the server's template
+showing through, not the model's words; a "final answer" that repeats the user's
+message answered nothing; and after the provider failed a turn, the checks about
+what the model would have done next are *not reached*: shown, never scored.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.checks import RunContext, check, passed
+from harness.model import Finding, ParsedTurn, Transcript
+
+TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length", "FINISH_REASON_MAX_TOKENS"})
+"""Finish reasons that mean the turn was cut at the token limit: OpenAI-style and Ollama ``length``
+[O4][OL4], Anthropic ``max_tokens`` [A5], Gemini ``MAX_TOKENS`` [G4], vLLM ``model_length``."""
+
+CONTROL_TOKENS: tuple[tuple[str, str], ...] = (
+    ("<|im_start|>", "ChatML"),
+    ("<|im_end|>", "ChatML"),
+    ("<|begin_of_text|>", "Llama 3"),
+    ("<|start_header_id|>", "Llama 3"),
+    ("<|end_header_id|>", "Llama 3"),
+    ("<|eot_id|>", "Llama 3"),
+    ("<|eom_id|>", "Llama 3"),
+    ("<start_of_turn>", "Gemma"),
+    ("<end_of_turn>", "Gemma"),
+    ("[INST]", "Mistral"),
+    ("[/INST]", "Mistral"),
+    ("</s>", "Llama 2 / Mistral"),
+    ("<|endoftext|>", "GPT-2 / Qwen / Phi"),
+    ("<|end|>", "Phi-3"),
+    ("<|assistant|>", "Phi-3 / Zephyr"),
+    ("<|user|>", "Phi-3 / Zephyr"),
+    ("<|system|>", "Phi-3 / Zephyr"),
+    ("<\uff5cend\u2581of\u2581sentence\uff5c>", "DeepSeek"),  # full-width bars, as DeepSeek writes them
+)
+"""Chat-template control tokens that must never reach a client's text, with the template family
+that defines them (each model's tokenizer_config.json chat_template [T1])."""
+
+NOT_REACHED = "not_reached"
+
+
+def not_reached(detail: str) -> Finding:
+    """A finding for a check the run never reached (the endpoint failed first): shown, not scored."""
+    return Finding("", "info", False, f"not reached: {detail}", evidence={NOT_REACHED: True})
+
+
+def endpoint_failure(transcript: Transcript) -> tuple[int, str] | None:
+    """The turn at which the endpoint failed the run, and how, when it did (an HTTP error, an error
+    inside a 200, an empty or broken stream, no response)."""
+    if transcript.stop_reason not in ("provider_error", "transport_error") or not transcript.exchanges:
+        return None
+    last = transcript.exchanges[-1]
+    error = last.parsed.error
+    if error is None:
+        return None
+    status = f"HTTP {error.status}" if error.status else "no response"
+    return (
+        last.turn,
+        f"the endpoint failed turn {last.turn} ({status}: {error.message or error.code or 'no message'})",
+    )
+
+
+def is_truncated(turn: ParsedTurn) -> bool:
+    return turn.finish_reason in TRUNCATED
+
+
+@check(kind="protocol", weight=2.0)
+def truncation(context: RunContext) -> list[Finding]:
+    """No turn was cut at the token limit (``finish_reason: length``, Anthropic ``max_tokens``,
+    Gemini ``MAX_TOKENS``). A truncated turn is never a final answer, and a truncated call may not
+    parse: raise the target's ``max_tokens`` or look at what the server does with it."""
+    exchanges = [
+        e for e in context.transcript.exchanges if e.parsed.error is None
+    ]  # a failed turn ended early anyway
+    if not exchanges:
+        return []
+    cut = [
+        Finding(
+            "",
+            "error",
+            False,
+            f"turn {e.turn} was cut at the token limit (finish_reason {e.parsed.finish_reason!r})",
+            e.turn,
+        )
+        for e in exchanges
+        if is_truncated(e.parsed)
+    ]
+    return cut or [passed("", f"{len(exchanges)} turn(s) ended on their own")]
+
+
+@check(kind="protocol")
+def template_leak(context: RunContext) -> list[Finding]:
+    """No chat-template control token (``<|im_end|>``, ``<|eot_id|>``, ``<end_of_turn>``,
+    ``[INST]``, ``</s>``...) in the text: the server's template showing through, which a client
+    would show its users and which breaks text protocols."""
+    exchanges = context.transcript.exchanges
+    texts = [(e.turn, e.parsed.text) for e in exchanges if e.parsed.text]
+    if not texts:
+        return []
+    found = []
+    for turn, text in texts:
+        tokens = sorted({(token, family) for token, family in CONTROL_TOKENS if token in (text or "")})
+        if tokens:
+            shown = ", ".join(f"{token} ({family})" for token, family in tokens)
+            found.append(
+                Finding("", "error", False, f"turn {turn} text holds chat-template tokens: {shown}", turn)
+            )
+    return found or [passed("", "no chat-template token in the text")]
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _plain(text: str) -> str:
+    for token, _ in CONTROL_TOKENS:
+        text = text.replace(token, " ")
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+def echo_of_prompt(text: str, prompts: list[str], *, rest: float = 0.2) -> str | None:
+    """The prompt message ``text`` only repeats, if it does: once every prompt message it contains
+    is taken out, less than ``rest`` of it (and under 40 characters) remains."""
+    plain = _plain(text)
+    if not plain:
+        return None
+    remaining = plain
+    echoed = None
+    for prompt in sorted((_plain(p) for p in prompts if p and p.strip()), key=len, reverse=True):
+        if len(prompt) >= 12 and prompt in remaining:
+            remaining = remaining.replace(prompt, " ")
+            echoed = echoed or prompt
+    leftover = _SPACE.sub(" ", remaining).strip()
+    if echoed and len(leftover) < max(40.0, rest * len(plain)) and len(leftover) < 40:
+        return echoed
+    return None
