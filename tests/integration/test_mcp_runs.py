@@ -47,9 +47,7 @@ def test_replay_needs_no_mcp_server(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             assert record.score == 100, failing(record)
     names = {r.scenario: r.transcript.tool_names for r in records if r.target.name == "sim-openai"}
     assert names["mcp.naming.sanitised"] == {"mcp__codeindex__search_files": "mcp__codeindex__search.files"}
-    gemini = {
-        r.scenario: r.transcript.tool_names for r in records if r.target.name == "sim-gemini-stream"
-    }
+    gemini = {r.scenario: r.transcript.tool_names for r in records if r.target.name == "sim-gemini-stream"}
     assert gemini["mcp.naming.dotted"] == {"codeindex.list_files": "codeindex.list_files"}
 
 
@@ -78,9 +76,7 @@ def test_third_party_servers_live_through_the_same_path(tmp_path: Path) -> None:
     records = run([SIM], suite, RunConfig(mode="live", results=tmp_path / "r.jsonl"))
     by_id = {r.scenario: r for r in records}
     git = by_id["mcp.thirdparty.git_log"].transcript
-    assert {"mcp__git__git_log", "mcp__git__git_status", "mcp__git__git_show"} <= {
-        t.name for t in git.tools
-    }
+    assert {"mcp__git__git_log", "mcp__git__git_status", "mcp__git__git_show"} <= {t.name for t in git.tools}
     (log,) = git.executions
     assert log.source == "mcp:git" and "Raise MAX_ITEMS to 250" in log.result.content
     time = by_id["mcp.thirdparty.time_convert"].transcript

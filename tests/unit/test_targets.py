@@ -179,7 +179,8 @@ PROFILE = '[profiles.p]\nformat = "openai-chat"\n'  # lines 1-2; a bad key goes 
             "got 'https://example",
         ),
         (TARGET + 'base_url = "sim~"\n', 4, "[targets.x] base_url", "'sim~<deviation>'"),
-        (TARGET + 'base_url = "local:"\n', 4, "[targets.x] base_url", "'local:<model>'"),
+        (TARGET + 'base_url = "local:"\n', 4, "[targets.x] base_url", "'local:<model>"),
+        (TARGET + 'base_url = "local:m@vllm"\n', 4, "[targets.x] base_url", "@llama-server]'"),
         (TARGET + 'api_key_env = "sk-live 123"\n', 4, "[targets.x] api_key_env", "environment variable"),
         (TARGET + 'protocol = "smoke"\n', 4, "[targets.x] protocol", "known: hermes, json"),
         ('[targets.x]\nformat = "dove"\nmodel = "m"\n', 2, "[targets.x] format", "known: anthropic"),
@@ -426,3 +427,31 @@ def test_a_loopback_server_needs_no_key_unless_the_target_names_one(tmp_path: Pa
     assert targets["local-vllm"].api_key_variable() is None
     assert targets["local-keyed"].api_key_variable() == "MY_LOCAL_KEY"
     assert targets["remote"].api_key_variable() == "OPENAI_API_KEY"
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "server"),
+    [
+        ("gemma3-270m", "gemma3-270m", "llama-cpp-python"),
+        ("gemma3-270m@llama-cpp-python", "gemma3-270m", "llama-cpp-python"),
+        ("gemma3-270m@llama-server", "gemma3-270m", "llama-server"),
+    ],
+)
+def test_a_local_model_names_its_server(name: str, model: str, server: str) -> None:
+    from harness.local import parse_name
+
+    parsed, by = parse_name(name)
+    assert (parsed.name, by) == (model, server)
+
+
+@pytest.mark.parametrize(("name", "unknown"), [("gpt-9", "local model"), ("gemma3-270m@vllm", "server")])
+def test_an_unknown_local_model_or_server_is_named(name: str, unknown: str) -> None:
+    from harness.local import parse_name
+
+    with pytest.raises(UnknownNameError, match=unknown):
+        parse_name(name)
+
+
+def test_a_target_on_llama_server_loads() -> None:
+    config = read_config("inline", TARGET + 'base_url = "local:gemma3-270m@llama-server"\n')
+    assert config.targets["x"].local_model == "gemma3-270m@llama-server"
