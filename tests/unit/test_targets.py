@@ -13,13 +13,13 @@ from harness.targets import (
     TARGET_KEYS,
     ConfigFileError,
     Target,
-    TomlLines,
     config_schema,
     load_config,
     load_targets,
     pick,
     read_config,
 )
+from harness.tomllines import TomlLines
 
 
 def test_bundled_targets_label_what_is_simulated() -> None:
