@@ -269,7 +269,7 @@ def _escape(text: str) -> str:
 def _print_table(report: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from harness.reports.markdown import matrix
+    from harness.reports.markdown import endpoint_fault_lines, matrix
 
     header, rows = matrix(report)
     table = Table(title="Tool-calling conformance (0-100)", title_justify="left")
@@ -279,6 +279,8 @@ def _print_table(report: dict[str, Any]) -> None:
         table.add_row(*map(_escape, row))
     console = _console()
     console.print(table)
+    for line in endpoint_fault_lines(report):
+        console.print(f"caused by the endpoint, not the model: {line}", markup=False)
     if report["summary"]["overall"]["simulated_targets"]:
         console.print(f"[dim]{report['simulated_note']}[/dim]", markup=True)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
 from harness.recording import Mode
@@ -49,6 +49,20 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
     return Endpoint(base_url, headers, live_transport(keep_alive=keep_alive), limit=limit)
 
 
+def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:
+    """Whether the target's server delivers tools, asked once per run (its profile knows where the
+    server reports its capabilities)."""
+    from harness.probe import tool_delivery
+
+    return tool_delivery(
+        endpoint.base_url,
+        headers=endpoint.headers,
+        model=target.model,
+        chat_path=target.profile.request_path("/v1/chat/completions"),
+        props_path=target.profile.props_path,
+    )
+
+
 @contextlib.contextmanager
 def open_endpoints(
     targets: Sequence[Target], scenarios: Sequence[Scenario], mode: Mode
@@ -58,7 +72,7 @@ def open_endpoints(
     with contextlib.ExitStack() as stack:
         found: dict[str, Endpoint] = {}
         sim = None
-        local: dict[str, str] = {}  # local model -> base URL: one server per model, shared by its targets
+        local: dict[str, tuple[str, dict[str, Any]]] = {}  # model -> (base URL, facts): one server each
         for target in targets:
             if mode == "replay":
                 found[target.name] = replay_endpoint(target)
@@ -73,17 +87,21 @@ def open_endpoints(
                 if target.local_model not in local:
                     from harness.local import local_server
 
-                    local[target.local_model] = stack.enter_context(local_server(target.local_model)).base_url
-                base = local[target.local_model]
+                    server = stack.enter_context(local_server(target.local_model))
+                    local[target.local_model] = (server.base_url, server.facts())
+                base, facts = local[target.local_model]
                 # a managed server answers one request at a time on loopback: nothing to gain from
                 # keep-alive, and llama-cpp-python drops a kept-alive connection after an aborted
                 # stream, so the next request on it is reset [H1]
                 endpoint = live_endpoint(target, base, limit=f"local:{target.local_model}", keep_alive=False)
+                endpoint.facts = facts
             else:
                 base = target.resolved_base_url()
                 if not base:
                     raise ConfigError(f"target {target.name!r} has no base_url")
                 endpoint = live_endpoint(target, base, limit=target.name)
+                if target.profile.props_path and target.format == "openai-chat" and not target.agent:
+                    endpoint.facts = _probe(target, endpoint)
             stack.callback(endpoint.close)
             found[target.name] = endpoint
         yield found

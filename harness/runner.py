@@ -221,7 +221,9 @@ def _run_loop(
             scenario_id=scenario.id,
             inner=client_transport,
             record_mode=config.record_mode,
+            facts=endpoint.facts,
         )
+    transcript.endpoint = cassette.facts if cassette is not None else endpoint.facts
     transport = Transport(
         endpoint.base_url,
         auth_headers=endpoint.headers,

@@ -1,11 +1,12 @@
 """Scores: per run, scenario, category, target and overall, 0-100, with a 0-5 grade.
 
 A run's score is the weighted share of its applicable checks that passed (a
-``warn`` counts half). A run *passes* when no check fails. A scenario's score
-is the mean over its repeats; a category's the mean over its scenarios; a
-target's the mean over its categories (each category weighs the same, so a
-suite with many single-call scenarios does not drown the rest). pass@1 is the
-share of runs that pass; pass^k the share of scenarios whose k runs all pass.
+``warn`` counts half), and 0 when the endpoint never delivered the tools. A
+run *passes* when no check fails. A scenario's score is the mean over its
+repeats; a category's the mean over its scenarios; a target's the mean over
+its categories (each category weighs the same, so a suite with many
+single-call scenarios does not drown the rest). pass@1 is the share of runs
+that pass; pass^k the share of scenarios whose k runs all pass.
 """
 
 from __future__ import annotations
@@ -21,14 +22,44 @@ CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
 GRADES = ((95.0, 5), (85.0, 4), (70.0, 3), (50.0, 2), (25.0, 1))
 
 
+PRECONDITIONS = frozenset({"protocol.tools_delivered"})
+"""Checks without which nothing about tool calling was tested: when one fails, the run scores 0
+(the finding names the endpoint, and the model's checks show as not reached)."""
+
+
 def run_score(checks: Iterable[CheckResult]) -> float | None:
-    """Weighted share of passed checks."""
+    """Weighted share of passed checks (0 when a precondition failed)."""
     total = earned = 0.0
     for item in checks:
+        if item.id in PRECONDITIONS and item.status == "fail":
+            return 0.0
         if item.status in CREDIT:
             total += item.weight
             earned += item.weight * CREDIT[item.status]
     return round(100 * earned / total, 2) if total else None
+
+
+ENDPOINT_CHECKS = {
+    "protocol.tools_delivered": "tools not delivered",
+    "protocol.provider_error": "provider errors",
+    "protocol.truncation": "truncated turns",
+    "protocol.template_leak": "template leaks",
+}
+"""Failed checks that name the endpoint, not the model, as the cause (each target's row counts
+the runs they failed)."""
+
+
+def endpoint_faults(runs: Iterable[RunRecord]) -> dict[str, int]:
+    """How many runs each endpoint-caused check failed, and how many runs had model checks the
+    endpoint kept from being reached (``not reached``), omitting zeros."""
+    counts: dict[str, int] = defaultdict(int)
+    for run in runs:
+        for item in run.checks:
+            if item.status == "fail" and item.id in ENDPOINT_CHECKS:
+                counts[ENDPOINT_CHECKS[item.id]] += 1
+        if any(f.evidence and f.evidence.get("not_reached") for f in run.findings()):
+            counts["model checks not reached"] += 1
+    return dict(counts)
 
 
 def grade(score: float | None) -> int | None:
@@ -84,6 +115,7 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
             ),
             "runs": len(runs),
             "errors": sum(1 for r in runs if r.outcome == "error"),
+            "endpoint_faults": endpoint_faults(runs),
             "scenarios": scenario_rows,
         }
     overall = _mean(t["score"] for t in targets.values())

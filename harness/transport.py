@@ -40,12 +40,14 @@ class Endpoint:
     """Where one target's requests go for a run: the base URL, the headers sent with every
     request (the key among them), and the HTTP transport shared by all of the target's runs
     (``None`` in replay, where cassettes answer). Endpoints with the same ``limit`` share one
-    concurrency limit (targets of one local model server)."""
+    concurrency limit (targets of one local model server). ``facts`` is what the server said
+    about itself when the run began (see :mod:`harness.probe`); cassettes keep it."""
 
     base_url: str
     headers: dict[str, str] = field(default_factory=dict)
     transport: httpx.BaseTransport | None = None
     limit: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
         if self.transport is not None:

@@ -8,6 +8,7 @@ result is ``pass``, ``warn`` (a failed warning), ``fail`` (a failed error) or
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,12 +77,32 @@ OWN_IDS = ("wire.", "transport.", "loop.", "mcp.", "agent.")
 
 
 def run_checks(context: RunContext) -> list[CheckResult]:
-    """Every registered check over one run, in registration order."""
+    """Every registered check over one run, in registration order.
+
+    When the endpoint never put the tools in front of the model, what the model did with them was
+    never tested: every expectation that applies is *not reached* (shown, not scored), and the
+    run is failed by ``protocol.tools_delivered``, which names the endpoint."""
+    from harness.checks.attribution import not_reached, tools_withheld
+
+    withheld = tools_withheld(context)
     results = []
     for item in all_checks():
         findings = [f if f.check_id.startswith(OWN_IDS) else f.as_check(item.id) for f in item.fn(context)]
+        if withheld and item.kind == "expectation" and findings:
+            findings = [not_reached(withheld).as_check(item.id)]
         results.append(CheckResult.of(item.id, item.kind, item.weight, findings))
     return results
+
+
+def with_quirk(context: RunContext, finding: Finding) -> Finding:
+    """``finding``, naming the endpoint profile's documented quirk that explains it, if one does."""
+    profile = context.profile
+    quirk = next((q for q in profile.quirks if q.explains == finding.check_id), None) if profile else None
+    if quirk is None or profile is None:
+        return finding
+    return dataclasses.replace(
+        finding, detail=f"{finding.detail} (the documented quirk {quirk.id!r} of profile {profile.name!r})"
+    )
 
 
 def passed(check_id: str, detail: str) -> Finding:

@@ -66,6 +66,53 @@ def endpoint_failure(transcript: Transcript) -> tuple[int, str] | None:
     )
 
 
+def tools_withheld(context: RunContext) -> str | None:
+    """Why the offered tools never reached the model, when the run shows they did not: the
+    server's own capability report or a prompt-token probe, kept with the run (see
+    :mod:`harness.probe`), or a forced ``tool_choice`` the profile says the endpoint honours,
+    answered with HTTP 200 and no call. A native call proves delivery. Native mode only (in
+    prompted mode the harness writes the tools into the prompt itself)."""
+    if "withheld" in context.cache:
+        withheld: str | None = context.cache["withheld"]
+        return withheld
+    t = context.transcript
+    withheld = None
+    if context.protocol is None and t.tools and t.exchanges and not t.calls:
+        facts = t.endpoint
+        choice = context.scenario.tool_choice
+        first = t.exchanges[0].parsed
+        if facts.get("tools_delivered") is False:
+            server = " ".join(str(facts[k]) for k in ("server", "version") if facts.get(k)) or "the endpoint"
+            evidence = facts.get("evidence", "no evidence kept")
+            withheld = f"{server} never showed the model the tools ({evidence})"
+        elif choice.mode in ("required", "named") and context.native_tool_choice and first.error is None:
+            withheld = (
+                f"tool_choice {choice.label()!r} was answered with HTTP 200 and no call in turn 0: "
+                "the endpoint did not put the tools in front of the model"
+            )
+    context.cache["withheld"] = withheld
+    return withheld
+
+
+@check(kind="protocol", weight=3.0)
+def tools_delivered(context: RunContext) -> list[Finding]:
+    """The endpoint put the offered tools in front of the model. A server whose chat template
+    cannot render tools accepts them with HTTP 200 and drops them; the model is then not charged
+    with not calling (its checks are *not reached*) and the run scores 0: nothing about tool
+    calling was tested, and the target as served cannot call tools."""
+    from harness.checks import with_quirk
+
+    withheld = tools_withheld(context)
+    facts = context.transcript.endpoint
+    if withheld:
+        kept = {k: v for k, v in facts.items() if k != "evidence"} or None
+        finding = Finding("protocol.tools_delivered", "error", False, withheld, 0, kept)
+        return [with_quirk(context, finding)]
+    if facts.get("tools_delivered") and context.protocol is None and context.transcript.tools:
+        return [passed("", f"the endpoint delivers tools ({facts.get('evidence')})")]
+    return []
+
+
 def is_truncated(turn: ParsedTurn) -> bool:
     return turn.finish_reason in TRUNCATED
 

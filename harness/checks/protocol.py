@@ -11,7 +11,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 
-from harness.checks import RunContext, check, passed
+from harness.checks import RunContext, check, passed, with_quirk
 from harness.model import Finding, Severity
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -100,17 +100,6 @@ def arguments_schema(context: RunContext) -> list[Finding]:
     if not checked:
         return []
     return findings or [passed("", f"{checked} call(s) match their tool's schema")]
-
-
-def with_quirk(context: RunContext, finding: Finding) -> Finding:
-    """``finding``, naming the endpoint profile's documented quirk that explains it, if one does."""
-    profile = context.profile
-    quirk = next((q for q in profile.quirks if q.explains == finding.check_id), None) if profile else None
-    if quirk is None or profile is None:
-        return finding
-    return dataclasses.replace(
-        finding, detail=f"{finding.detail} (the documented quirk {quirk.id!r} of profile {profile.name!r})"
-    )
 
 
 def _pointer(path: Iterable[object]) -> str:

@@ -62,6 +62,7 @@ class Profile:
     quirks: tuple[Quirk, ...] = ()
     path: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    props_path: str | None = None  # where the server reports its own capabilities (llama-server)
 
     def request_path(self, default: str) -> str:
         return self.path or default
@@ -170,7 +171,13 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
                   "non-auto tool_choice 'tool_choice param requires --jinja flag'; newer builds enable "
                   "Jinja by default [L2][L1]"),
             Quirk("tool_call_ids", "ids are 32 random [0-9A-Za-z] characters, no call_ prefix [L4]"),
-        )),
+            Quirk("tools_dropped_without_tool_template",
+                  "with a chat template that cannot render tools (a GGUF without one falls back to a "
+                  "plain template), tools are accepted with HTTP 200 and never shown to the model; "
+                  "/props chat_template_caps.supports_tools says false [L1] (obs.)",
+                  explains="protocol.tools_delivered"),
+        ),
+        props_path="/props"),
     Profile("lmstudio", "openai-chat", "http://localhost:1234", None,
         "LM Studio's OpenAI-compatible server; tool_choice strings only, 'required' only on the "
         "llama.cpp engine and reported ignored",

@@ -40,6 +40,18 @@ def matrix(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def endpoint_fault_lines(report: dict[str, Any]) -> list[str]:
+    """One line per target whose endpoint failed runs (shared by the CLI and markdown): what the
+    endpoint did, counted in runs, so a low score is not read as the model's."""
+    lines = []
+    for name, t in report["summary"]["targets"].items():
+        faults = t.get("endpoint_faults") or {}
+        if faults:
+            counted = ", ".join(f"{what} in {n} run{'s' if n != 1 else ''}" for what, n in faults.items())
+            lines.append(f"{target_label(name, t['info'])}: {counted}")
+    return lines
+
+
 def _exchange(exchange: dict[str, Any]) -> list[str]:
     """A turn's wire request and response, folded, as the evidence behind its findings."""
     request, response = exchange["request"], exchange["response"]
@@ -84,6 +96,9 @@ def render(report: dict[str, Any]) -> str:
         "Scores weigh each category equally; grade 0-5; pass@1 is the share of runs with no failed check.",
         "",
     ]
+    faults = endpoint_fault_lines(report)
+    if faults:
+        lines += ["### Caused by the endpoint, not the model", ""] + [f"- {line}" for line in faults] + [""]
     failing = [r for r in report["runs"] if not r["passed"]]
     lines += ["## Failed runs", ""]
     if not failing:

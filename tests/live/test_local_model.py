@@ -22,6 +22,7 @@ from harness.reports import write_reports
 from harness.runner import RunConfig
 from harness.targets import load_targets, pick
 from tests.helpers.cli import REPO
+from tests.helpers.drift import server_drift
 
 pytestmark = pytest.mark.live
 
@@ -116,3 +117,20 @@ def test_null_assistant_content_is_rejected_and_the_profile_works_around_it(live
     profiled = runs["local-gemma3-270m", "tool_choice.named.time"]
     assert findings(profiled, "wire.quirk:assistant_content_null_rejected")
     assert not findings(profiled, "protocol.provider_error")
+
+
+def test_drift_from_the_committed_cassettes_is_reported_as_server_build_drift(
+    live_run: Any, tmp_path: Path
+) -> None:
+    """The committed cassettes say which server build and model file recorded them; where a live
+    run makes other calls, that is reported (a warning naming both builds), not failed."""
+    report, _ = live_run
+    live = list(read(Path(report["out"]) / "results.jsonl"))
+    suite = scenarios.select(scenarios.load([REPO / "scenarios"]), CASES)
+    recorded = run(pick(load_targets(), TARGETS), suite, RunConfig(results=tmp_path / "replay.jsonl"))
+    for record in recorded + live:
+        facts = record.transcript.endpoint
+        assert facts["server"] == "llama-cpp-python" and facts["version"].startswith("llama-cpp-python ")
+        assert len(facts["model_sha256"]) == 64, (record.key, facts)
+    for line in server_drift(live, recorded):
+        assert "server build recorded: llama-cpp-python " in line and "; live: llama-cpp-python " in line

