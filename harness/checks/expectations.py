@@ -221,13 +221,13 @@ def final_answer(context: RunContext) -> list[Finding]:
     if failure is not None:
         return [not_reached(failure[1])]
     last = t.exchanges[-1]
-    text = t.final_text
-    if text is None:
+    if last.parsed.tool_calls:
         return [
             Finding(
-                "", "error", False, f"no final answer: the run stopped at {t.stop_reason} with a tool call"
+                "", "error", False, f"no final answer: the run stopped ({t.stop_reason}) after a tool call"
             )
         ]
+    text = last.parsed.text or ""
     if not text.strip():
         return [Finding("", "error", False, "no final answer: the last turn has no text", last.turn)]
     if is_truncated(last.parsed):

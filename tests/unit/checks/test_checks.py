@@ -123,7 +123,7 @@ def test_final_budget_loop_and_recovery(tmp_path: Path) -> None:
     s = scenario(tmp_path, expect={"final": {"contains": "sunny"}})
     stuck = transcript([call("get_weather", city="A")], stop="max_turns")
     r = results(RunContext(stuck, s))
-    assert "no final answer: the run stopped at max_turns with a tool call" in failed(r["expect.final"][1])
+    assert "no final answer: the run stopped (max_turns) after a tool call" in failed(r["expect.final"][1])
     assert r["expect.turn_budget"][0] == "fail"
     recovered = transcript([call("get_weather", city="A")], "sunny", errors={0})
     assert results(RunContext(recovered, s))["expect.recovery"][0] == "pass"
