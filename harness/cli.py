@@ -1,31 +1,39 @@
 """The ``harness`` command: a thin shell over the library (parse options, call, print).
 
 Exit codes (:data:`harness.reports.EXIT_CODES`): 0 success; 1 the gate failed (a
-score below ``--min-score``, or failed runs with ``--strict``); 2 bad input
-(scenario, tool set, config, option); 3 a cassette is missing, unreadable or
-incomplete, or the requests drifted from it; 4 runs the harness could not test
-(no response, an endpoint unavailable after retries, a refused key); 130
-interrupted.
+score below ``--min-score`` or a target's ``min_score``, failed runs with ``--strict``,
+a strict ``xpass``); 2 bad input (scenario, tool set, config, baseline, option); 3 a
+cassette is missing, unreadable or incomplete, or the requests drifted from it; 4 runs
+the harness could not test (no response, an endpoint unavailable after retries, a
+refused key); 5 a regression against ``--baseline``; 130 interrupted.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from harness.errors import UserError
 
+if TYPE_CHECKING:
+    from harness.targets import Target
+
 
 def _console(stderr: bool = False) -> Any:
+    """A rich console as wide as the terminal; in CI logs and pipes as wide as ``COLUMNS`` says
+    (200 when unset, so listings are not squeezed). The score table is printed stacked when it
+    does not fit, never with names cut."""
     from rich.console import Console
 
     console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:  # CI logs and pipes: do not squeeze tables into 80 columns
-        console = Console(stderr=stderr, highlight=False, width=200)
+    if not console.is_terminal:
+        width = os.environ.get("COLUMNS", "")
+        console = Console(stderr=stderr, highlight=False, width=int(width) if width.isdigit() else 200)
     return console
 
 
@@ -116,6 +124,19 @@ def _run_options(fn: Any) -> Any:
     show_default=True,
     help="With --mode record: vcrpy record mode.",
 )
+@click.option(
+    "--baseline",
+    default=None,
+    type=click.Path(exists=True, path_type=Path),
+    help="Compare with this baseline file (or results.jsonl, or run folder) and exit 5 on a regression.",
+)
+@click.option(
+    "--tolerance",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 100),
+    help="With --baseline: score drops of at most this many points are not regressions.",
+)
 def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
     """Run scenarios against targets (default: replay every recorded target offline)."""
     _run("live" if live_flag else mode, record_mode, **options)
@@ -146,17 +167,20 @@ def _run(
     min_score: float | None,
     strict: bool,
     resume: str | None,
+    baseline: Path | None = None,
+    tolerance: float = 0.0,
 ) -> None:
     import signal
     import threading
 
-    from harness import api
+    from harness import api, compare
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
-    from harness.reports import write_reports
+    from harness.reports import gate, write_built
     from harness.targets import load_targets
 
     known = load_targets(config)
+    base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
     folder: api.RunFolder
     if resume:
         folder = api.RunFolder.resume(out, None if resume == "latest" else resume)
@@ -233,9 +257,25 @@ def _run(
     finally:
         signal.signal(signal.SIGINT, previous)
     records = sorted([*done, *result.records], key=lambda r: r.key)
-    report, paths = write_reports(records, folder.path)
+    report = _build_report(records, known)
+    comparison = None
+    if base is not None:
+        comparison = compare.compare(base, compare.from_records(records, str(folder.path)), tolerance)
+        report["baseline"] = {
+            "base": str(baseline),
+            "tolerance": tolerance,
+            "regressions": comparison.regressions,
+            "lines": comparison.lines(),
+        }
+    paths = write_built(report, records, folder.path)
     published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
     _print_table(report)
+    _github_step_summary(report, out)
+    _warn_unmatched_xfail(chosen, {s.id for s in selected})
+    if comparison is not None:
+        _console().print(_escape(f"compared with the baseline {baseline}:"))
+        for line in comparison.lines():
+            _console().print(line, markup=False, soft_wrap=True)
     for record_ in records:
         if record_.error is not None:
             err.print(
@@ -248,10 +288,55 @@ def _run(
     if stop.is_set():
         err.print(_escape(f"interrupted: {len(records)} of {total} run(s) finished; continue with --resume"))
         sys.exit(130)
-    code, message = api.RunResult(records).gate(min_score=min_score, strict=strict)
+    code, message = gate(
+        report,
+        records,
+        min_score=min_score,
+        strict=strict,
+        min_scores={t.name: t.min_score for t in known.values() if t.min_score is not None},
+        regressions=comparison.regressions if comparison is not None else (),
+    )
     if code:
         err.print(f"[red]{_escape(message)}[/red]", markup=True, soft_wrap=True)
         sys.exit(code)
+
+
+def _build_report(records: list[Any], targets: Mapping[str, Target]) -> dict[str, Any]:
+    """The report of ``records``, with the runs each target expects to fail (``report["xfail"]``,
+    read by the JUnit writer and the gate)."""
+    from harness.reports import expected_failures
+    from harness.reports.json_report import build
+
+    report = build(records)
+    report["xfail"] = expected_failures(records, targets)
+    return report
+
+
+def _warn_unmatched_xfail(chosen: list[Target], scenario_ids: set[str]) -> None:
+    """A scenario id in ``xfail`` that matches no scenario of the run is most likely misspelt."""
+    from fnmatch import fnmatchcase
+
+    for target in chosen:
+        for pattern in target.xfail:
+            if not any(fnmatchcase(s, pattern) for s in scenario_ids):
+                _console(stderr=True).print(
+                    _escape(
+                        f"warning: xfail {pattern!r} of target {target.name} matches no scenario of this run"
+                    ),
+                    soft_wrap=True,
+                )
+
+
+def _print_expectations(report: dict[str, Any]) -> None:
+    """How many runs were expected failures (xfail) and how many passed anyway (xpass)."""
+    from harness.reports import expectation_counts
+
+    if not report.get("xfail"):
+        return
+    counts = expectation_counts(report)
+    strict = f" ({counts['xpass_strict']} strict: failing the gate)" if counts["xpass_strict"] else ""
+    summary = f"{counts['xfail']} xfail, {counts['xpass']} xpass{strict}"
+    _console().print(f"expected failures (xfail in harness.toml): {summary}", markup=False)
 
 
 def _row(table: Any, *cells: str) -> None:
@@ -266,23 +351,40 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
+def _github_step_summary(report: dict[str, Any], out: Path) -> None:
+    """Under GitHub Actions, append the compact summary to the job's step summary."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        from harness import secrets
+        from harness.reports.markdown import step_summary
+
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(secrets.redact(step_summary(report, str(out))) + "\n")
+
+
 def _print_table(report: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from harness.reports.markdown import endpoint_fault_lines, matrix
+    from harness.reports.markdown import endpoint_fault_lines, matrix, matrix_width, stacked
 
     header, rows = matrix(report)
-    table = Table(title="Tool-calling conformance (0-100)", title_justify="left")
-    for name in header:
-        table.add_column(name, justify="left" if name in ("target", "mode", "model") else "right")
-    for row in rows:
-        table.add_row(*map(_escape, row))
     console = _console()
-    console.print(table)
+    if matrix_width(header, rows) > console.width:  # narrow: one block per target, no name cut
+        console.print("Tool-calling conformance (0-100)", markup=False)
+        for line in stacked(header, rows):
+            console.print(line, markup=False, soft_wrap=True)
+    else:
+        table = Table(title="Tool-calling conformance (0-100)", title_justify="left")
+        for name in header:
+            table.add_column(name, justify="left" if name in ("target", "mode", "model") else "right")
+        for row in rows:
+            table.add_row(*map(_escape, row))
+        console.print(table)
     for line in endpoint_fault_lines(report):
         console.print(f"caused by the endpoint, not the model: {line}", markup=False)
     if report["summary"]["overall"]["simulated_targets"]:
         console.print(f"[dim]{report['simulated_note']}[/dim]", markup=True)
+    _print_expectations(report)
 
 
 @main.command()
@@ -500,14 +602,134 @@ def build(version: str | None) -> None:
 @main.command()
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
-def report(results: Path, out: Path) -> None:
+@click.option("--config", default=None, help="Targets file for xfail (default ./harness.toml if present).")
+def report(results: Path, out: Path, config: str | None) -> None:
     """Rebuild the reports from a results file."""
     from harness.records import read_sorted
-    from harness.reports import write_reports
+    from harness.reports import write_built
+    from harness.targets import load_targets
 
-    built, paths = write_reports(read_sorted(results), out)
+    records = read_sorted(results)
+    built = _build_report(records, load_targets(config))
+    paths = write_built(built, records, out)
     _print_table(built)
     click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+
+
+@main.command(name="compare")
+@click.argument("base", type=click.Path(exists=True, path_type=Path))
+@click.argument("new", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option(
+    "--tolerance",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 100),
+    help="Score drops of at most this many points are not regressions.",
+)
+def compare_(base: Path, new: Path, as_json: bool, tolerance: float) -> None:
+    """List what changed from BASE to NEW, per target x scenario x check: new failures, fixes,
+    score changes, new and gone findings, new errors and errors gone.
+
+    Each is a results file, a folder holding results.jsonl (reports/, reports/runs/<id>/) or a
+    baseline file (`harness baseline`). Exits 5 when there is a regression (a scenario or check
+    that passed and now fails, a run newly in error, a score drop beyond --tolerance), else 0."""
+    import json
+
+    from harness import compare
+
+    comparison = compare.compare(compare.load(base), compare.load(new), tolerance)
+    if as_json:
+        click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"base: {comparison.base}\nnew:  {comparison.new}")
+        click.echo("\n".join(comparison.lines()))
+    if comparison.regressions:
+        sys.exit(5)
+
+
+@main.command()
+@click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    default="harness-baseline.json",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The baseline file to write (commit it; `harness run --baseline` reads it).",
+)
+def baseline(results: Path, out: Path) -> None:
+    """Write the baseline file of RESULTS (a results file or a run folder; default
+    reports/results.jsonl): one sorted line per target x scenario with its outcome, score,
+    failed checks and findings."""
+    from harness import compare
+
+    items = list(compare.load(results).entries.values())
+    out.write_text(compare.render_baseline(items), encoding="utf-8")
+    failing = sum(1 for e in items if e.outcome == "fail")
+    errors = sum(1 for e in items if e.outcome == "error")
+    targets = len({e.target for e in items})
+    click.echo(
+        f"wrote {out}: {len(items)} target x scenario entries ({targets} target(s); "
+        f"{failing} failing, {errors} in error)",
+        err=True,
+    )
+
+
+@main.command(name="capabilities")
+@click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="The grid as JSON, with the runs behind each cell.")
+def capabilities_command(results: Path, as_json: bool) -> None:
+    """What each target was measured to do, from the runs of RESULTS (a results file or a run
+    folder; default reports/results.jsonl): native and parallel calls, each tool_choice mode,
+    streamed calls, MCP tools and the JSON Schema features the endpoint accepted."""
+    import json
+
+    from harness.capabilities import capabilities, render_capabilities_text
+    from harness.records import read_sorted
+
+    path = results / "results.jsonl" if results.is_dir() else results
+    if not path.is_file():
+        raise click.UsageError(f"no results file at {path}: run `harness run` first")
+    grid = capabilities(read_sorted(path))
+    if as_json:
+        click.echo(json.dumps(grid, indent=2))
+    else:
+        click.echo(render_capabilities_text(grid, _console().width))
+
+
+@main.group(name="import")
+def import_() -> None:
+    """Turn another benchmark's data into harness scenarios."""
+
+
+@import_.command(name="bfcl")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--answers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="BFCL's possible_answer file for the same category (not needed for irrelevance).",
+)
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the scenarios; they go to OUT/<category>/<id>.yaml.",
+)
+def import_bfcl(questions: Path, answers: Path | None, out: Path) -> None:
+    """Import one BFCL (Berkeley Function Calling Leaderboard) category file as scenarios: its
+    functions as declared tools, its possible answers as `bfcl` matchers. Each scenario written
+    is loaded back and valid; an entry BFCL itself could never pass is skipped and named."""
+    from harness.bfcl import import_file
+
+    result = import_file(questions, answers, out)
+    for bfcl_id, reason in result.skipped:
+        click.echo(f"skipped {bfcl_id}: {reason}", err=True)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    count = len(result.written)
+    skipped = f"; skipped {len(result.skipped)}" if result.skipped else ""
+    entries = "entry" if count == 1 else "entries"
+    click.echo(f"imported {count} BFCL {result.category} {entries} into {result.out}{skipped}")
 
 
 if __name__ == "__main__":

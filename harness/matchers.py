@@ -11,11 +11,24 @@ lists, and dicts that are not matchers) or a one-key dict naming a matcher::
     {any_of: [M, ..]}   at least one of the matchers
     {subset: {..}}      an object having at least these keys, each matching
     {any: true}         anything (the key must be present)
+    {bfcl: {values: [..], type: T, items: T, required: B}}
+                        BFCL's possible-answer semantics for one argument (see below)
 
 Top-level call arguments are matched as a subset (extra arguments allowed)
 unless the scenario says ``args_exact: true``. Each matcher explains a
 mismatch in words; :func:`example` builds a value that matches, which the
 reference simulator uses to answer like a conformant model.
+
+``bfcl`` is exactly what BFCL's AST checker (``bfcl_eval/eval_checker/ast_eval/
+ast_checker.py``, Python categories) does with one parameter of a possible answer:
+``values`` lists every acceptable value and ``""`` among them means the argument may be
+left out (unless ``required``: BFCL checks the function's required parameters first);
+``type`` is the parameter's type in BFCL's function-doc dialect (``string``, ``integer``,
+``float``, ``boolean``, ``array``, ``tuple``, ``dict``, ``any``) and ``items`` the type of
+an array's items. The value must have that type (an int is taken for a ``float``; ``any``
+is a string, as BFCL checks it), or the type of the first listed value (BFCL's "variable"
+answers); strings, strings in lists and in dicts are compared after BFCL's normalisation
+(:func:`bfcl_normalize`); dicts key by key, lists of dicts item by item.
 """
 
 from __future__ import annotations
@@ -47,6 +60,7 @@ MATCHERS = frozenset(
         "any_of",
         "subset",
         "any",
+        "bfcl",
     }
 )
 
@@ -135,6 +149,8 @@ def match(expected: Any, actual: Any, path: str = "$") -> list[str]:
         if not isinstance(actual, dict):
             return [f"{path}: expected an object, got {actual!r}"]
         return subset(operand, actual, path)
+    if kind == "bfcl":
+        return bfcl_problems(operand, actual, path)
     return []  # {any: true}: presence is checked by the caller
 
 
@@ -143,7 +159,8 @@ def subset(expected: dict[str, Any], actual: dict[str, Any], path: str = "$") ->
     problems: list[str] = []
     for key, value in expected.items():
         if key not in actual:
-            problems.append(f"{path}.{key}: missing (expected {value!r})")
+            if not bfcl_may_omit(value):
+                problems.append(f"{path}.{key}: missing (expected {value!r})")
         else:
             problems.extend(match(value, actual[key], f"{path}.{key}"))
     return problems
@@ -174,6 +191,8 @@ def check_matcher(expected: Any) -> list[str]:
             problems.append(f"{kind} takes a list")
         elif kind == "subset" and not isinstance(operand, dict):
             problems.append("subset takes an object")
+        elif kind == "bfcl":
+            problems.extend(bfcl_operand_problems(operand))
         operands = operand if isinstance(operand, list) else [operand]
         if kind in ("any_of",):
             problems.extend(p for o in operands for p in check_matcher(o))
@@ -203,7 +222,7 @@ def example(expected: Any) -> Any:
     """A value that matches ``expected`` (deterministic)."""
     if not is_matcher(expected):
         if isinstance(expected, dict):
-            return {k: example(v) for k, v in expected.items()}
+            return _example_object(expected)
         if isinstance(expected, list):
             return [example(v) for v in expected]
         return expected
@@ -224,8 +243,16 @@ def example(expected: Any) -> Any:
     if kind == "any_of":
         return example(operand[0])
     if kind == "subset":
-        return {k: example(v) for k, v in operand.items()}
+        return _example_object(operand)
+    if kind == "bfcl":
+        return bfcl_example(operand)
     return "any"
+
+
+def _example_object(expected: dict[str, Any]) -> dict[str, Any]:
+    """An object matching ``expected``'s keys; an argument whose only right answer is to be
+    left out (a ``bfcl`` matcher listing nothing but ``""``) is left out."""
+    return {key: example(value) for key, value in expected.items() if not _only_omission(value)}
 
 
 def regex_example(pattern: str) -> str:
@@ -268,3 +295,197 @@ def _emit_class(items: Any) -> str:
         if op is sre_constants.CATEGORY:
             return {sre_constants.CATEGORY_DIGIT: "0", sre_constants.CATEGORY_SPACE: " "}.get(arg, "a")
     raise ValueError("unsupported character class")
+
+
+# -- bfcl: BFCL's possible-answer semantics for one argument --------------------
+
+BFCL_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "any": str,
+}
+"""The Python type BFCL's checker wants for each type of its function-doc dialect
+(``PYTHON_TYPE_MAPPING`` in ``ast_checker.py``): ``any`` is checked as a string and a
+``tuple`` as a list (JSON has no tuples)."""
+
+_BFCL_KEYS = {"values": list, "type": str, "items": str, "required": bool}
+_BFCL_STRIPPED = re.compile(r"[ ,./\-_*^]")
+
+
+def bfcl_normalize(text: str) -> str:
+    """BFCL's ``standardize_string``: ASCII spaces and ``,./-_*^`` removed, lower-cased, and
+    ``'`` turned into ``"``. Tabs and newlines stay: BFCL keeps them, so ``"New\\tYork"`` is not
+    ``"new york"``. BFCL applies it so that "April 1, 2024" and "april 1 2024" both count."""
+    return _BFCL_STRIPPED.sub("", text).lower().replace("'", '"')
+
+
+def _bfcl_operand(value: Any) -> dict[str, Any] | None:
+    """The operand of a ``bfcl`` matcher, or None when ``value`` is not one."""
+    if is_matcher(value) and "bfcl" in value and isinstance(value["bfcl"], dict):
+        operand: dict[str, Any] = value["bfcl"]
+        return operand
+    return None
+
+
+def bfcl_may_omit(expected: Any) -> bool:
+    """Whether an argument matched by ``expected`` may be left out of a call: a ``bfcl``
+    matcher listing ``""`` that is not ``required`` (BFCL refuses a call missing a required
+    parameter before it looks at the possible answer)."""
+    operand = _bfcl_operand(expected)
+    if operand is None or not isinstance(operand.get("values"), list):
+        return False
+    return "" in operand["values"] and not operand.get("required", False)
+
+
+def _only_omission(expected: Any) -> bool:
+    """A ``bfcl`` matcher whose one right answer is to leave the argument out."""
+    operand = _bfcl_operand(expected)
+    return bfcl_may_omit(expected) and operand is not None and all(v == "" for v in operand["values"])
+
+
+def bfcl_operand_problems(operand: Any) -> list[str]:
+    """What is wrong with a ``bfcl`` matcher's operand, for scenario validation."""
+    if not isinstance(operand, dict):
+        return [
+            "bfcl takes an object: {values: [...], type: <BFCL type>, items?: <BFCL type>, required?: bool}"
+        ]
+    problems = [
+        f"bfcl: unknown key {key!r}; known: {', '.join(_BFCL_KEYS)}"
+        for key in operand
+        if key not in _BFCL_KEYS
+    ]
+    for key in ("values", "type"):
+        if key not in operand:
+            problems.append(f"bfcl needs {key!r}")
+    for key, kind in _BFCL_KEYS.items():
+        if key in operand and not isinstance(operand[key], kind):
+            problems.append(f"bfcl: {key!r} must be a {kind.__name__}, got {operand[key]!r}")
+    for key in ("type", "items"):
+        if isinstance(operand.get(key), str) and operand[key] not in BFCL_TYPES:
+            problems.append(f"bfcl: unknown {key} {operand[key]!r}; BFCL's types: {', '.join(BFCL_TYPES)}")
+    return problems
+
+
+def bfcl_problems(operand: dict[str, Any], actual: Any, path: str = "$") -> list[str]:
+    """Why ``actual`` is not an acceptable value of one BFCL parameter (empty when it is).
+
+    The steps of BFCL's ``simple_function_checker`` for one parameter, in its order: an int
+    where a float is wanted becomes a float; the type check (:func:`_bfcl_type`); then the
+    value among ``values``, normalised for strings, key by key for dicts, item by item for
+    lists of dicts, and plain Python ``in`` otherwise (so ``5.0`` equals ``5``)."""
+    malformed = bfcl_operand_problems(operand)
+    if malformed:
+        return [f"{path}: {problem}" for problem in malformed]
+    values: list[Any] = operand["values"]
+    kind: str = operand["type"]
+    wanted = BFCL_TYPES[kind]
+    items = BFCL_TYPES.get(operand.get("items", "")) if kind in ("array", "tuple") else None
+    value = float(actual) if kind == "float" and type(actual) is int else actual
+    typed, variable = _bfcl_type(value, values, wanted, items)
+    if not typed:
+        shown = f"{kind} of {operand['items']}" if items is not None else kind
+        return [f"{path}: expected BFCL type {shown}, got {type(actual).__name__} {actual!r}"]
+    if _bfcl_value_ok(value, values, wanted, items, variable):
+        return []
+    return [f"{path}: {actual!r} is none of BFCL's acceptable values {values!r}"]
+
+
+def _bfcl_type(value: Any, values: list[Any], wanted: type, items: type | None) -> tuple[bool, bool]:
+    """BFCL's ``type_checker``: (type is right, the answer is a "variable").
+
+    The value has the wanted type (each item of a list the items' type, against at least one
+    listed list), or else the type of the first listed value other than ``""``: BFCL then takes
+    the answer for a variable name and compares it as it is."""
+    listed = next((type(v) for v in values if v != ""), None)
+    variable = listed is not None and listed is not wanted
+    same = type(value) is wanted  # kept apart: `type(x) is t` would narrow value to object
+    if same:
+        return (items is None or _bfcl_items_typed(value, values, items)), variable
+    if listed is not None and type(value) is listed:
+        return True, True
+    return False, False
+
+
+def _bfcl_items_typed(value: list[Any], values: list[Any], items: type) -> bool:
+    """BFCL's one-level check of a list's items: each item has the items' type (or the type of
+    the first value of a listed list), against at least one listed list; a listed value that is
+    no list (``""``) lets any list through, as in BFCL."""
+    return any(
+        type(option) is not list or all(_bfcl_type(item, option, items, None)[0] for item in value)
+        for option in values
+    )
+
+
+def _bfcl_value_ok(value: Any, values: list[Any], wanted: type, items: type | None, variable: bool) -> bool:
+    """BFCL's value comparison once the type is right (a variable is compared as it is)."""
+    if not variable:
+        if wanted is dict:
+            return any(_bfcl_dict_fits(value, option) for option in values if option != "")
+        if wanted is list and items is dict:
+            return any(_bfcl_dicts_fit(value, option) for option in values)
+        if wanted is str:
+            return bfcl_normalize(value) in [bfcl_normalize(v) for v in values if type(v) is str]
+        if wanted is list:
+            return _bfcl_list(value) in [
+                _bfcl_list(option) for option in values if isinstance(option, list | str)
+            ]
+    return value in values
+
+
+def _bfcl_list(items: Any) -> list[Any]:
+    """A list with its strings normalised (BFCL's ``list_checker``; a listed string is taken
+    character by character, and ``""`` as the empty list, as BFCL's indexing does)."""
+    return [bfcl_normalize(item) if type(item) is str else item for item in items]
+
+
+def _bfcl_dict_fits(value: dict[str, Any], option: Any) -> bool:
+    """BFCL's ``dict_checker`` for one listed dict ``{key: [acceptable values]}``: no key
+    beyond the listed ones, each value acceptable (strings normalised), and a listed key
+    missing only if its values hold ``""``."""
+    if not isinstance(value, dict) or not isinstance(option, dict):
+        return False
+    for key, item in value.items():
+        if key not in option or not isinstance(option[key], list | str):
+            return False
+        if (bfcl_normalize(item) if type(item) is str else item) not in _bfcl_list(option[key]):
+            return False
+    return all(
+        key in value or (isinstance(accepted, list | str) and "" in accepted)
+        for key, accepted in option.items()
+    )
+
+
+def _bfcl_dicts_fit(value: list[Any], option: Any) -> bool:
+    """BFCL's ``list_dict_checker`` for one listed list of dicts: as many dicts, each fitting
+    the one at its place."""
+    if not isinstance(option, list | str) or len(value) != len(option):
+        return False
+    return all(
+        option_item != "" and _bfcl_dict_fits(item, option_item)
+        for item, option_item in zip(value, option, strict=True)
+    )
+
+
+def bfcl_example(operand: dict[str, Any]) -> Any:
+    """A value BFCL accepts for this parameter: the first listed value other than ``""``, with
+    a listed dict's own lists of acceptable values resolved the same way."""
+    value = next((v for v in operand.get("values", []) if v != ""), "")
+    if operand.get("type") == "dict" and isinstance(value, dict):
+        return _bfcl_dict_example(value)
+    if operand.get("items") == "dict" and isinstance(value, list):
+        return [_bfcl_dict_example(item) if isinstance(item, dict) else item for item in value]
+    return value
+
+
+def _bfcl_dict_example(option: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, accepted in option.items():
+        chosen = [v for v in accepted if v != ""] if isinstance(accepted, list) else [accepted]
+        if chosen:
+            found[key] = chosen[0]
+    return found

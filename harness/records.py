@@ -148,6 +148,7 @@ class RunRecord:
     transcript: Transcript
     tool_prompt: PromptSize | None = None
     outcome: Outcome = "pass"
+    tool_choice: str = "auto"  # the scenario's: auto, required, none or named:<tool>
     schema: str = RESULT_SCHEMA
 
     @property

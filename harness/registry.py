@@ -140,6 +140,7 @@ WRITERS: Registry[Any] = Registry(
         "json": "harness.reports.json_report:write",
         "markdown": "harness.reports.markdown:write",
         "junit": "harness.reports.junit:write",
+        "html": "harness.reports.html:write",
     },
 )
 """Report format -> writer ``(report, records, out_dir) -> path``."""

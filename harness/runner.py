@@ -187,6 +187,7 @@ def run_one(
         transcript=transcript,
         tool_prompt=tool_prompt(transcript),
         outcome=outcome_of(error, checks),
+        tool_choice=scenario.tool_choice.label(),
     )
 
 

@@ -1,7 +1,7 @@
 """Scores: per run, scenario, category, target and overall, 0-100, with a 0-5 grade.
 
 A run's score is the weighted share of its applicable checks that passed (a
-``warn`` counts half), and 0 when the endpoint never delivered the tools. A
+``warn`` counts half), and 0 when the endpoint failed the run. A
 run *passes* when no check fails. A scenario's score is the mean over its
 repeats; a category's the mean over its scenarios; a target's the mean over
 its categories (each category weighs the same, so a suite with many
@@ -22,9 +22,12 @@ CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
 GRADES = ((95.0, 5), (85.0, 4), (70.0, 3), (50.0, 2), (25.0, 1))
 
 
-PRECONDITIONS = frozenset({"protocol.tools_delivered"})
-"""Checks without which nothing about tool calling was tested: when one fails, the run scores 0
-(the finding names the endpoint, and the model's checks show as not reached)."""
+PRECONDITIONS = frozenset({"protocol.tools_delivered", "protocol.provider_error"})
+"""Checks that fail when the endpoint failed the run: the tools never reached the model, or a turn
+ended in a provider error (an HTTP error, an error inside a 200, an empty or broken stream). Such
+a run scores 0: the target as served did no tool calling there. The finding names the endpoint,
+and the model's checks after that point show as not reached, so nothing is charged to the model;
+and a target whose endpoint fails runs cannot outscore one whose endpoint answers them."""
 
 
 def run_score(checks: Iterable[CheckResult]) -> float | None:
@@ -60,6 +63,51 @@ def endpoint_faults(runs: Iterable[RunRecord]) -> dict[str, int]:
         if any(f.evidence and f.evidence.get("not_reached") for f in run.findings()):
             counts["model checks not reached"] += 1
     return dict(counts)
+
+
+def _percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile of sorted ``values``."""
+    rank = max(1, -(-len(values) * share // 1))  # ceil
+    return values[int(rank) - 1]
+
+
+def check_shares(runs: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
+    """Per check id: in how many runs it applied and the share of those it passed (a ``warn``
+    counts half, as in scores), so a check a target always fails stands out."""
+    counts: dict[str, list[float]] = defaultdict(list)
+    for run in runs:
+        for item in run.checks:
+            if item.status in CREDIT:
+                counts[item.id].append(CREDIT[item.status])
+    return {
+        check_id: {"runs": len(values), "passed": round(100 * mean(values), 1)}
+        for check_id, values in sorted(counts.items())
+    }
+
+
+def latency_and_tokens(runs: Iterable[RunRecord]) -> dict[str, Any]:
+    """Per-exchange latency p50/p95 (the recorded or measured one; none in a replay of a cassette
+    without timings) and tokens per run as the provider reported them, with how many values each
+    figure rests on."""
+    runs = list(runs)
+    latencies = sorted(e.elapsed_ms for r in runs for e in r.transcript.exchanges if e.elapsed_ms is not None)
+    usage = [r.usage for r in runs if r.usage.total is not None]
+    return {
+        "latency_ms": {
+            "p50": _percentile(latencies, 0.5),
+            "p95": _percentile(latencies, 0.95),
+            "exchanges": len(latencies),
+        }
+        if latencies
+        else None,
+        "tokens_per_run": {
+            "input": round(mean(u.input_tokens or 0 for u in usage), 1),
+            "output": round(mean(u.output_tokens or 0 for u in usage), 1),
+            "runs": len(usage),
+        }
+        if usage
+        else None,
+    }
 
 
 def grade(score: float | None) -> int | None:
@@ -98,6 +146,7 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
                 "passed_runs": sum(1 for r in reps if r.passed),
                 "pass_all": bool(scored) and all(r.passed for r in reps),
                 "errors": [r.error.summary() for r in reps if r.error],
+                **latency_and_tokens(reps),
             }
             scenario_rows[scenario_id] = row
             categories[row["category"]].append(score)
@@ -116,6 +165,8 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
             "runs": len(runs),
             "errors": sum(1 for r in runs if r.outcome == "error"),
             "endpoint_faults": endpoint_faults(runs),
+            "checks": check_shares(runs),
+            **latency_and_tokens(runs),
             "scenarios": scenario_rows,
         }
     overall = _mean(t["score"] for t in targets.values())

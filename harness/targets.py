@@ -30,6 +30,13 @@ may hold only letters, digits, ``.``, ``_`` and ``-`` (:data:`NAME_PATTERN`). A
 target whose ``format`` contradicts its profile's is refused too. Keys are read
 from the environment variable a target or profile names, never from a file;
 header values are treated as secrets (masked wherever requests are recorded).
+
+A table holding only the gate's keys (``min_score``, ``xfail``, ``xfail_strict``) sets them on
+the bundled target of that name instead of declaring a new one::
+
+    [targets.local-gemma3-270m]
+    min_score = 60
+    xfail = {"weather.parallel.two_cities" = "Gemma 3 270M makes no parallel calls"}
 """
 
 from __future__ import annotations
@@ -83,6 +90,12 @@ class Target:
     compared without case), so ``headers`` is always the whole set. Their values
     are treated as secrets: masked in transcripts, cassettes and reports, like the key.
 
+    What the gate expects of it (``harness run``, :func:`harness.reports.gate`): ``min_score``
+    overrides ``--min-score`` for this target; ``xfail`` maps scenario ids (or glob patterns)
+    to the reason they are expected to fail: such a run that fails is ``xfail`` and does not
+    fail the gate, one that passes is ``xpass`` and fails it unless ``xfail_strict`` is false
+    (strict by default, like pytest's ``xfail_strict``).
+
     Example::
 
         target = harness.Target.build("my-groq", profile="groq", model="llama-3.3-70b-versatile")
@@ -110,6 +123,9 @@ class Target:
     request_options: dict[str, Any] = field(default_factory=dict)
     agent: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    min_score: float | None = None
+    xfail: dict[str, str] = field(default_factory=dict)
+    xfail_strict: bool = True
     origin: str = ""
 
     def __post_init__(self) -> None:
@@ -520,14 +536,32 @@ def _base_profile(
         return None
 
 
-def _build_targets(file: _File, data: dict[str, Any], profiles: Mapping[str, Profile]) -> dict[str, Target]:
-    """``[targets.<name>]`` as :class:`Target` objects, the valid ones only."""
+GATE_KEYS = frozenset({"min_score", "xfail", "xfail_strict"})
+"""Keys a ``[targets.<name>]`` table may hold alone to set the gate of a bundled target."""
+
+
+def _build_targets(
+    file: _File, data: dict[str, Any], profiles: Mapping[str, Profile], base: Mapping[str, Target]
+) -> dict[str, Target]:
+    """``[targets.<name>]`` as :class:`Target` objects, the valid ones only. A table of gate keys
+    only (:data:`GATE_KEYS`) changes the gate of the ``base`` target of that name, so a bundled
+    target gets ``xfail`` without being declared again."""
     targets: dict[str, Target] = {}
     broken, failed_profiles = file.broken("targets"), file.broken("profiles")
     for name, raw in data.get("targets", {}).items():
         if name in broken:
             continue
         values = dict(raw)
+        if values and set(values) <= GATE_KEYS:
+            if name in base:
+                targets[name] = dataclasses.replace(base[name], **values)
+            else:
+                file.problem(
+                    ("targets", name),
+                    f"no bundled target {name!r} to add {', '.join(sorted(values))} to: a new target "
+                    "needs 'model' and 'format' or 'profile'",
+                )
+            continue
         fmt, profile_name = values.pop("format", None), values.pop("profile", None)
         profile: Profile | None = None
         if profile_name is not None:
@@ -568,7 +602,7 @@ def read_config(source: str, text: str, base: Mapping[str, Target] | None = None
         raise ConfigFileError(file.problems)
     profiles = _build_profiles(file, data)
     targets = dict(base or {})
-    targets.update(_build_targets(file, data, profiles))
+    targets.update(_build_targets(file, data, profiles, base or {}))
     if file.problems:
         raise ConfigFileError(file.problems)
     return Config(targets, profiles)

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness import secrets
 from harness._version import __version__
+from harness.capabilities import capabilities
 from harness.model import Exchange
 from harness.records import RunRecord, to_builtins
 from harness.scoring import aggregate
@@ -150,6 +151,7 @@ def build(records: list[RunRecord], generated_at: str | None = None) -> dict[str
         "summary": summary,
         "modes": mode_comparison(records, summary),
         "notes": notes(records),
+        "capabilities": capabilities(records),
         "runs": [run_summary(r) for r in records],
     }
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,29 @@ def matrix(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def matrix_width(header: list[str], rows: list[list[str]]) -> int:
+    """Characters a boxed table of ``header`` and ``rows`` needs on one line, no cell cut."""
+    return sum(max(len(x) for x in column) + 3 for column in zip(header, *rows, strict=True)) + 1
+
+
+def stacked(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The matrix for a narrow terminal or log: one block per target, its name whole on its own
+    line, then ``column value`` pairs wrapped under it (never a name cut into ambiguity)."""
+    lines = []
+    for row in rows:
+        lines.append(row[0])
+        named = list(zip(header, row, strict=True))
+        pairs = [f"{name} {value}" for name, value in named[-3:] + named[1:-3]]  # the score first
+        line = " "
+        for pair in pairs:
+            if len(line) + len(pair) + 3 > 78:
+                lines.append(line.rstrip(" ·"))
+                line = " "
+            line += f" {pair} ·"
+        lines.append(line.rstrip(" ·"))
+    return lines
+
+
 def endpoint_fault_lines(report: dict[str, Any]) -> list[str]:
     """One line per target whose endpoint failed runs (shared by the CLI and markdown): what the
     endpoint did, counted in runs, so a low score is not read as the model's."""
@@ -52,32 +74,73 @@ def endpoint_fault_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _exchange(exchange: dict[str, Any]) -> list[str]:
-    """A turn's wire request and response, folded, as the evidence behind its findings."""
-    request, response = exchange["request"], exchange["response"]
-    body = json.dumps(request["body"], indent=1, ensure_ascii=False)
-    return [
-        f"<details><summary>turn {exchange['turn']}: {request['method']} {request['url']} "
-        f"→ HTTP {response['status']}</summary>",
-        "",
-        "Request body:",
-        "",
-        "~~~~json",
-        body,
-        "~~~~",
-        "",
-        "Response body:",
-        "",
-        "~~~~",
-        response["body"] or "(empty)",
-        "~~~~",
-        "",
-        "</details>",
-        "",
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + [
+        "| " + " | ".join(row) + " |" for row in rows
     ]
 
 
+def _check_table(report: dict[str, Any]) -> list[str]:
+    """Target x check: the share of applicable runs each check passed, so a check a target always
+    fails is visible even where its category scores look fine."""
+    targets = report["summary"]["targets"]
+    ids = sorted({c for t in targets.values() for c in t.get("checks", {})})
+    rows = [
+        [target_label(name, t["info"]), *[cell(t["checks"].get(c, {}).get("passed")) for c in ids]]
+        for name, t in targets.items()
+    ]
+    return _table(["target", *[f"`{c}`" for c in ids]], rows) if ids else []
+
+
+def _capability_table(report: dict[str, Any]) -> list[str]:
+    grid = report.get("capabilities") or {}
+    columns = grid.get("columns") or []
+    if not columns:
+        return []
+    rows = [
+        [name, *[cells.get(c["id"], {}).get("value", "-") for c in columns]]
+        for name, cells in grid.get("targets", {}).items()
+    ]
+    return _table(["target", *[c["label"] for c in columns]], rows)
+
+
+def _figures_table(report: dict[str, Any]) -> list[str]:
+    rows = []
+    for name, t in report["summary"]["targets"].items():
+        latency, tokens = t.get("latency_ms"), t.get("tokens_per_run")
+        if latency or tokens:
+            rows.append(
+                [
+                    target_label(name, t["info"]),
+                    f"{latency['p50']:.0f}" if latency else "-",
+                    f"{latency['p95']:.0f}" if latency else "-",
+                    f"{tokens['input']:.0f} / {tokens['output']:.0f}" if tokens else "-",
+                ]
+            )
+    header = ["target", "latency p50 (ms)", "latency p95 (ms)", "tokens per run (in / out)"]
+    return _table(header, rows) if rows else []
+
+
+def _first_failure(run: dict[str, Any]) -> str:
+    if run["error"]:
+        return f"error ({run['error']['cause']}): {run['error']['message']}"
+    failed = [f for f in run["findings"] if f["severity"] != "info"]
+    if not failed:
+        return "failed"
+    first = failed[0]
+    more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+    return f"`{first['check_id']}`: {first['detail']}{more}"
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def render(report: dict[str, Any]) -> str:
+    """The summary a person reads: scores, what the endpoints caused, per-check shares, the
+    capability grid, latency and tokens, and one line per failed run. The full evidence of every
+    run is in report.html and report.json."""
     summary = report["summary"]
     lines = [
         "# Tool-calling conformance report",
@@ -89,35 +152,34 @@ def render(report: dict[str, Any]) -> str:
     if summary["overall"]["simulated_targets"]:
         lines += [f"> {report['simulated_note']}", ""]
     header, rows = matrix(report)
-    lines += ["## Scores (0-100)", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["## Scores (0-100)", "", *_table(header, rows), ""]
     lines += [
-        "",
         "Scores weigh each category equally; grade 0-5; pass@1 is the share of runs with no failed check.",
         "",
     ]
     faults = endpoint_fault_lines(report)
     if faults:
         lines += ["### Caused by the endpoint, not the model", ""] + [f"- {line}" for line in faults] + [""]
+    baseline = report.get("baseline")
+    if baseline:
+        lines += [f"## Against the baseline {baseline['base']}", ""]
+        lines += [f"- {_one_line(line)}" for line in baseline["lines"]] or ["No change."]
+        lines.append("")
+    for title, table in (
+        ("## Checks: share of applicable runs passed (%)", _check_table(report)),
+        ("## Capabilities, measured from the runs", _capability_table(report)),
+        ("## Latency and tokens", _figures_table(report)),
+    ):
+        if table:
+            lines += [title, "", *table, ""]
     failing = [r for r in report["runs"] if not r["passed"]]
-    lines += ["## Failed runs", ""]
-    if not failing:
-        lines += ["None.", ""]
-    for run in failing:
-        score = cell(run["score"])
-        lines.append(f"### {run['target']} · {run['scenario']} (repeat {run['repeat']}, score {score})")
-        lines.append("")
-        if run["error"]:
-            lines += [f"- **{run['error']['kind']}**: {run['error']['message']}"]
-        for finding in run["findings"]:
-            if finding["severity"] == "info":
-                continue
-            turn = f" (turn {finding['turn_index']})" if finding["turn_index"] is not None else ""
-            detail = finding["detail"].replace("\n", " ")
-            lines.append(f"- `{finding['check_id']}` {finding['severity']}{turn}: {detail}")
-        lines.append("")
-        for exchange in run["exchanges"]:
-            lines += _exchange(exchange)
+    lines += [f"## Failed runs ({len(failing)})", ""]
+    lines += [
+        f"- {run['target']} · {run['scenario']} (repeat {run['repeat']}, score {cell(run['score'])}): "
+        f"{_one_line(_first_failure(run))}"
+        for run in failing
+    ] or ["None."]
+    lines += ["", "Every run's findings, evidence and wire exchanges: report.html and report.json.", ""]
     if report["modes"]:
         lines += [
             "## Native vs prompted tool calling",
@@ -150,6 +212,36 @@ def render(report: dict[str, Any]) -> str:
             ]
         lines.append("")
     return "\n".join(lines)
+
+
+STEP_SUMMARY_LIMIT = 1024 * 1024 - 1024
+"""GitHub caps a step summary at 1 MiB; ours stays under it."""
+
+
+def step_summary(report: dict[str, Any], out_dir: str) -> str:
+    """The compact summary for ``$GITHUB_STEP_SUMMARY``: scores, what the endpoints caused, the
+    baseline's changes and where the full reports are."""
+    header, rows = matrix(report)
+    failing = sum(1 for r in report["runs"] if not r["passed"])
+    lines = [
+        "### Tool-calling conformance",
+        "",
+        *_table(header, rows),
+        "",
+        f"{len(report['runs'])} runs, {failing} failed.",
+        "",
+    ]
+    lines += [f"- caused by the endpoint, not the model: {line}" for line in endpoint_fault_lines(report)]
+    baseline = report.get("baseline")
+    if baseline:
+        changes = baseline["lines"]
+        lines += ["", f"**Against the baseline {baseline['base']}:** {len(changes)} change(s)", ""]
+        lines += [f"- {_one_line(line)}" for line in changes[:50]]
+        if len(changes) > 50:
+            lines.append(f"- ... {len(changes) - 50} more in report.md")
+    lines += ["", f"Full reports: `{out_dir}/report.html`, `report.md`, `report.json`, `junit.xml`.", ""]
+    text = "\n".join(lines)
+    return text if len(text.encode()) < STEP_SUMMARY_LIMIT else text[: STEP_SUMMARY_LIMIT // 4]
 
 
 def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:

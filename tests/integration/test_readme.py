@@ -21,7 +21,7 @@ from tests.helpers.cli import REPO
 
 README = (REPO / "README.md").read_text()
 BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```", README, flags=re.S | re.M)
-OFFLINE = {"run", "validate", "list", "report", "audit"}
+OFFLINE = {"run", "validate", "list", "report", "audit", "baseline", "compare"}
 
 
 def blocks(language: str) -> list[str]:

@@ -1,0 +1,512 @@
+"""Compare two sets of results, and the committed baseline file CI compares a run against.
+
+A result set is read from a results file (``results.jsonl``), a folder holding one
+(``reports/``, ``reports/runs/<id>/``) or a baseline file. Either way it becomes one
+:class:`Entry` per target x scenario: the worst outcome over its repeats, its score (the mean
+over the repeats, as reports compute it), the ids of the checks that failed and the findings
+that counted (check id + detail). Comparing two sets therefore gives the same answer whether a
+side was read from the results file or from the baseline written from it.
+
+:func:`compare` lists, per target, every change: a scenario or check that now fails
+(``new failure``) or no longer does (``fixed``), a score that moved, findings that appeared or
+went away, runs newly in ``error`` (and errors that went away). What counts as a
+**regression** (what ``harness run --baseline`` gates on, exit code 5): a scenario or check that
+passed and now fails, a run newly in error, and a scenario's or target's score dropping by more
+than ``tolerance`` points. A target's score is compared over the scenarios both sides scored (a
+run in error has no score), so a run of a few scenarios can be held against a baseline of the
+whole suite, and a new error is not also counted as a score change.
+
+The baseline file (:func:`write_baseline`, ``harness baseline``) is one JSON document with one
+entry per line, sorted by target and scenario, keys in a fixed order, nothing that changes from
+one run to the next (no time, no version, no latency): a re-recorded cassette shows in review as
+the lines of the scenarios whose verdict changed::
+
+    {"schema": "harness.baseline/1", "entries": [
+    {"target": "local-gemma3-270m", "scenario": "time.single.tokyo", "category": "single", ...
+    {"target": "sim-openai", "scenario": "weather.single.paris", "category": "single", ...
+    ]}
+
+each entry being ``{"target", "scenario", "category", "outcome", "score", "failed": [check
+ids], "findings": [[check id, detail], ...], "cause"}`` (``cause``: why an ``error`` run could
+not be tested, else null).
+
+Example::
+
+    from harness.compare import compare, load
+
+    comparison = compare(load("harness-baseline.json"), load("reports/results.jsonl"), tolerance=2)
+    print("\\n".join(comparison.lines()))
+    if comparison.regressions:
+        raise SystemExit(5)
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import mean
+from typing import Any, Literal
+
+import msgspec
+
+from harness.errors import ConfigError
+from harness.records import Outcome, RunRecord, read_sorted
+
+BASELINE_SCHEMA = "harness.baseline/1"
+"""The format version of a baseline file; another one is refused with this name."""
+DEFAULT_BASELINE = "harness-baseline.json"
+"""Where ``harness baseline`` writes by default (beside ``harness.toml``, to be committed)."""
+DETAIL_LIMIT = 300
+"""Longest finding detail kept (longer ones are cut, the same way on both sides of a comparison)."""
+
+Kind = Literal["new error", "error gone", "new failure", "fixed", "score", "new finding", "gone finding"]
+KINDS: tuple[Kind, ...] = (
+    "new error",
+    "error gone",
+    "new failure",
+    "fixed",
+    "score",
+    "new finding",
+    "gone finding",
+)
+"""The kinds of change, in the order a scenario's changes are listed."""
+_COUNTED = (
+    "new error",
+    "error gone",
+    "new failure",
+    "fixed",
+    "score drop",
+    "score rise",
+    "new finding",
+    "gone finding",
+)
+"""The order of the counts in a target's summary line."""
+_WORST: dict[str, int] = {"pass": 0, "fail": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One target x scenario as compared (one line of a baseline file).
+
+    ``outcome`` is the worst over the repeats (``error`` before ``fail`` before ``pass``),
+    ``score`` the mean of the scored repeats (``None`` when none was scored), ``failed`` the
+    ids of the checks that failed in any repeat, ``findings`` the failed findings that counted
+    (check id, detail; findings of what the run never reached are left out), ``cause`` why the
+    harness could not test when the outcome is ``error``.
+    """
+
+    target: str
+    scenario: str
+    category: str
+    outcome: Outcome
+    score: float | None
+    failed: tuple[str, ...] = ()
+    findings: tuple[tuple[str, str], ...] = ()
+    cause: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.target, self.scenario)
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """The entries of one side of a comparison, by (target, scenario), and where they came from."""
+
+    source: str
+    entries: dict[tuple[str, str], Entry]
+
+    def targets(self) -> list[str]:
+        return sorted({target for target, _ in self.entries})
+
+    def of(self, target: str) -> dict[str, Entry]:
+        """The entries of one target, by scenario id."""
+        return {s: e for (t, s), e in self.entries.items() if t == target}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between the base and the new results of a target x scenario (x check).
+
+    ``regression`` is true for what gates: a scenario or check newly failing, a run newly in
+    error, a score drop beyond the tolerance."""
+
+    kind: Kind
+    scenario: str
+    text: str
+    check: str | None = None
+    before: Any = None
+    after: Any = None
+    regression: bool = False
+
+    def line(self) -> str:
+        """``  ! new failure  weather.single.paris expect.final: fails now`` (``!``: a regression)."""
+        mark = "!" if self.regression else " "
+        return f"  {mark} {self.kind:<12} {self.subject()}: {self.text}"
+
+    def subject(self) -> str:
+        """What changed: the scenario, and the check when the change is a check's."""
+        return f"{self.scenario} {self.check}" if self.check else self.scenario
+
+
+@dataclass(frozen=True)
+class TargetComparison:
+    """One target compared: its score before and after (over the scenarios both sides scored),
+    whether that drop is a regression, every change, and the scenarios only one side ran."""
+
+    target: str
+    before: float | None
+    after: float | None
+    regression: bool
+    changes: tuple[Change, ...] = ()
+    only_in_base: tuple[str, ...] = ()
+    only_in_new: tuple[str, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        """How many changes of each kind (score changes split into drops and rises), no zeros."""
+        counts: dict[str, int] = defaultdict(int)
+        for change in self.changes:
+            if change.kind == "score":
+                counts["score drop" if change.after < change.before else "score rise"] += 1
+            else:
+                counts[change.kind] += 1
+        return dict(counts)
+
+    def summary(self, tolerance: float) -> str:
+        """``sim-openai: score 100 -> 95.83 (-4.17); 1 new failure, 1 new error``."""
+        text = f"{self.target}: score {_number(self.before)} -> {_number(self.after)}"
+        if self.before is not None and self.after is not None and self.before != self.after:
+            text += f" ({_signed(self.after - self.before)}"
+            text += f", a regression beyond {_number(tolerance)} point(s))" if self.regression else ")"
+        counts = self.counts()
+        parts = [_plural(counts[kind], kind) for kind in _COUNTED if kind in counts]
+        for side, scenarios in (("base", self.only_in_base), ("new", self.only_in_new)):
+            if scenarios:
+                parts.append(f"{len(scenarios)} scenario(s) only in {side}, not compared")
+        return text + "; " + (", ".join(parts) if parts else "no change")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Base vs new: each target compared, the targets only one side has, and the tolerance the
+    regressions were judged with.
+
+    Example::
+
+        comparison = compare(load("harness-baseline.json"), load("reports/results.jsonl"))
+        for line in comparison.regressions:
+            print(line)
+    """
+
+    base: str
+    new: str
+    tolerance: float
+    targets: tuple[TargetComparison, ...]
+    only_in_base: tuple[str, ...] = ()
+    only_in_new: tuple[str, ...] = ()
+
+    @property
+    def regressions(self) -> list[str]:
+        """Each regression as one line naming its target (empty: the gate passes)."""
+        found = []
+        for target in self.targets:
+            if target.regression:
+                found.append(
+                    f"{target.target}: score {_number(target.before)} -> {_number(target.after)} "
+                    f"({_signed((target.after or 0) - (target.before or 0))})"
+                )
+            found += [
+                f"{target.target} {c.subject()}: {c.kind}: {c.text}" for c in target.changes if c.regression
+            ]
+        return found
+
+    def lines(self) -> list[str]:
+        """The comparison as text: a summary line per target, then its changes, then the totals."""
+        lines: list[str] = []
+        for target in self.targets:
+            lines.append(target.summary(self.tolerance))
+            lines += [change.line() for change in target.changes]
+        for side, names in (("base", self.only_in_base), ("new", self.only_in_new)):
+            if names:
+                lines.append(f"{len(names)} target(s) only in {side}, not compared: {', '.join(names)}")
+        lines.append(self.total())
+        return lines
+
+    def total(self) -> str:
+        """The last line: how many regressions and fixes, with the tolerance used."""
+        regressions = len(self.regressions)
+        fixed = sum(1 for t in self.targets for c in t.changes if c.kind in ("fixed", "error gone"))
+        tolerance = f"tolerance {_number(self.tolerance)} point(s)"
+        verdict = f"{regressions} regression(s)" if regressions else "no regression"
+        return f"{verdict}, {fixed} fix(es) in {len(self.targets)} target(s) compared ({tolerance})"
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything :meth:`lines` says, as JSON data (``harness compare --json``)."""
+        data = asdict(self)
+        data["regressions"] = self.regressions
+        for target, item in zip(self.targets, data["targets"], strict=True):
+            item["counts"] = target.counts()
+        return data
+
+
+# -- building entries --------------------------------------------------------------------------
+
+
+def entries(records: Iterable[RunRecord]) -> dict[tuple[str, str], Entry]:
+    """One :class:`Entry` per target x scenario of ``records`` (repeats folded together)."""
+    grouped: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        grouped[(record.target.name, record.scenario)].append(record)
+    return {key: _entry(runs) for key, runs in sorted(grouped.items())}
+
+
+def _entry(runs: Sequence[RunRecord]) -> Entry:
+    worst = max(runs, key=lambda r: _WORST[r.outcome])
+    failed = {c.id for r in runs if r.outcome != "error" for c in r.checks if c.status == "fail"}
+    findings = {
+        (f.check_id, _clip(f.detail))
+        for r in runs
+        if r.outcome != "error"
+        for f in r.findings()
+        if not f.passed and not (f.evidence and f.evidence.get("not_reached"))
+    }
+    return Entry(
+        target=runs[0].target.name,
+        scenario=runs[0].scenario,
+        category=runs[0].category,
+        outcome=worst.outcome,
+        score=_mean(r.score for r in runs),
+        failed=tuple(sorted(failed)),
+        findings=tuple(sorted(findings)),
+        cause=worst.error.cause if worst.outcome == "error" and worst.error else None,
+    )
+
+
+def _clip(detail: str) -> str:
+    """A detail on one line, cut at :data:`DETAIL_LIMIT` (a baseline line stays readable)."""
+    text = " ".join(detail.split())
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 3] + "..."
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    """The mean of the values present, rounded as :mod:`harness.scoring` rounds."""
+    present = [v for v in values if v is not None]
+    return round(mean(present), 2) if present else None
+
+
+def target_score(items: Iterable[Entry]) -> float | None:
+    """A target's score from its entries: the mean over categories of the mean over scenarios
+    (what the report shows for the same scenarios)."""
+    by_category: dict[str, list[float | None]] = defaultdict(list)
+    for entry in items:
+        by_category[entry.category].append(entry.score)
+    return _mean(_mean(scores) for _, scores in sorted(by_category.items()))
+
+
+# -- reading and writing -----------------------------------------------------------------------
+
+
+def from_records(records: Iterable[RunRecord], source: str = "this run") -> ResultSet:
+    """A result set from run records in memory."""
+    return ResultSet(source, entries(records))
+
+
+def load(path: str | Path) -> ResultSet:
+    """A result set from a results file, a folder holding ``results.jsonl`` (``reports/``,
+    ``reports/runs/<id>/``) or a baseline file; anything else is a :class:`ConfigError`
+    naming the path and what was expected."""
+    path = Path(path)
+    if path.is_dir():
+        results = path / "results.jsonl"
+        if not results.is_file():
+            raise ConfigError(f"{path}: no results.jsonl in this folder (expected a run folder)")
+        path = results
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file (expected results.jsonl, a run folder or a baseline file)")
+    with path.open("rb") as handle:
+        head = handle.read(200)
+    if b'"' + BASELINE_SCHEMA.split("/")[0].encode() in head:
+        return ResultSet(str(path), read_baseline(path))
+    return ResultSet(str(path), entries(read_sorted(path)))
+
+
+def render_baseline(items: Iterable[Entry]) -> str:
+    """The baseline file's text: one entry per line, sorted, keys in a fixed order."""
+    body = ",\n".join(
+        json.dumps(asdict(entry), ensure_ascii=False) for entry in sorted(items, key=lambda e: e.key)
+    )
+    return f'{{"schema": "{BASELINE_SCHEMA}", "entries": [\n{body}\n]}}\n'
+
+
+def write_baseline(records: Iterable[RunRecord], out: str | Path) -> list[Entry]:
+    """Write the baseline file of ``records`` to ``out``; returns its entries."""
+    items = list(entries(records).values())
+    Path(out).write_text(render_baseline(items), encoding="utf-8")
+    return items
+
+
+class _Baseline(msgspec.Struct):
+    schema: str
+    entries: list[Any]
+
+
+def read_baseline(path: str | Path) -> dict[tuple[str, str], Entry]:
+    """The entries of a baseline file; a bad file is a :class:`ConfigError` naming the file, the
+    line of the bad entry, its field and what was expected."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        document = msgspec.json.decode(text, type=_Baseline)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not a baseline file ({BASELINE_SCHEMA} JSON): {exc}") from None
+    if document.schema != BASELINE_SCHEMA:
+        raise ConfigError(
+            f"{path}:1: baseline format {document.schema!r}; this harness reads {BASELINE_SCHEMA!r} "
+            "(write it again with `harness baseline`)"
+        )
+    found: dict[tuple[str, str], Entry] = {}
+    for index, raw in enumerate(document.entries):
+        where = f"{path}:{_line_of(text, index, raw)}"
+        try:
+            entry = msgspec.convert(raw, Entry)
+        except msgspec.ValidationError as exc:
+            field_ = str(exc).rsplit("at `$.", 1)[-1].rstrip("`") if "at `$." in str(exc) else ""
+            reason = str(exc).split(" - at ")[0]
+            raise ConfigError(
+                f"{where}: entries[{index}]{'.' + field_ if field_ else ''}: {reason} "
+                "(an entry holds target, scenario, category, outcome pass|fail|error, score, "
+                "failed, findings, cause)"
+            ) from None
+        if entry.key in found:
+            raise ConfigError(f"{where}: entries[{index}]: {entry.target} {entry.scenario} is listed twice")
+        found[entry.key] = entry
+    return found
+
+
+def _line_of(text: str, index: int, raw: Any) -> int:
+    """The line of entry ``index``: in a file as written (one entry per line) the line after the
+    header, checked by its target and scenario; else the first line that names both."""
+    lines = text.splitlines()
+    names = [str(raw.get(k)) for k in ("target", "scenario")] if isinstance(raw, dict) else []
+    if index + 1 < len(lines) and all(n in lines[index + 1] for n in names):
+        return index + 2
+    return next((n for n, line in enumerate(lines, 1) if names and all(x in line for x in names)), 1)
+
+
+# -- comparing ---------------------------------------------------------------------------------
+
+
+def compare(base: ResultSet, new: ResultSet, tolerance: float = 0.0) -> Comparison:
+    """Every change from ``base`` to ``new``, per target; score drops of at most ``tolerance``
+    points are listed but are not regressions."""
+    base_targets, new_targets = set(base.targets()), set(new.targets())
+    compared = tuple(
+        _compare_target(name, base.of(name), new.of(name), tolerance)
+        for name in sorted(base_targets & new_targets)
+    )
+    return Comparison(
+        base=base.source,
+        new=new.source,
+        tolerance=tolerance,
+        targets=compared,
+        only_in_base=tuple(sorted(base_targets - new_targets)),
+        only_in_new=tuple(sorted(new_targets - base_targets)),
+    )
+
+
+def _compare_target(
+    name: str, base: dict[str, Entry], new: dict[str, Entry], tolerance: float
+) -> TargetComparison:
+    shared = sorted(set(base) & set(new))
+    changes = [c for scenario in shared for c in _compare_entry(base[scenario], new[scenario], tolerance)]
+    scored = [s for s in shared if base[s].score is not None and new[s].score is not None]
+    before = target_score(base[s] for s in scored)
+    after = target_score(new[s] for s in scored)
+    return TargetComparison(
+        target=name,
+        before=before,
+        after=after,
+        regression=_dropped(before, after, tolerance),
+        changes=tuple(
+            sorted(changes, key=lambda c: (c.scenario, KINDS.index(c.kind), c.check or "", c.text))
+        ),
+        only_in_base=tuple(sorted(set(base) - set(new))),
+        only_in_new=tuple(sorted(set(new) - set(base))),
+    )
+
+
+def _dropped(before: float | None, after: float | None, tolerance: float) -> bool:
+    return before is not None and after is not None and before - after > tolerance + 1e-9
+
+
+def _compare_entry(base: Entry, new: Entry, tolerance: float) -> Iterator[Change]:
+    """The changes of one target x scenario. When either side is in error there is nothing to
+    compare check by check: only the error's appearance or disappearance is listed."""
+    scenario = base.scenario
+    if base.outcome == "error" or new.outcome == "error":
+        if base.outcome != new.outcome:
+            was, now = _outcome(base), _outcome(new)
+            if new.outcome == "error":
+                yield Change("new error", scenario, f"{was} -> {now}", None, was, now, regression=True)
+            else:
+                yield Change("error gone", scenario, f"{was} -> {now}", None, was, now)
+        return
+    if base.outcome != new.outcome:
+        text = f"{base.outcome} -> {new.outcome}"
+        kind: Kind = "new failure" if new.outcome == "fail" else "fixed"
+        yield Change(kind, scenario, text, None, base.outcome, new.outcome, regression=kind == "new failure")
+    for check in sorted(set(new.failed) - set(base.failed)):
+        yield Change("new failure", scenario, "fails now", check, "pass", "fail", regression=True)
+    for check in sorted(set(base.failed) - set(new.failed)):
+        yield Change("fixed", scenario, "no longer fails", check, "fail", "pass")
+    if base.score is not None and new.score is not None and base.score != new.score:
+        text = f"{_number(base.score)} -> {_number(new.score)} ({_signed(new.score - base.score)})"
+        drop = _dropped(base.score, new.score, tolerance)
+        yield Change("score", scenario, text, None, base.score, new.score, regression=drop)
+    for check, detail in sorted(set(new.findings) - set(base.findings)):
+        yield Change("new finding", scenario, detail, check)
+    for check, detail in sorted(set(base.findings) - set(new.findings)):
+        yield Change("gone finding", scenario, detail, check)
+
+
+def _outcome(entry: Entry) -> str:
+    return f"error ({entry.cause})" if entry.outcome == "error" and entry.cause else entry.outcome
+
+
+def _plural(count: int, kind: str) -> str:
+    """``1 new failure``, ``2 new failures``, ``2 errors gone``, ``3 fixed``."""
+    if count == 1 or kind == "fixed":
+        return f"{count} {kind}"
+    if kind == "error gone":
+        return f"{count} errors gone"
+    return f"{count} {kind}s"
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{round(value, 2):g}"
+
+
+def _signed(value: float) -> str:
+    return f"{round(value, 2):+g}"
+
+
+__all__ = [
+    "BASELINE_SCHEMA",
+    "DEFAULT_BASELINE",
+    "KINDS",
+    "Change",
+    "Comparison",
+    "Entry",
+    "ResultSet",
+    "TargetComparison",
+    "compare",
+    "entries",
+    "from_records",
+    "load",
+    "read_baseline",
+    "render_baseline",
+    "target_score",
+    "write_baseline",
+]

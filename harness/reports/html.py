@@ -1,0 +1,319 @@
+"""``report.html``: one self-contained page people read, built from the report and the records.
+
+Everything is in the one file (CSS, a little JavaScript, SVG charts), so it opens from disk, on
+a CI artifact page or offline, and makes no network request. Everything a provider sent is
+untrusted: the page is rendered by Jinja2 with autoescaping on, so a response body holding
+``<script>`` shows as text. The scores come from the report dict (the same numbers as
+report.json); the full transcripts come from the records, since the report keeps only the
+exchanges its findings point at.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
+from markupsafe import Markup
+
+from harness import secrets
+from harness.model import Exchange, ProviderError
+from harness.records import RunRecord
+
+BODY_LIMIT = 6000
+"""Characters of a wire body shown before it is cut (the page stays small enough to open)."""
+
+BAR_WIDTH = 420
+BAR_HEIGHT = 22
+LABEL_WIDTH = 300
+
+
+def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
+    """Write ``report.html`` in ``out_dir`` (secrets redacted like every other report)."""
+    path = out_dir / "report.html"
+    path.write_text(secrets.redact(render(report, records)), encoding="utf-8")
+    return path
+
+
+def render(report: dict[str, Any], records: list[RunRecord]) -> str:
+    """The page as text."""
+    return _template().render(page=view(report, records))
+
+
+def _template() -> Template:
+    """The page template, autoescaped: provider text must never become markup."""
+    env = Environment(
+        loader=PackageLoader("harness.reports", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["element_text"] = element_text
+    env.filters["score"] = score_text
+    return env.get_template("report.html.j2")
+
+
+def element_text(value: Any) -> Markup:
+    """Text for element content (``<pre>``): ``&``, ``<`` and ``>`` escaped, quotes kept as they
+    are. Quotes only matter inside attribute values, and JSON bodies are full of them: escaping
+    each as ``&#34;`` would make the page a fifth larger. Never use it for an attribute."""
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Markup(text)
+
+
+def view(report: dict[str, Any], records: list[RunRecord]) -> dict[str, Any]:
+    """Everything the template shows, computed here so the template only lays it out."""
+    targets = report["summary"]["targets"]
+    runs = report["runs"]
+    return {
+        "report": report,
+        "simulated": sorted(n for n, t in targets.items() if t["info"]["simulated"]),
+        "matrix": matrix(report),
+        "chart": score_chart(report),
+        "heatmap": check_heatmap(runs, list(targets)),
+        "capabilities": report.get("capabilities") or {"columns": [], "targets": {}},
+        "capability_groups": capability_groups(report.get("capabilities") or {"columns": []}),
+        "performance": performance(runs, list(targets)),
+        "faults": [(n, t["endpoint_faults"]) for n, t in targets.items() if t.get("endpoint_faults")],
+        "runs": run_views(runs, records),
+        "filters": {
+            "targets": sorted(targets),
+            "categories": sorted({r["category"] for r in runs}),
+            "outcomes": sorted({r["outcome"] for r in runs}),
+        },
+    }
+
+
+def anchor(target: str, scenario: str, repeat: int) -> str:
+    """The element id of a run, as the capability grid links to it."""
+    return f"run-{target}/{scenario}/{repeat}"
+
+
+def score_text(score: float | None) -> str:
+    if score is None:
+        return "-"
+    return f"{score:.0f}" if score == int(score) else f"{score:.1f}"
+
+
+def matrix(report: dict[str, Any]) -> dict[str, Any]:
+    """The target x category table: each cell a score and the grade that colours it."""
+    targets = report["summary"]["targets"]
+    categories = sorted({c for t in targets.values() for c in t["categories"]})
+    rows = []
+    for name, t in targets.items():
+        cells = []
+        for category in categories:
+            found = t["categories"].get(category, {})
+            cells.append({"score": score_text(found.get("score")), "grade": found.get("grade")})
+        rows.append(
+            {
+                "name": name,
+                "info": t["info"],
+                "cells": cells,
+                "score": score_text(t["score"]),
+                "grade": t["grade"],
+                "pass_at_1": "-" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%",
+            }
+        )
+    return {"categories": categories, "rows": rows}
+
+
+def score_chart(report: dict[str, Any]) -> dict[str, Any]:
+    """Geometry of the horizontal bar chart of target scores (inline SVG)."""
+    bars = []
+    for index, (name, t) in enumerate(report["summary"]["targets"].items()):
+        score = t["score"]
+        bars.append(
+            {
+                "name": name,
+                "simulated": t["info"]["simulated"],
+                "score": score_text(score),
+                "y": index * (BAR_HEIGHT + 6),
+                "width": 0 if score is None else round(BAR_WIDTH * score / 100, 1),
+                "grade": t["grade"],
+            }
+        )
+    return {
+        "bars": bars,
+        "label_width": LABEL_WIDTH,
+        "bar_width": BAR_WIDTH,
+        "bar_height": BAR_HEIGHT,
+        "width": LABEL_WIDTH + BAR_WIDTH + 60,
+        "height": max(1, len(bars)) * (BAR_HEIGHT + 6),
+    }
+
+
+def check_heatmap(runs: list[dict[str, Any]], targets: list[str]) -> dict[str, Any]:
+    """Per target and check id: the share of runs that passed it, among the runs it judged
+    (``n/a`` and runs the harness could not test are left out)."""
+    checks: list[str] = []
+    for run in runs:
+        checks += [c for c in run["checks"] if c not in checks]
+    rows = []
+    for target in targets:
+        mine = [r for r in runs if r["target"] == target and r["outcome"] != "error"]
+        rows.append({"name": target, "cells": [_heat_cell(mine, check) for check in checks]})
+    return {"checks": checks, "rows": rows}
+
+
+def _heat_cell(runs: list[dict[str, Any]], check: str) -> dict[str, Any]:
+    statuses = [r["checks"].get(check) for r in runs]
+    judged = [s for s in statuses if s in ("pass", "warn", "fail")]
+    if not judged:
+        return {"text": "·", "bucket": None, "title": "not applicable in any run"}
+    passed = sum(1 for s in judged if s == "pass")
+    warned = sum(1 for s in judged if s == "warn")
+    share = passed / len(judged)
+    title = f"{passed} of {len(judged)} runs pass" + (f", {warned} warn" if warned else "")
+    return {"text": f"{100 * share:.0f}", "bucket": math.floor(share * 10), "title": title}
+
+
+def capability_groups(grid: dict[str, Any]) -> list[dict[str, Any]]:
+    """The grid's column groups in order, each with how many columns it spans."""
+    groups: list[dict[str, Any]] = []
+    for column in grid["columns"]:
+        if groups and groups[-1]["name"] == column["group"]:
+            groups[-1]["span"] += 1
+        else:
+            groups.append({"name": column["group"], "span": 1})
+    return groups
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    """Nearest-rank percentile (deterministic, no interpolation)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def performance(runs: list[dict[str, Any]], targets: list[str]) -> list[dict[str, Any]]:
+    """Per target: recorded latency per request (p50, p95) and tokens, where the runs have them
+    (live runs keep no latency in the report: it would not replay the same)."""
+    rows = []
+    for target in targets:
+        mine = [r for r in runs if r["target"] == target]
+        latencies = [ms for r in mine for ms in r.get("recorded_latency_ms") or [] if ms is not None]
+        usages = [r["usage"] for r in mine if r.get("usage")]
+        inputs = [u["input_tokens"] for u in usages if u.get("input_tokens") is not None]
+        outputs = [u["output_tokens"] for u in usages if u.get("output_tokens") is not None]
+        counted = [
+            u for u in usages if u.get("input_tokens") is not None or u.get("output_tokens") is not None
+        ]
+        rows.append(
+            {
+                "name": target,
+                "requests": len(latencies),
+                "p50": _ms(percentile(latencies, 0.5)),
+                "p95": _ms(percentile(latencies, 0.95)),
+                "input_tokens": sum(inputs) if inputs else None,
+                "output_tokens": sum(outputs) if outputs else None,
+                "tokens_per_run": round((sum(inputs) + sum(outputs)) / len(counted)) if counted else None,
+            }
+        )
+    return rows
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
+
+
+def run_views(runs: list[dict[str, Any]], records: list[RunRecord]) -> list[dict[str, Any]]:
+    """Each run of the report with its full transcript from the matching record."""
+    by_key = {r.key: r for r in records}
+    views = []
+    for run in runs:
+        record = by_key.get((run["target"], run["scenario"], run["repeat"]))
+        views.append(
+            {
+                "run": run,
+                "id": anchor(run["target"], run["scenario"], run["repeat"]),
+                "score": score_text(run["score"]),
+                "findings": [_finding_view(f) for f in run["findings"]],
+                "exchanges": transcript_view(record.transcript.exchanges) if record else [],
+                "drift": bool(run["error"]) and run["error"]["kind"] == "CassetteDriftError",
+            }
+        )
+    return views
+
+
+def _finding_view(finding: dict[str, Any]) -> dict[str, Any]:
+    evidence = finding.get("evidence")
+    return {**finding, "evidence_text": pretty(evidence) if evidence else None}
+
+
+def transcript_view(exchanges: list[Exchange]) -> list[dict[str, Any]]:
+    """Every turn of a run; a later request shows only what it added to the one before (the
+    tool declarations and the conversation so far are resent each turn, and would make the
+    page many times larger without showing anything new)."""
+    views = []
+    previous: Any = None
+    for exchange in exchanges:
+        body = exchange.request.body
+        views.append(_exchange_view(exchange, elide_repeats(body, previous)))
+        previous = body
+    return views
+
+
+def elide_repeats(body: Any, previous: Any) -> Any:
+    """``body`` with each top-level value equal to the previous request's replaced by a marker,
+    and a list that extends the previous one (the messages) starting with a marker for the part
+    already shown."""
+    if not isinstance(body, dict) or not isinstance(previous, dict):
+        return body
+    shown: dict[str, Any] = {}
+    for key, value in body.items():
+        before = previous.get(key)
+        if key in previous and value == before and isinstance(value, dict | list):
+            shown[key] = "<same as the previous request>"
+        elif (
+            isinstance(value, list) and isinstance(before, list) and before and value[: len(before)] == before
+        ):
+            shown[key] = [f"<{len(before)} earlier items, as in the previous request>", *value[len(before) :]]
+        else:
+            shown[key] = value
+    return shown
+
+
+def _exchange_view(exchange: Exchange, body: Any) -> dict[str, Any]:
+    """One turn: the wire request (``body``, repeats elided) and response, pretty-printed and
+    cut at :data:`BODY_LIMIT`."""
+    response = exchange.response
+    parsed = exchange.parsed
+    return {
+        "turn": exchange.turn,
+        "method": exchange.request.method,
+        "url": exchange.request.url,
+        "request": pretty(body),
+        "status": response.status if response is not None else None,
+        "response": pretty_text(response.body) if response is not None else None,
+        "calls": [f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in parsed.tool_calls],
+        "error": _error_text(parsed.error) if parsed.error else None,
+        "elapsed": _ms(exchange.elapsed_ms),
+    }
+
+
+def _error_text(error: ProviderError) -> str:
+    code = f" {error.code}" if error.code else ""
+    return f"HTTP {error.status}{code}: {error.message or '(empty error message)'}"
+
+
+def pretty(value: Any) -> str:
+    """JSON data indented for reading, cut at :data:`BODY_LIMIT`."""
+    return _cut(json.dumps(value, indent=1, ensure_ascii=False, default=str))
+
+
+def pretty_text(body: str) -> str:
+    """A response body: indented when it is one JSON document, else as it came (SSE, NDJSON)."""
+    try:
+        return pretty(json.loads(body))
+    except ValueError:
+        return _cut(body) if body else "(empty body)"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + f"\n... [{len(text)} chars]"

@@ -1,0 +1,258 @@
+"""report.html: the bundled suite replayed, written as one self-contained page, and opened in a
+real headless Chromium (Debian's ``chromium``): the page renders its matrix, capability grid and
+transcripts, its script runs without an error, its filters work, and nothing a provider sent
+ever becomes markup.
+
+Without Chromium the browser tests are skipped, unless ``HARNESS_REQUIRE_LIVE`` is set.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markupsafe import escape
+
+from harness import scenarios
+from harness.api import run_targets, select_targets
+from harness.model import Finding
+from harness.records import CheckResult, RunRecord
+from harness.registry import WRITERS
+from harness.reports import write_built
+from harness.reports.html import render
+from harness.reports.json_report import build
+from harness.runner import RunConfig
+from harness.targets import load_targets, pick
+from tests.helpers.cli import REPO
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+GENERATED = "2025-01-01T00:00:00+00:00"
+EVIL_TARGET = 'sim"><img src=x onerror=alert(1)>'
+EVIL_BODY = "<script>document.body.setAttribute('data-owned', 'yes')</script>"
+
+
+def _need(found: bool, what: str) -> None:
+    if not found:
+        if os.environ.get("HARNESS_REQUIRE_LIVE"):
+            pytest.fail(f"HARNESS_REQUIRE_LIVE is set but {what}")
+        pytest.skip(what)
+
+
+def need_chromium() -> None:
+    _need(Path(CHROMIUM).is_file(), "chromium is not installed (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """The report of the default replay run (every target with cassettes, scenarios/), and its
+    report.html."""
+    out = tmp_path_factory.mktemp("html")
+    config = RunConfig(cassettes=REPO / "cassettes", results=out / "results.jsonl")
+    targets = select_targets(load_targets(), [], "replay", config.cassettes)
+    records = run_targets(targets, scenarios.load([REPO / "scenarios"]), config)
+    report = build(records, GENERATED)
+    (path,) = write_built(report, records, out, ("html",))
+    return report, path
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A page made from one real run whose target name, response body and finding are hostile
+    markup, as a provider or a harness.toml could send them."""
+    out = tmp_path_factory.mktemp("hostile")
+    suite = scenarios.select(scenarios.load([REPO / "scenarios"]), ["weather.single.paris"])
+    config = RunConfig(cassettes=REPO / "cassettes", results=out / "results.jsonl")
+    (record,) = run_targets(pick(load_targets(), ["sim-openai"]), suite, config)
+    evil = hostile_record(record)
+    report = build([evil], GENERATED)
+    report["baseline"] = {"base": "main <b>", "lines": ["sim-openai: 90 -> 100 (+10)", EVIL_BODY]}
+    (path,) = write_built(report, [evil], out, ("html",))
+    return path
+
+
+def hostile_record(record: RunRecord) -> RunRecord:
+    record = copy.deepcopy(record)
+    response = record.transcript.exchanges[0].response
+    assert response is not None
+    response.body = EVIL_BODY
+    finding = Finding("wire.odd", "warning", False, EVIL_BODY, 0, {"body": EVIL_BODY})
+    checks = (*record.checks, CheckResult.of("protocol.wire", "protocol", 1.0, [finding]))
+    return dataclasses.replace(
+        record, target=dataclasses.replace(record.target, name=EVIL_TARGET), checks=checks
+    )
+
+
+def section(html: str, element_id: str) -> str:
+    start = html.index(f'id="{element_id}"')
+    return html[start : html.index("</table>", start)]
+
+
+def test_the_html_writer_is_registered() -> None:
+    assert "html" in WRITERS
+
+
+def test_the_page_makes_no_network_reference(bundled: tuple[dict[str, Any], Path]) -> None:
+    html = bundled[1].read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]*\bsrc\s*=", html), "a script must be inline"
+    assert not re.search(r"<link[^>]*\bhref\s*=", html), "styles must be inline"
+    assert not re.search(r"<img[^>]*\bsrc\s*=\s*[\"']?(https?:)?//", html)
+    assert not re.search(r"url\(\s*[\"']?(https?:)?//|@import", html)
+    assert len(html) < 8_000_000, "the page must stay small enough to open"
+
+
+def test_every_capability_cell_links_to_the_runs_that_decided_it(
+    bundled: tuple[dict[str, Any], Path],
+) -> None:
+    report, path = bundled
+    html = path.read_text(encoding="utf-8")
+    ids = set(re.findall(r'<details class="run[^"]*" id="([^"]+)"', html))
+    assert len(ids) == len(report["runs"])
+    links = set(re.findall(r'href="#(run-[^"]+)"', html))
+    assert links and links <= ids
+    decided = {
+        f"run-{run}"
+        for cells in report["capabilities"]["targets"].values()
+        for c in cells.values()
+        for run in c["runs"]
+    }
+    assert decided == links
+
+
+def test_the_page_holds_every_section(bundled: tuple[dict[str, Any], Path]) -> None:
+    report, path = bundled
+    html = path.read_text(encoding="utf-8")
+    for element_id in ("matrix", "score-chart", "endpoint-faults", "capability-grid", "check-heatmap"):
+        assert f'id="{element_id}"' in html, element_id
+    assert 'id="modes"' in html and 'id="performance-table"' in html
+    faults = html[html.index('id="endpoint-faults"') : html.index('id="capabilities"')]
+    for name, target in report["summary"]["targets"].items():
+        for what, count in (target.get("endpoint_faults") or {}).items():
+            assert f"{what} in {count} run" in faults, (name, what)
+    latencies = sorted(
+        ms for r in report["runs"] if r["target"] == "sim-openai" for ms in r["recorded_latency_ms"]
+    )
+    p50 = latencies[(len(latencies) + 1) // 2 - 1]
+    row = re.search(r'data-target="sim-openai">(.*?)</tr>', section(html, "performance-table"), re.S)
+    assert row is not None and f"{p50:.0f} ms" in row.group(1)
+
+
+def test_a_drifted_run_shows_its_diff(bundled: tuple[dict[str, Any], Path]) -> None:
+    report, _ = bundled
+    run = {**report["runs"][0], "outcome": "error", "passed": False, "score": None}
+    run["error"] = {
+        "kind": "CassetteDriftError",
+        "cause": "cassette",
+        "message": "diff:\n- 'Paris'\n+ 'Lyon'",
+    }
+    html = render({**report, "runs": [run]}, [])
+    assert "the requests drifted from the cassette" in html
+    assert "<pre class=\"drift\">diff:\n- 'Paris'\n+ 'Lyon'</pre>" in html
+
+
+def test_simulated_targets_are_labelled_wherever_a_score_appears(
+    bundled: tuple[dict[str, Any], Path],
+) -> None:
+    report, path = bundled
+    html = path.read_text(encoding="utf-8")
+    matrix = section(html, "matrix")
+    for name, target in report["summary"]["targets"].items():
+        row = re.search(rf'<tr class="filterable" data-target="{re.escape(name)}">(.*?)</tr>', matrix, re.S)
+        assert row is not None, name
+        assert ('class="badge sim"' in row.group(1)) is target["info"]["simulated"], name
+        if target["info"]["simulated"]:
+            assert f"{name} (simulated)</text>" in html, "the score chart labels it too"
+    assert str(escape(report["simulated_note"])) in html
+
+
+def test_provider_text_never_becomes_markup(hostile: Path) -> None:
+    html = hostile.read_text(encoding="utf-8")
+    assert html.count("<script") == 2, "only the page's own two scripts"
+    assert "<img src=x" not in html and "<b>" not in html
+    assert "&lt;script&gt;document.body.setAttribute(" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert 'id="baseline"' in html and "sim-openai: 90 -&gt; 100 (+10)" in html
+
+
+def chromium(url: str, tmp: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on ``url`` with logging to stderr; the page's script gets virtual time."""
+    command = [
+        CHROMIUM,
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        f"--user-data-dir={tmp / 'chromium-profile'}",
+        "--virtual-time-budget=10000",
+        "--enable-logging=stderr",
+        "--v=0",
+        *flags,
+        url,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def console_lines(stderr: str) -> list[str]:
+    """What the page wrote to its console (uncaught errors included)."""
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+def test_chromium_renders_the_page_without_a_script_error(
+    bundled: tuple[dict[str, Any], Path], tmp_path: Path
+) -> None:
+    need_chromium()
+    report, path = bundled
+    dom = chromium(path.as_uri(), tmp_path, "--dump-dom")
+    assert console_lines(dom.stderr) == []
+    html = dom.stdout
+    assert '<body data-ready="yes">' in html, "the page's script ran to its end"
+    assert '<pre id="js-errors" class="hidden"></pre>' in html
+    assert 'id="matrix"' in html and 'id="score-chart"' in html and 'id="check-heatmap"' in html
+    assert 'id="capability-grid"' in html and 'class="cap cap-yes"' in html
+    assert 'class="transcript"' in html and 'class="exchange"' in html
+    assert f"{len(report['runs'])} of {len(report['runs'])} runs shown" in html
+
+    shot = tmp_path / "report.png"
+    chromium(path.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1400,2000")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_chromium_filters_runs_by_target_and_outcome(
+    bundled: tuple[dict[str, Any], Path], tmp_path: Path
+) -> None:
+    need_chromium()
+    report, path = bundled
+    dom = chromium(path.as_uri() + "?target=sim-openai&outcome=pass", tmp_path, "--dump-dom").stdout
+    wanted = [r for r in report["runs"] if r["target"] == "sim-openai" and r["outcome"] == "pass"]
+    assert f"{len(wanted)} of {len(report['runs'])} runs shown" in dom
+    assert re.search(r'class="run filterable outcome-pass" id="run-sim-openai/', dom)
+    hidden = re.findall(r'class="run filterable outcome-\w+ hidden" id="run-([^/"]+)/', dom)
+    assert len(hidden) == len(report["runs"]) - len(wanted)
+
+
+def test_chromium_shows_provider_markup_as_text(hostile: Path, tmp_path: Path) -> None:
+    need_chromium()
+    dom = chromium(hostile.as_uri(), tmp_path, "--dump-dom")
+    assert '<body data-ready="yes">' in dom.stdout, "the hostile body's script must not have run"
+    assert "&lt;script&gt;document.body.setAttribute(" in dom.stdout
+    assert console_lines(dom.stderr) == []
+
+
+def test_chromium_error_box_catches_a_script_error(hostile: Path, tmp_path: Path) -> None:
+    """The empty error box above is evidence: a failing script does fill it."""
+    need_chromium()
+    broken = tmp_path / "broken.html"
+    html = hostile.read_text(encoding="utf-8")
+    broken.write_text(html.replace("</body>", "<script>notDefined();</script></body>"), encoding="utf-8")
+    dom = chromium(broken.as_uri(), tmp_path, "--dump-dom")
+    assert re.search(r'<pre id="js-errors" class="">error: Uncaught ReferenceError: notDefined', dom.stdout)
+    assert any("Uncaught ReferenceError" in line for line in console_lines(dom.stderr))
