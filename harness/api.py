@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,15 +82,19 @@ class RunResult:
 
     records: list[RunRecord]
     results: Path | None = None
+    targets: Mapping[str, Target] = field(default_factory=dict, repr=False)
     _report: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def report(self) -> dict[str, Any]:
-        """The report (what ``report.json`` holds): scores per target, category and scenario."""
+        """The report (what ``report.json`` holds): scores per target, category and scenario, and
+        the runs each target expects to fail (its ``xfail``)."""
         if self._report is None:
+            from harness.reports import expected_failures
             from harness.reports.json_report import build
 
             self._report = build(self.records)
+            self._report["xfail"] = expected_failures(self.records, self.targets)
         return self._report
 
     def score(self, target: str) -> float | None:
@@ -120,10 +124,12 @@ class RunResult:
         return write_built(self.report, self.records, Path(out_dir), tuple(formats or DEFAULT_WRITERS))
 
     def gate(self, *, min_score: float | None = None, strict: bool = False) -> tuple[int, str]:
-        """The exit code CI should see, and why (see :func:`harness.reports.gate`)."""
+        """The exit code CI should see, and why (see :func:`harness.reports.gate`): each target's
+        own ``min_score`` and ``xfail`` apply, as in ``harness run``."""
         from harness.reports import gate
 
-        return gate(self.report, self.records, min_score=min_score, strict=strict)
+        own = {name: t.min_score for name, t in self.targets.items() if t.min_score is not None}
+        return gate(self.report, self.records, min_score=min_score, strict=strict, min_scores=own)
 
 
 def run(
@@ -176,7 +182,8 @@ def run(
         skip=frozenset(skip),
         stop=stop,
     )
-    return RunResult(run_targets(chosen, suite, settings, on_result), settings.results)
+    records = run_targets(chosen, suite, settings, on_result)
+    return RunResult(records, settings.results, {t.name: t for t in chosen})
 
 
 def run_targets(

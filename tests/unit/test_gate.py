@@ -223,3 +223,29 @@ def test_each_bad_gate_key_names_file_line_and_key(
         error.value
     )
     assert message in str(error.value), str(error.value)
+
+
+def test_the_python_api_gate_applies_each_targets_own_xfail_and_min_score(tmp_path: Path) -> None:
+    """``harness.run(...).gate()`` holds the same verdicts as ``harness run``: a strict xpass fails
+    it, a non-strict one does not, and a target's own min_score applies."""
+    import harness
+    from tests.helpers.cli import REPO
+
+    def gate(toml: str, target: str = "sim-openai") -> tuple[int, str]:
+        config = tmp_path / "harness.toml"
+        config.write_text(toml)
+        result = harness.run(
+            REPO / "scenarios",
+            [target],
+            cassettes=REPO / "cassettes",
+            results=tmp_path / "r.jsonl",
+            config=config,
+        )
+        return result.gate()
+
+    strict = gate('[targets.sim-openai]\nxfail = {"weather.single.paris" = "expected to fail"}\n')
+    assert strict[0] == 1 and "xpass" in strict[1]
+    relaxed = '[targets.sim-openai]\nxfail_strict = false\nxfail = {"weather.single.paris" = "r"}\n'
+    assert gate(relaxed)[0] == 0
+    low = gate("[targets.local-gemma3-270m]\nmin_score = 90\n", "local-gemma3-270m")
+    assert low[0] == 1 and "local-gemma3-270m" in low[1]
