@@ -47,13 +47,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from statistics import mean
 from typing import Any, Literal
 
 import msgspec
 
 from harness.errors import ConfigError
 from harness.records import Outcome, RunRecord, read_sorted
+from harness.scoring import mean_score
 
 BASELINE_SCHEMA = "harness.baseline/1"
 """The format version of a baseline file; another one is refused with this name."""
@@ -278,7 +278,7 @@ def _entry(runs: Sequence[RunRecord]) -> Entry:
         scenario=runs[0].scenario,
         category=runs[0].category,
         outcome=worst.outcome,
-        score=_mean(r.score for r in runs),
+        score=mean_score(r.score for r in runs),
         failed=tuple(sorted(failed)),
         findings=tuple(sorted(findings)),
         cause=worst.error.cause if worst.outcome == "error" and worst.error else None,
@@ -291,19 +291,13 @@ def _clip(detail: str) -> str:
     return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 3] + "..."
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    """The mean of the values present, rounded as :mod:`harness.scoring` rounds."""
-    present = [v for v in values if v is not None]
-    return round(mean(present), 2) if present else None
-
-
 def target_score(items: Iterable[Entry]) -> float | None:
     """A target's score from its entries: the mean over categories of the mean over scenarios
     (what the report shows for the same scenarios)."""
     by_category: dict[str, list[float | None]] = defaultdict(list)
     for entry in items:
         by_category[entry.category].append(entry.score)
-    return _mean(_mean(scores) for _, scores in sorted(by_category.items()))
+    return mean_score(mean_score(scores) for _, scores in sorted(by_category.items()))
 
 
 # -- reading and writing -----------------------------------------------------------------------

@@ -59,8 +59,9 @@ def tool_delivery(
         if props_path:
             try:
                 answer = client.get(props_path)
-                if answer.status_code == 200 and isinstance(answer.json(), dict):
-                    props = {k: v for k, v in answer.json().items() if k in KEPT_PROPS}
+                reported = answer.json() if answer.status_code == 200 else None
+                if isinstance(reported, dict):
+                    props = {k: v for k, v in reported.items() if k in KEPT_PROPS}
             except (httpx.HTTPError, ValueError):
                 pass
         if props:

@@ -72,17 +72,22 @@ def _percentile(values: list[float], share: float) -> float:
 
 
 def check_shares(runs: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
-    """Per check id: in how many runs it applied and the share of those it passed (a ``warn``
-    counts half, as in scores), so a check a target always fails stands out."""
-    counts: dict[str, list[float]] = defaultdict(list)
+    """Per check id: how many tested runs it passed, warned and failed, and the share passed (a
+    ``warn`` counts half, as in scores), so a check a target always fails stands out. Runs the
+    harness could not test (``error``) are left out, as from scores."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(CREDIT, 0))
     for run in runs:
+        if run.outcome == "error":
+            continue
         for item in run.checks:
             if item.status in CREDIT:
-                counts[item.id].append(CREDIT[item.status])
-    return {
-        check_id: {"runs": len(values), "passed": round(100 * mean(values), 1)}
-        for check_id, values in sorted(counts.items())
-    }
+                counts[item.id][item.status] += 1
+    shares = {}
+    for check_id, found in sorted(counts.items()):
+        judged = sum(found.values())
+        earned = sum(CREDIT[status] * n for status, n in found.items())
+        shares[check_id] = {"runs": judged, "passed": round(100 * earned / judged, 1), **found}
+    return shares
 
 
 def latency_and_tokens(runs: Iterable[RunRecord]) -> dict[str, Any]:
@@ -117,7 +122,8 @@ def grade(score: float | None) -> int | None:
     return next((g for threshold, g in GRADES if score >= threshold), 0)
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
+def mean_score(values: Iterable[float | None]) -> float | None:
+    """The mean of the scores present (``None`` ones left out), rounded as every score is."""
     present = [v for v in values if v is not None]
     return round(mean(present), 2) if present else None
 
@@ -138,7 +144,7 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
         for scenario_id in sorted(scenarios):
             reps = sorted(scenarios[scenario_id], key=lambda r: r.repeat)
             scored = [r for r in reps if r.score is not None]
-            score = _mean(r.score for r in scored)
+            score = mean_score(r.score for r in scored)
             row: dict[str, Any] = {
                 "category": reps[0].category,
                 "score": score,
@@ -150,8 +156,8 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
             }
             scenario_rows[scenario_id] = row
             categories[row["category"]].append(score)
-        category_scores = {c: _mean(v) for c, v in sorted(categories.items())}
-        score = _mean(category_scores.values())
+        category_scores = {c: mean_score(v) for c, v in sorted(categories.items())}
+        score = mean_score(category_scores.values())
         counted = [r for r in runs if r.score is not None]
         targets[name] = {
             "info": to_builtins(runs[0].target),
@@ -169,7 +175,7 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
             **latency_and_tokens(runs),
             "scenarios": scenario_rows,
         }
-    overall = _mean(t["score"] for t in targets.values())
+    overall = mean_score(t["score"] for t in targets.values())
     real = [t["score"] for t in targets.values() if not t["info"]["simulated"]]
     return {
         "targets": targets,
@@ -178,6 +184,6 @@ def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
             "grade": grade(overall),
             "targets": len(targets),
             "simulated_targets": sum(1 for t in targets.values() if t["info"]["simulated"]),
-            "real_targets_score": _mean(real),
+            "real_targets_score": mean_score(real),
         },
     }

@@ -21,6 +21,7 @@ from markupsafe import Markup
 from harness import secrets
 from harness.model import Exchange, ProviderError
 from harness.records import RunRecord
+from harness.reports.markdown import cell
 
 BODY_LIMIT = 6000
 """Characters of a wire body shown before it is cut (the page stays small enough to open)."""
@@ -53,7 +54,7 @@ def _template() -> Template:
         keep_trailing_newline=True,
     )
     env.filters["element_text"] = element_text
-    env.filters["score"] = score_text
+    env.filters["score"] = cell
     return env.get_template("report.html.j2")
 
 
@@ -74,10 +75,10 @@ def view(report: dict[str, Any], records: list[RunRecord]) -> dict[str, Any]:
         "simulated": sorted(n for n, t in targets.items() if t["info"]["simulated"]),
         "matrix": matrix(report),
         "chart": score_chart(report),
-        "heatmap": check_heatmap(runs, list(targets)),
+        "heatmap": check_heatmap(targets),
         "capabilities": report.get("capabilities") or {"columns": [], "targets": {}},
         "capability_groups": capability_groups(report.get("capabilities") or {"columns": []}),
-        "performance": performance(runs, list(targets)),
+        "performance": performance(targets),
         "faults": [(n, t["endpoint_faults"]) for n, t in targets.items() if t.get("endpoint_faults")],
         "runs": run_views(runs, records),
         "filters": {
@@ -93,12 +94,6 @@ def anchor(target: str, scenario: str, repeat: int) -> str:
     return f"run-{target}/{scenario}/{repeat}"
 
 
-def score_text(score: float | None) -> str:
-    if score is None:
-        return "-"
-    return f"{score:.0f}" if score == int(score) else f"{score:.1f}"
-
-
 def matrix(report: dict[str, Any]) -> dict[str, Any]:
     """The target x category table: each cell a score and the grade that colours it."""
     targets = report["summary"]["targets"]
@@ -108,13 +103,13 @@ def matrix(report: dict[str, Any]) -> dict[str, Any]:
         cells = []
         for category in categories:
             found = t["categories"].get(category, {})
-            cells.append({"score": score_text(found.get("score")), "grade": found.get("grade")})
+            cells.append({"score": cell(found.get("score")), "grade": found.get("grade")})
         rows.append(
             {
                 "name": name,
                 "info": t["info"],
                 "cells": cells,
-                "score": score_text(t["score"]),
+                "score": cell(t["score"]),
                 "grade": t["grade"],
                 "pass_at_1": "-" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%",
             }
@@ -131,7 +126,7 @@ def score_chart(report: dict[str, Any]) -> dict[str, Any]:
             {
                 "name": name,
                 "simulated": t["info"]["simulated"],
-                "score": score_text(score),
+                "score": cell(score),
                 "y": index * (BAR_HEIGHT + 6),
                 "width": 0 if score is None else round(BAR_WIDTH * score / 100, 1),
                 "grade": t["grade"],
@@ -147,29 +142,23 @@ def score_chart(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_heatmap(runs: list[dict[str, Any]], targets: list[str]) -> dict[str, Any]:
-    """Per target and check id: the share of runs that passed it, among the runs it judged
-    (``n/a`` and runs the harness could not test are left out)."""
-    checks: list[str] = []
-    for run in runs:
-        checks += [c for c in run["checks"] if c not in checks]
-    rows = []
-    for target in targets:
-        mine = [r for r in runs if r["target"] == target and r["outcome"] != "error"]
-        rows.append({"name": target, "cells": [_heat_cell(mine, check) for check in checks]})
+def check_heatmap(targets: dict[str, Any]) -> dict[str, Any]:
+    """Per target and check id: the share of tested runs that passed it, as the report's summary
+    counted it (:func:`harness.scoring.check_shares`)."""
+    checks = sorted({c for t in targets.values() for c in t.get("checks", {})})
+    rows = [
+        {"name": name, "cells": [_heat_cell(t.get("checks", {}).get(check)) for check in checks]}
+        for name, t in targets.items()
+    ]
     return {"checks": checks, "rows": rows}
 
 
-def _heat_cell(runs: list[dict[str, Any]], check: str) -> dict[str, Any]:
-    statuses = [r["checks"].get(check) for r in runs]
-    judged = [s for s in statuses if s in ("pass", "warn", "fail")]
-    if not judged:
+def _heat_cell(share: dict[str, Any] | None) -> dict[str, Any]:
+    if not share:
         return {"text": "·", "bucket": None, "title": "not applicable in any run"}
-    passed = sum(1 for s in judged if s == "pass")
-    warned = sum(1 for s in judged if s == "warn")
-    share = passed / len(judged)
-    title = f"{passed} of {len(judged)} runs pass" + (f", {warned} warn" if warned else "")
-    return {"text": f"{100 * share:.0f}", "bucket": math.floor(share * 10), "title": title}
+    warned = f", {share['warn']} warn" if share["warn"] else ""
+    title = f"{share['pass']} of {share['runs']} runs pass{warned}"
+    return {"text": f"{share['passed']:.0f}", "bucket": math.floor(share["passed"] / 10), "title": title}
 
 
 def capability_groups(grid: dict[str, Any]) -> list[dict[str, Any]]:
@@ -183,36 +172,22 @@ def capability_groups(grid: dict[str, Any]) -> list[dict[str, Any]]:
     return groups
 
 
-def percentile(values: list[float], share: float) -> float | None:
-    """Nearest-rank percentile (deterministic, no interpolation)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
-
-
-def performance(runs: list[dict[str, Any]], targets: list[str]) -> list[dict[str, Any]]:
-    """Per target: recorded latency per request (p50, p95) and tokens, where the runs have them
-    (live runs keep no latency in the report: it would not replay the same)."""
+def performance(targets: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per target: latency per request (p50, p95) and tokens per run, as the report's summary
+    aggregated them (:func:`harness.scoring.latency_and_tokens`), where the runs have them."""
     rows = []
-    for target in targets:
-        mine = [r for r in runs if r["target"] == target]
-        latencies = [ms for r in mine for ms in r.get("recorded_latency_ms") or [] if ms is not None]
-        usages = [r["usage"] for r in mine if r.get("usage")]
-        inputs = [u["input_tokens"] for u in usages if u.get("input_tokens") is not None]
-        outputs = [u["output_tokens"] for u in usages if u.get("output_tokens") is not None]
-        counted = [
-            u for u in usages if u.get("input_tokens") is not None or u.get("output_tokens") is not None
-        ]
+    for name, target in targets.items():
+        latency = target.get("latency_ms") or {}
+        tokens = target.get("tokens_per_run") or {}
         rows.append(
             {
-                "name": target,
-                "requests": len(latencies),
-                "p50": _ms(percentile(latencies, 0.5)),
-                "p95": _ms(percentile(latencies, 0.95)),
-                "input_tokens": sum(inputs) if inputs else None,
-                "output_tokens": sum(outputs) if outputs else None,
-                "tokens_per_run": round((sum(inputs) + sum(outputs)) / len(counted)) if counted else None,
+                "name": name,
+                "requests": latency.get("exchanges", 0),
+                "p50": _ms(latency.get("p50")),
+                "p95": _ms(latency.get("p95")),
+                "input_tokens": tokens.get("input"),
+                "output_tokens": tokens.get("output"),
+                "runs": tokens.get("runs", 0),
             }
         )
     return rows
@@ -232,7 +207,7 @@ def run_views(runs: list[dict[str, Any]], records: list[RunRecord]) -> list[dict
             {
                 "run": run,
                 "id": anchor(run["target"], run["scenario"], run["repeat"]),
-                "score": score_text(run["score"]),
+                "score": cell(run["score"]),
                 "findings": [_finding_view(f) for f in run["findings"]],
                 "exchanges": transcript_view(record.transcript.exchanges) if record else [],
                 "drift": bool(run["error"]) and run["error"]["kind"] == "CassetteDriftError",

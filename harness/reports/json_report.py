@@ -1,8 +1,9 @@
 """``report.json``: scores, per-run summaries and findings, deterministic for a replay.
 
-Apart from ``generated_at`` nothing in it depends on when or how fast the
-harness ran: latencies are the ones recorded in the cassettes, and wall-clock
-times of the run itself are left out (they live in the results file).
+In a replay, apart from ``generated_at`` nothing in it depends on when or how
+fast the harness ran: latencies are the ones recorded in the cassettes (a live
+run's summary aggregates the latencies it measured), and wall-clock times of
+the run itself are left out (they live in the results file).
 """
 
 from __future__ import annotations
