@@ -333,6 +333,32 @@ class Transcript:
     tool_names: dict[str, str] = field(default_factory=dict)
     agent: str | None = None  # the user's agent under test, when not the harness's own loop
     endpoint: dict[str, Any] = field(default_factory=dict)  # what the server said about itself
+    phases: list[int] = field(default_factory=list)  # the turn each phase starts at (follow-ups)
+
+    def phase(self, index: int) -> Transcript | None:
+        """What phase ``index`` of the conversation holds (the opening request is phase 0, each
+        follow-up starts the next): its exchanges, tool runs and findings; None when the run
+        ended before it. Turn numbers stay those of the whole run."""
+        if len(self.phases) <= 1 and index == 0:
+            return self
+        if index >= len(self.phases):
+            return None
+        start = self.phases[index]
+        end = self.phases[index + 1] if index + 1 < len(self.phases) else None
+
+        def inside(turn: int | None) -> bool:
+            if turn is None:  # run-wide (the tools offered): the opening's
+                return index == 0
+            return turn >= start and (end is None or turn < end)
+
+        return dataclasses.replace(
+            self,
+            exchanges=[e for e in self.exchanges if inside(e.turn)],
+            executions=[e for e in self.executions if inside(e.turn)],
+            findings=[f for f in self.findings if inside(f.turn_index)],
+            stop_reason=self.stop_reason if end is None else "final",
+            phases=[],
+        )
 
     def logical(self, name: str) -> str:
         """The name a scenario uses for a tool the model saw under ``name`` (MCP tools are

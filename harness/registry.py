@@ -117,6 +117,7 @@ CHECKS: Registry[Any] = Registry(
         "expect.turn_budget": "harness.checks.expectations:turn_budget",
         "expect.no_loop": "harness.checks.expectations:no_loop",
         "expect.recovery": "harness.checks.expectations:recovery",
+        "expect.batch": "harness.checks.expectations:batch_mode",
         "protocol.wire": "harness.checks.protocol:wire_format",
         "protocol.arguments_json": "harness.checks.protocol:arguments_json",
         "protocol.arguments_schema": "harness.checks.protocol:arguments_schema",

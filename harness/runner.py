@@ -11,6 +11,7 @@ is recorded with its error, and the others go on.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -36,7 +37,7 @@ from harness.agent.external import (
 from harness.agent.loop import LoopSettings, run_loop
 from harness.checks import RunContext, run_checks
 from harness.errors import CassetteError, UserError
-from harness.model import ToolExecution, Transcript
+from harness.model import Finding, ToolExecution, Transcript
 from harness.outcomes import outcome_of, untestable
 from harness.providers import RequestOptions
 from harness.providers.text_protocols import native_tools_size
@@ -46,6 +47,7 @@ from harness.scenarios import Scenario
 from harness.scoring import run_score
 from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path
+from harness.tools.naming import declared_namer
 from harness.tools.registry import ToolRegistry
 from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, RetryPolicy, Timeouts, Transport
 
@@ -92,6 +94,36 @@ def build_registry(scenario: Scenario) -> ToolRegistry:
     return registry
 
 
+class Unsupported(Exception):
+    """What the harness cannot test on this target: an ``error`` outcome it causes, never a score."""
+
+
+def expose_declared(registry: ToolRegistry, family: str, transcript: Transcript) -> None:
+    """Offer each declared tool under a name the provider accepts: unchanged when its rules allow
+    the name (``math.factorial`` for Gemini), else sanitised or cut, reversibly; the transcript
+    maps the offered names back, and a ``wire.tool_name_mapped`` note says what was done."""
+    namer = declared_namer(registry.names(), family)
+    if not namer.changes:
+        return
+    tools = {}
+    for name, tool in registry.tools.items():
+        exposed = namer.exposed("", name)
+        if exposed != name:
+            tool = dataclasses.replace(tool, spec=dataclasses.replace(tool.spec, name=exposed), name=name)
+            transcript.tool_names[exposed] = name
+            transcript.findings.append(
+                Finding(
+                    "wire.tool_name_mapped",
+                    "info",
+                    False,
+                    f"tool {name!r} offered as {exposed!r} ({namer.changes[exposed]}): {family}'s tool name "
+                    f"rule is {namer.rules.pattern.pattern}",
+                )
+            )
+        tools[exposed] = tool
+    registry.tools = tools
+
+
 def tool_prompt(transcript: Transcript) -> PromptSize | None:
     """What the tool definitions cost in the first request: the prompted protocol's system
     prompt when the adapter noted one, else the native JSON declarations."""
@@ -120,6 +152,14 @@ def run_one(
     transport: Transport | None = None
     try:
         registry = build_registry(scenario)
+        if target.agent:
+            if scenario.follow_ups:
+                raise Unsupported(
+                    "follow-ups are not given to agents under test yet (AgentTask has no follow-ups); "
+                    "run this scenario on a target without 'agent'"
+                )
+        else:
+            expose_declared(registry, target.adapter().family, transcript)
         if scenario.mcp_servers:
             mcp = MCPSession(
                 target.name,
@@ -133,7 +173,7 @@ def run_one(
             mcp.start()
             for tool in mcp.tools():
                 registry.add(tool)
-            transcript.tool_names = mcp.names()
+            transcript.tool_names.update(mcp.names())
         if target.agent:
             run_user_agent(target, scenario, registry, transcript, endpoint, config, path)
         else:
@@ -164,6 +204,8 @@ def run_one(
         raise
     except CassetteError as exc:
         error = RunError(type(exc).__name__, str(exc), cause="cassette")
+    except Unsupported as exc:
+        error = RunError("Unsupported", str(exc), cause="harness")
     except Exception as exc:  # a harness fault: recorded, the other runs go on
         error = RunError("HarnessError", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=8))
     finally:
@@ -244,7 +286,9 @@ def _run_loop(
         scenario.parallel_tool_calls,
         dict(target.request_options),
     )
-    settings = LoopSettings(scenario.max_turns, scenario.tool_choice, options)
+    settings = LoopSettings(
+        scenario.max_turns, scenario.tool_choice, options, tuple(f.content for f in scenario.follow_ups)
+    )
     try:
         run_loop(transcript, target.adapter(), transport.send, registry, scenario.messages, settings)
     except BaseException:

@@ -15,6 +15,7 @@ see :mod:`harness.tools.toolsets` and :mod:`harness.tools.declared`.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from collections.abc import Iterator, Sequence
@@ -58,6 +59,16 @@ class Expectation:
     allow_extra: bool = False
     no_call: bool = False
     final: Any = None
+    batch: str | None = None  # "one_turn" or "per_item": how the N expected calls of a batch arrive
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """A user message sent once the model has answered, continuing the conversation, and what
+    the model should do with it."""
+
+    content: str
+    expect: Expectation
 
 
 @dataclass(frozen=True)
@@ -84,12 +95,24 @@ class Scenario:
     max_turns: int = DEFAULT_MAX_TURNS
     faults: tuple[Fault, ...] = ()
     tags: tuple[str, ...] = ()
+    follow_ups: tuple[FollowUp, ...] = ()
     path: str = ""
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def expects_no_call(self) -> bool:
         return self.expect.no_call or self.expect.calls == ()
+
+    def phase(self, index: int) -> Scenario:
+        """The scenario as seen by one phase of the conversation: phase 0 is the opening request,
+        phase ``i`` the ``i``-th follow-up (its message appended, its expectation in force)."""
+        if index == 0:
+            return self
+        follow_up = self.follow_ups[index - 1]
+        asked = tuple(Message("user", f.content) for f in self.follow_ups[:index])
+        return dataclasses.replace(
+            self, messages=self.messages + asked, expect=follow_up.expect, follow_ups=()
+        )
 
     @property
     def mcp(self) -> MCPUse:
@@ -276,16 +299,17 @@ def _check_names(
     def offered_here(name: str) -> bool:
         return name in file.broken or _is_offered(name, declared, mcp, naming)
 
-    expect = data.get("expect") or {}
-    for index, call in enumerate(expect.get("calls") or []):
-        if not offered_here(call["name"]):
-            file.error(
-                f"expected call to {call['name']!r}, which the scenario does not offer; offered: {offered}",
-                "expect",
-                "calls",
-                index,
-                "name",
-            )
+    for where, expect in _expects(data):
+        for index, call in enumerate(expect.get("calls") or []):
+            if not offered_here(call["name"]):
+                file.error(
+                    f"expected call to {call['name']!r}, which the scenario does not offer; "
+                    f"offered: {offered}",
+                    *where,
+                    "calls",
+                    index,
+                    "name",
+                )
     choice = data.get("tool_choice")
     if isinstance(choice, dict) and not offered_here(choice["name"]):
         file.error(
@@ -347,13 +371,28 @@ def _literal_problems(value: Any, schema: Any, at: list[str | int]) -> Iterator[
         yield from _literal_problems(item, properties.get(key), [*at, key])
 
 
+def _expects(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """Every expectation of a scenario with where it is: the opening's, then each follow-up's."""
+    found: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [(("expect",), data.get("expect") or {})]
+    for index, follow_up in enumerate(data.get("follow_ups") or []):
+        found.append((("follow_ups", index, "expect"), follow_up.get("expect") or {}))
+    return found
+
+
 def _check_expectations(data: dict[str, Any], file: _File, declared: dict[str, DeclaredTool]) -> None:
-    expect = data.get("expect") or {}
+    for where, expect in _expects(data):
+        _check_expectation(expect, where, file, declared)
+        _check_batch(expect, where, file, (data.get("limits") or {}).get("max_turns", DEFAULT_MAX_TURNS))
+
+
+def _check_expectation(
+    expect: dict[str, Any], at_expect: tuple[str | int, ...], file: _File, declared: dict[str, DeclaredTool]
+) -> None:
     for index, call in enumerate(expect.get("calls") or []):
         args = call.get("args") or {}
         tool = declared.get(call["name"])
         schema = tool.parameters if tool is not None else None
-        where = ("expect", "calls", index, "args")
+        where = (*at_expect, "calls", index, "args")
         for at, problem in matcher_problems(args, schema):
             file.error(problem, *where, *at)
         if isinstance(schema, dict) and schema.get("additionalProperties") is False:
@@ -369,7 +408,29 @@ def _check_expectations(data: dict[str, Any], file: _File, declared: dict[str, D
                         key,
                     )
     for at, problem in matcher_problems(expect.get("final")):
-        file.error(problem, "expect", "final", *at)
+        file.error(problem, *at_expect, "final", *at)
+
+
+def _check_batch(expect: dict[str, Any], where: tuple[str | int, ...], file: _File, max_turns: int) -> None:
+    """A batch is N expected calls (one per item); a per-item loop needs a turn per item and one
+    to answer."""
+    mode = expect.get("batch")
+    if mode is None:
+        return
+    items = len(expect.get("calls") or [])
+    if items < 2:
+        file.error(
+            f"a batch expects one call per item, at least 2; this one expects {items}", *where, "batch"
+        )
+    elif expect.get("parallel"):
+        file.error("a batch states its mode in 'batch'; drop 'parallel'", *where, "parallel")
+    elif mode == "per_item" and max_turns < items + 1:
+        file.error(
+            f"a per-item loop over {items} items needs limits.max_turns of at least {items + 1} "
+            f"(one turn per item and one to answer); it is {max_turns}",
+            *where,
+            "batch",
+        )
 
 
 def _build(data: dict[str, Any], file: _File) -> Scenario | None:
@@ -392,25 +453,12 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
     _check_expectations(data, file, declared)
     if file.errors:
         return None
-    expect = data.get("expect") or {}
     return Scenario(
         id=data["id"],
         category=data["category"],
         description=data.get("description", ""),
         messages=tuple(Message(m["role"], m["content"]) for m in data["messages"]),
-        expect=Expectation(
-            calls=None
-            if "calls" not in expect
-            else tuple(
-                ExpectedCall(c["name"], c.get("args") or {}, c.get("args_exact", False))
-                for c in expect["calls"]
-            ),
-            order=expect.get("order", "strict"),
-            parallel=expect.get("parallel", False),
-            allow_extra=expect.get("allow_extra", False),
-            no_call=expect.get("no_call", False),
-            final=expect.get("final"),
-        ),
+        expect=_expectation(data.get("expect") or {}),
         tools=tuple(tools),
         mcp_tools=tuple(mcp),
         mcp_servers=servers,
@@ -420,8 +468,27 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
         max_turns=(data.get("limits") or {}).get("max_turns", DEFAULT_MAX_TURNS),
         faults=tuple(Fault(f["tool"], f.get("on_call", 1), f["error"]) for f in data.get("faults") or ()),
         tags=tuple(data.get("tags") or ()),
+        follow_ups=tuple(
+            FollowUp(f["content"], _expectation(f["expect"])) for f in data.get("follow_ups") or ()
+        ),
         path=file.path,
         data=data,
+    )
+
+
+def _expectation(expect: dict[str, Any]) -> Expectation:
+    return Expectation(
+        calls=None
+        if "calls" not in expect
+        else tuple(
+            ExpectedCall(c["name"], c.get("args") or {}, c.get("args_exact", False)) for c in expect["calls"]
+        ),
+        order=expect.get("order", "strict"),
+        parallel=expect.get("parallel", False),
+        allow_extra=expect.get("allow_extra", False),
+        no_call=expect.get("no_call", False),
+        final=expect.get("final"),
+        batch=expect.get("batch"),
     )
 
 

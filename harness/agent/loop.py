@@ -1,7 +1,11 @@
 """The agent loop: send, parse, execute the calls, send the results back, repeat.
 
 It stops at a final answer (a turn without calls), at ``max_turns``, at a
-repeated identical call (a loop), or at a provider or transport error.
+repeated identical call (a loop), or at a provider or transport error. A
+scenario's follow-ups are sent one by one after each final answer, with the
+whole history (calls and results included); each follow-up starts a *phase*
+with its own turn budget, and the run stops at the first phase that does not
+end in a final answer.
 Everything lands in the :class:`~harness.model.Transcript`; nothing here
 judges the run (that is the checks' job).
 """
@@ -23,6 +27,7 @@ from harness.model import (
     ParsedTurn,
     ProviderError,
     SentRequest,
+    StopReason,
     ToolCall,
     ToolChoice,
     ToolExecution,
@@ -38,9 +43,10 @@ Send = Callable[[WireRequest], Sent]
 
 @dataclass
 class LoopSettings:
-    max_turns: int
+    max_turns: int  # per phase: the opening request, then each follow-up
     tool_choice: ToolChoice
     options: RequestOptions
+    follow_ups: Sequence[str] = ()
 
 
 def call_signature(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
@@ -68,64 +74,93 @@ def run_loop(
     conversation = list(messages)
     transcript.tools = registry.specs()
     transcript.findings.extend(f.at(0) for f in adapter.tool_findings(transcript.tools))
-    previous: list[tuple[str, str]] | None = None
-    previous_failed = False
     started = time.perf_counter()
+    turn = 0
     with ThreadPoolExecutor(max_workers=8, thread_name_prefix="tool") as pool:
-        for turn in range(settings.max_turns):
-            wire = adapter.build_request(
-                conversation, transcript.tools, turn_choice(settings.tool_choice, turn), settings.options
-            )
-            transcript.findings.extend(finding.at(turn) for finding in wire.findings)
-            try:
-                sent = send(wire)
-            except TransportError as exc:
-                parsed = ParsedTurn(error=ProviderError(0, str(exc), "transport_error"))
-                request = exc.request
-                if not isinstance(request, SentRequest):
-                    request = SentRequest(wire.method, wire.path, {}, wire.body)
-                transcript.findings.extend(f.at(turn) for f in exc.findings if isinstance(f, Finding))
-                attempts = [a for a in exc.attempts if isinstance(a, Attempt)]
-                transcript.exchanges.append(Exchange(turn, request, None, parsed, attempts=attempts))
-                transcript.stop_reason = "transport_error"
-                break
-            parsed = adapter.parse(sent.response, stream=wire.stream, tools=transcript.tools)
-            parsed.findings = [finding.at(turn) for finding in parsed.findings]
-            transcript.findings.extend(finding.at(turn) for finding in sent.findings)
-            attempts = sent.attempts if len(sent.attempts) > 1 else []
-            transcript.exchanges.append(
-                Exchange(turn, sent.request, sent.response, parsed, sent.elapsed_ms, attempts)
-            )
-            if parsed.error is not None:
-                transcript.stop_reason = "provider_error"
-                break
-            conversation.append(parsed.as_message())
-            if not parsed.tool_calls:
-                transcript.stop_reason = "final"
-                break
-            signature = call_signature(parsed.tool_calls)
-            if signature == previous and not previous_failed:
-                transcript.stop_reason = "loop"
-                transcript.findings.append(
-                    Finding(
-                        "loop.repeated_call",
-                        "error",
-                        False,
-                        f"turn {turn} repeats the previous turn's calls with the same arguments "
-                        f"after they succeeded: {[name for name, _ in signature]}",
-                        turn,
-                    )
+        for phase in range(len(settings.follow_ups) + 1):
+            if phase:
+                if transcript.stop_reason != "final":
+                    break
+                conversation.append(Message("user", settings.follow_ups[phase - 1]))
+            transcript.phases.append(turn)
+            previous = None
+            for _ in range(settings.max_turns):
+                stop = _turn(
+                    transcript, adapter, send, registry, conversation, settings, turn, pool, previous
                 )
-                break
-            executions = execute(pool, registry, parsed.tool_calls, turn)
-            transcript.executions.extend(executions)
-            conversation.extend(Message("tool", tool_result=e.result) for e in executions)
-            previous, previous_failed = signature, any(e.result.is_error for e in executions)
-        else:
-            transcript.stop_reason = "max_turns"
+                turn += 1
+                if isinstance(stop, str):
+                    transcript.stop_reason = stop
+                    break
+                previous = stop
+            else:
+                transcript.stop_reason = "max_turns"
     transcript.messages = conversation
     transcript.elapsed_ms = (time.perf_counter() - started) * 1000
     return transcript
+
+
+Signature = tuple[list[tuple[str, str]], bool]
+"""A turn's call signature and whether one of its calls failed (for loop detection)."""
+
+
+def _turn(
+    transcript: Transcript,
+    adapter: Adapter,
+    send: Send,
+    registry: ToolRegistry,
+    conversation: list[Message],
+    settings: LoopSettings,
+    turn: int,
+    pool: ThreadPoolExecutor,
+    previous: Signature | None,
+) -> StopReason | Signature:
+    """One model turn and its tool calls: the stop reason when the phase ends here, else the
+    turn's call signature."""
+    wire = adapter.build_request(
+        conversation, transcript.tools, turn_choice(settings.tool_choice, turn), settings.options
+    )
+    transcript.findings.extend(finding.at(turn) for finding in wire.findings)
+    try:
+        sent = send(wire)
+    except TransportError as exc:
+        parsed = ParsedTurn(error=ProviderError(0, str(exc), "transport_error"))
+        request = exc.request
+        if not isinstance(request, SentRequest):
+            request = SentRequest(wire.method, wire.path, {}, wire.body)
+        transcript.findings.extend(f.at(turn) for f in exc.findings if isinstance(f, Finding))
+        attempts = [a for a in exc.attempts if isinstance(a, Attempt)]
+        transcript.exchanges.append(Exchange(turn, request, None, parsed, attempts=attempts))
+        return "transport_error"
+    parsed = adapter.parse(sent.response, stream=wire.stream, tools=transcript.tools)
+    parsed.findings = [finding.at(turn) for finding in parsed.findings]
+    transcript.findings.extend(finding.at(turn) for finding in sent.findings)
+    attempts = sent.attempts if len(sent.attempts) > 1 else []
+    transcript.exchanges.append(
+        Exchange(turn, sent.request, sent.response, parsed, sent.elapsed_ms, attempts)
+    )
+    if parsed.error is not None:
+        return "provider_error"
+    conversation.append(parsed.as_message())
+    if not parsed.tool_calls:
+        return "final"
+    signature = call_signature(parsed.tool_calls)
+    if previous is not None and signature == previous[0] and not previous[1]:
+        transcript.findings.append(
+            Finding(
+                "loop.repeated_call",
+                "error",
+                False,
+                f"turn {turn} repeats the previous turn's calls with the same arguments "
+                f"after they succeeded: {[name for name, _ in signature]}",
+                turn,
+            )
+        )
+        return "loop"
+    executions = execute(pool, registry, parsed.tool_calls, turn)
+    transcript.executions.extend(executions)
+    conversation.extend(Message("tool", tool_result=e.result) for e in executions)
+    return signature, any(e.result.is_error for e in executions)
 
 
 def execute(

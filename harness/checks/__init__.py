@@ -81,17 +81,64 @@ def run_checks(context: RunContext) -> list[CheckResult]:
 
     When the endpoint never put the tools in front of the model, what the model did with them was
     never tested: every expectation that applies is *not reached* (shown, not scored), and the
-    run is failed by ``protocol.tools_delivered``, which names the endpoint."""
+    run is failed by ``protocol.tools_delivered``, which names the endpoint.
+
+    A scenario with follow-ups has one expectation per phase: expectation checks run on each
+    phase (its turns, under its own ``expect``) and their findings are named by phase; a phase
+    the run never reached has its expectations *not reached*."""
     from harness.checks.attribution import not_reached, tools_withheld
 
     withheld = tools_withheld(context)
+    phases = phase_contexts(context)
     results = []
     for item in all_checks():
-        findings = [f if f.check_id.startswith(OWN_IDS) else f.as_check(item.id) for f in item.fn(context)]
+        if item.kind == "expectation" and len(phases) > 1:
+            findings = [f for phase in phases for f in _phase_findings(item, phase)]
+        else:
+            findings = item.fn(context)
+        findings = [f if f.check_id.startswith(OWN_IDS) else f.as_check(item.id) for f in findings]
         if withheld and item.kind == "expectation" and findings:
             findings = [not_reached(withheld).as_check(item.id)]
         results.append(CheckResult.of(item.id, item.kind, item.weight, findings))
     return results
+
+
+Phase = tuple[str, RunContext, str | None]
+"""A phase's label (``""`` for the opening, ``"follow-up 1"`` ...), its context, and why it was
+not reached (None when it was)."""
+
+
+def phase_contexts(context: RunContext) -> list[Phase]:
+    """The run's phases: the opening request and each follow-up, each seen on its own."""
+    scenario, transcript = context.scenario, context.transcript
+    if not scenario.follow_ups:
+        return [("", context, None)]
+    phases: list[Phase] = []
+    for index in range(len(scenario.follow_ups) + 1):
+        view = transcript.phase(index)
+        missed = None
+        if view is None:
+            missed = f"the conversation ended ({transcript.stop_reason}) before follow-up {index}"
+            view = dataclasses.replace(transcript, exchanges=[], executions=[], findings=[], phases=[])
+        label = f"follow-up {index}" if index else "opening"
+        phases.append(
+            (
+                label,
+                dataclasses.replace(context, transcript=view, scenario=scenario.phase(index), cache={}),
+                missed,
+            )
+        )
+    return phases
+
+
+def _phase_findings(item: Check, phase: Phase) -> list[Finding]:
+    from harness.checks.attribution import not_reached
+
+    label, context, missed = phase
+    findings = item.fn(context)
+    if missed is not None and findings:
+        findings = [not_reached(missed)]
+    return [dataclasses.replace(f, detail=f"{label}: {f.detail}") for f in findings]
 
 
 def with_quirk(context: RunContext, finding: Finding) -> Finding:

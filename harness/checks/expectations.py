@@ -9,6 +9,7 @@ matcher's reasons and a deepdiff of expected and actual arguments.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from typing import Any
 
 from harness.checks import RunContext, check, passed
@@ -309,3 +310,38 @@ def recovery(context: RunContext) -> list[Finding]:
         else f"the run stopped: {t.stop_reason}"
     )
     return [Finding("", "error", False, f"no recovery after the tool error in turn {last}: {reason}", last)]
+
+
+@check(kind="expectation", weight=2.0)
+def batch_mode(context: RunContext) -> list[Finding]:
+    """A batch of N items is handled the way the scenario states: ``one_turn`` (N calls in one
+    model turn, over a global tool set) or ``per_item`` (one call per turn, a loop bounded by
+    ``limits.max_turns``). Doing it the other way is a finding about the model, not a crash:
+    agents built for one mode break, slow down or overspend in the other. Judged on the items
+    that were handled (a missing item is ``expected_calls``' finding)."""
+    mode = context.scenario.expect.batch
+    expected, actual, matched = _matching(context)
+    if mode is None:
+        return []
+    failure = endpoint_failure(context.transcript)
+    if len(matched) < 2:
+        return [not_reached(failure[1])] if failure is not None else []
+    per_turn = Counter(actual[a][0] for a in matched.values())
+    shape = ", ".join(f"turn {turn}: {count}" for turn, count in sorted(per_turn.items()))
+    if mode == "one_turn" and len(per_turn) == 1:
+        return [passed("", f"{len(matched)} items in one turn")]
+    if mode == "per_item" and max(per_turn.values()) == 1:
+        return [passed("", f"{len(matched)} items, one per turn")]
+    wanted = (
+        f"one turn with {len(expected)} calls (a global tool set)"
+        if mode == "one_turn"
+        else "a per-item loop, one call per turn"
+    )
+    return [
+        Finding(
+            "",
+            "error",
+            False,
+            f"the batch's items came as {shape} (calls per turn); the scenario tests {wanted}",
+        )
+    ]

@@ -2,7 +2,8 @@
 
 It finds the scenario from the conversation's opening messages and plays the
 expected calls, one per turn (all in one turn when the scenario expects
-parallel calls), then a final answer built to satisfy the ``final`` matcher.
+parallel calls or a one-turn batch), then a final answer built to satisfy the
+``final`` matcher; then the same for each follow-up the conversation holds.
 It never looks at the harness's checks: it is an independent, conformant
 counterpart, and a simulated one: its scores are never a model's.
 """
@@ -33,6 +34,7 @@ class Conversation:
     opening: list[tuple[str, str]]  # (role, text) of the system/user messages before any tool call
     assistant_turns: int
     tool_names: list[str]
+    user_texts: list[str] = field(default_factory=list)  # every user text message, follow-ups included
 
 
 def opening_key(opening: list[tuple[str, str]]) -> str:
@@ -65,27 +67,36 @@ class ScriptedModel:
         calls = [(c.name, example(c.args)) for c in expected]
         if not calls or scenario.expects_no_call:
             return []
-        return [calls] if scenario.expect.parallel else [[call] for call in calls]
+        at_once = scenario.expect.parallel or scenario.expect.batch == "one_turn"
+        return [calls] if at_once else [[call] for call in calls]
 
     def reply(self, scenario: Scenario, conversation: Conversation) -> Reply:
-        steps = self.plan(scenario)
         turn = conversation.assistant_turns - sum(1 for m in scenario.messages if m.role == "assistant")
+        asked = [f.content for f in scenario.follow_ups if f.content in conversation.user_texts]
+        for index in range(len(asked)):  # the phases already answered: their calls, then an answer
+            turn -= len(self.plan(scenario.phase(index))) + 1
+        phase = scenario.phase(len(asked))
+        steps = self.plan(phase)
         if turn < len(steps):
             return Reply([(offered_name(name, conversation.tool_names), args) for name, args in steps[turn]])
-        final = scenario.expect.final
+        final = phase.expect.final
         return Reply(text=str(example(final)) if final is not None else "Done.")
 
 
 def offered_name(name: str, offered: list[str]) -> str:
     """The name under which the request offers the tool a scenario calls ``name``: MCP tools
-    may be sanitised (``search.files`` -> ``search_files``) or shortened with a hash suffix,
-    and a model calls what it is offered."""
+    may be sanitised (``search.files`` -> ``search_files``) or shortened with a hash suffix
+    (declared tools: SHA-256 of ``"\\x00" + name``, see :mod:`harness.tools.naming`), and a
+    model calls what it is offered."""
     if not offered or name in offered:
         return name
     safe = re.sub(r"[^a-zA-Z0-9_-]", "_", name)
     if safe in offered:
         return safe
     shortened = [o for o in offered if "_" in o and len(o) > 20 and safe.startswith(o.rsplit("_", 1)[0])]
+    if len(shortened) > 1:  # names cut to the same prefix differ by their documented hash suffix
+        digest = hashlib.sha256(f"\x00{name}".encode()).hexdigest()
+        shortened = [o for o in shortened if digest.startswith(o.rsplit("_", 1)[1])] or shortened
     return shortened[0] if shortened else name
 
 

@@ -64,7 +64,8 @@ def _openai_like_conversation(request: SimRequest) -> Conversation:
         opening.append((message["role"], content if isinstance(content, str) else json.dumps(content)))
     tools = [t.get("function", {}).get("name", "") for t in body.get("tools") or []]
     assistants = sum(1 for m in messages if m.get("role") == "assistant")
-    return Conversation(opening, assistants, tools)
+    users = [m.get("content") for m in messages if m.get("role") == "user"]
+    return Conversation(opening, assistants, tools, [u for u in users if isinstance(u, str)])
 
 
 # -- OpenAI Chat Completions and Mistral ------------------------------------------

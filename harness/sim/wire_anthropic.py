@@ -58,7 +58,8 @@ def read(request: SimRequest) -> Conversation:
         opening.append(("user", text))
     tools = [str(t.get("name") or "") for t in _dicts(body.get("tools"))]
     assistants = sum(1 for m in messages if m.get("role") == "assistant")
-    return Conversation(opening, assistants, tools)
+    users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
+    return Conversation(opening, assistants, tools, [u for u in users if u is not None])
 
 
 def _blocks(reply: Reply, seed: str) -> list[dict[str, Any]]:

@@ -65,7 +65,8 @@ def read(request: SimRequest) -> Conversation:
         for d in _dicts(tool.get("functionDeclarations", tool.get("function_declarations")))
     ]
     models = sum(1 for c in contents if c.get("role") == "model")
-    return Conversation(opening, models, tools)
+    users = [_text(c) for c in contents if c.get("role", "user") == "user"]
+    return Conversation(opening, models, tools, [u for u in users if u is not None])
 
 
 def _model(path: str) -> str:

@@ -1,4 +1,4 @@
-"""Tool names for MCP tools: what the model sees, per provider, and the way back.
+"""Tool names: what the model sees, per provider, and the way back.
 
 MCP tool names (SEP-986: ``[A-Za-z0-9._-]{1,128}``, and servers do not always follow
 it) are not valid function names everywhere, and two servers can offer tools with the
@@ -11,6 +11,11 @@ pair and gives each a provider-valid, unique exposed name:
 Names are never parsed back: the table built here is the only way from an exposed name
 to ``(server, tool)``, so the same pairs always give the same names (no salt, no input
 order dependence; the hash suffix is SHA-256 based) and a recorded run replays.
+
+Declared tools use style ``"plain"`` (:func:`declared_namer`): a name the provider
+accepts is offered as it is (``math.factorial`` stays dotted for Gemini), any other is
+sanitised or cut with a hash suffix (``math_factorial`` for OpenAI), and the scenario's
+expectations still see the declared name.
 
 The providers' naming rules are in :mod:`harness.providers.rules`.
 """
@@ -25,7 +30,7 @@ from typing import Literal
 from harness.errors import ConfigError, UnknownNameError
 from harness.providers.rules import NameRules, rules_for
 
-Style = Literal["mcp", "prefixed", "dotted"]
+Style = Literal["mcp", "prefixed", "dotted", "plain"]
 """``prefixed`` is another name for ``mcp`` (the scenario files' spelling)."""
 OnForbidden = Literal["sanitise", "reject"]
 
@@ -66,7 +71,7 @@ class ToolNamer:
         self.changes: dict[str, str] = {}
         unique = sorted(set(pairs))
         for server, tool in unique:
-            if not server or not tool:
+            if not tool or (not server and self.style != "plain"):
                 raise ConfigError(f"MCP server and tool names must not be empty: {(server, tool)!r}")
         if style == "dotted" and not self.rules.allows("."):
             rules = self.rules
@@ -78,7 +83,10 @@ class ToolNamer:
         self._backward = {name: pair for pair, name in self._forward.items()}
 
     def raw(self, server: str, tool: str) -> str:
-        """The name before sanitising, which scenarios use: ``mcp__<server>__<tool>`` or dotted."""
+        """The name before sanitising, which scenarios use: ``mcp__<server>__<tool>``, dotted, or
+        the tool's own name (plain)."""
+        if self.style == "plain":
+            return tool
         return f"{server}.{tool}" if self.style == "dotted" else f"mcp__{server}__{tool}"
 
     def _assign(self, pairs: list[tuple[str, str]], reserved: set[str]) -> dict[tuple[str, str], str]:
@@ -145,3 +153,9 @@ class ToolNamer:
 
     def __len__(self) -> int:
         return len(self._backward)
+
+
+def declared_namer(names: Iterable[str], rules: NameRules | str) -> ToolNamer:
+    """The namer of a run's declared tools (style ``"plain"``): each name offered unchanged when
+    the provider's rules accept it, else made valid, reversibly."""
+    return ToolNamer([("", name) for name in names], rules, style="plain")

@@ -256,3 +256,105 @@ def test_a_tool_set_offers_its_tools(tmp_path: Path) -> None:
         ScenarioError, match=r"unknown tool set 'billingz'.*known: cities, memory, orders, todo"
     ):
         load_file(write(tmp_path, unknown, "u.yaml"))
+
+
+FOLLOW_UP = (
+    VALID
+    + """\
+follow_ups:
+  - content: "And Lyon?"
+    expect:
+      calls:
+        - name: get_weather
+          args: {city: Lyon}
+"""
+)
+
+
+def test_follow_ups_load_with_their_own_expectation(tmp_path: Path) -> None:
+    (scenario,) = load_file(write(tmp_path, FOLLOW_UP))
+    (follow_up,) = scenario.follow_ups
+    assert follow_up.content == "And Lyon?"
+    later = scenario.phase(1)
+    assert [m.content for m in later.messages] == ["Weather in Paris?", "And Lyon?"]
+    assert later.expect.calls and later.expect.calls[0].args == {"city": "Lyon"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message", "pointer", "line"),
+    [
+        (
+            (
+                "name: get_weather\n          args: {city: Lyon}",
+                "name: get_time\n          args: {city: Lyon}",
+            ),
+            "expected call to 'get_time', which the scenario does not offer",
+            "/follow_ups/0/expect/calls/0/name",
+            14,
+        ),
+        (
+            ("args: {city: Lyon}", "args: {city: {regexp: Ly}}"),
+            "unknown matcher 'regexp'; did you mean 'regex'?",
+            "/follow_ups/0/expect/calls/0/args/city",
+            15,
+        ),
+        (
+            ('- content: "And Lyon?"\n    expect:', "- expect:"),
+            "'content' is a required property",
+            "/follow_ups/0",
+            11,
+        ),
+    ],
+)
+def test_a_follow_up_mistake_points_at_the_follow_up(
+    tmp_path: Path, change: tuple[str, str], message: str, pointer: str, line: int
+) -> None:
+    text = FOLLOW_UP.replace(*change)
+    assert text != FOLLOW_UP
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, text))
+    (problem,) = error.value.problems
+    assert message in problem.message and (problem.pointer, problem.line) == (pointer, line)
+
+
+BATCH = """\
+id: demo.batch
+category: batch
+tools: [get_weather]
+messages:
+  - {role: user, content: "Weather in Paris and Lyon?"}
+expect:
+  calls:
+    - {name: get_weather, args: {city: Paris}}
+    - {name: get_weather, args: {city: Lyon}}
+  order: any
+  batch: per_item
+limits: {max_turns: 3}
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "message", "pointer"),
+    [
+        (
+            ("limits: {max_turns: 3}", "limits: {max_turns: 2}"),
+            "needs limits.max_turns of at least 3",
+            "/expect/batch",
+        ),
+        (
+            ("    - {name: get_weather, args: {city: Lyon}}\n", ""),
+            "at least 2; this one expects 1",
+            "/expect/batch",
+        ),
+        (("  batch: per_item", "  batch: per_item\n  parallel: true"), "drop 'parallel'", "/expect/parallel"),
+        (("batch: per_item", "batch: sometimes"), "'sometimes' is not one of", "/expect/batch"),
+    ],
+)
+def test_a_batch_states_a_mode_it_can_finish(
+    tmp_path: Path, change: tuple[str, str], message: str, pointer: str
+) -> None:
+    assert load_file(write(tmp_path, BATCH))[0].expect.batch == "per_item"
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, BATCH.replace(*change)))
+    (problem,) = error.value.problems
+    assert message in problem.message and problem.pointer == pointer

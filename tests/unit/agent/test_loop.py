@@ -37,6 +37,7 @@ def drive(
     execute: Callable[[dict[str, Any]], Any] = lambda a: {"value": a.get("key")},
     max_turns: int = 5,
     choice: ToolChoice = ToolChoice("auto"),  # noqa: B008  (frozen, immutable)
+    follow_ups: tuple[str, ...] = (),
 ) -> tuple[Transcript, list[dict[str, Any]]]:
     seen: list[dict[str, Any]] = []
 
@@ -59,7 +60,7 @@ def drive(
         transport.send,
         registry,
         [Message("user", "go")],
-        LoopSettings(max_turns, choice, RequestOptions("m")),
+        LoopSettings(max_turns, choice, RequestOptions("m"), follow_ups),
     )
     return transcript, seen
 
@@ -190,3 +191,33 @@ def test_calls_sharing_state_run_in_call_order_others_concurrently() -> None:
             registry.tools["memory"] = builtin_tool("memory")
             results = [e.result.content for e in execute(pool, registry, calls, 0)]
             assert results == [f'{{"id": {i + 1}, "stored": "fact {i}"}}' for i in range(6)]
+
+
+def test_follow_ups_continue_the_conversation_with_the_whole_history() -> None:
+    transcript, seen = drive(
+        [
+            completion([("lookup", {"key": "a"})]),
+            completion(text="a is 1"),
+            completion([("lookup", {"key": "b"})]),
+            completion(text="b is 2"),
+            completion(text="a was 1"),
+        ],
+        max_turns=2,
+        follow_ups=("and b?", "and a again?"),
+    )
+    assert transcript.phases == [0, 2, 4] and transcript.stop_reason == "final"
+    third = seen[2]["messages"]
+    assert [m["role"] for m in third] == ["user", "assistant", "tool", "assistant", "user"]
+    assert third[1]["tool_calls"][0]["function"]["name"] == "lookup" and third[-1]["content"] == "and b?"
+    assert [e.turn for e in transcript.executions] == [0, 2]
+    assert transcript.phase(1).exchanges[0].turn == 2 and transcript.phase(2).final_text == "a was 1"
+
+
+def test_a_phase_that_does_not_end_in_an_answer_stops_the_follow_ups() -> None:
+    transcript, seen = drive(
+        [completion([("lookup", {"key": "a"})]), completion([("lookup", {"key": "b"})])],
+        max_turns=2,
+        follow_ups=("and b?",),
+    )
+    assert transcript.stop_reason == "max_turns" and transcript.phases == [0] and len(seen) == 2
+    assert transcript.phase(1) is None

@@ -45,10 +45,15 @@ def test_anthropic_reads_system_user_blocks_turns_and_tools() -> None:
             {"role": "user", "content": [{"type": "text", "text": "there"}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "a"}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]},
+            {"role": "assistant", "content": "Done."},
+            {"role": "user", "content": "And again?"},
         ],
     }
     assert ANTHROPIC.read(SimRequest("/v1/messages", body)) == Conversation(
-        [("system", "Be brief."), ("user", "Hi"), ("user", "there")], 1, ["a", "b"]
+        [("system", "Be brief."), ("user", "Hi"), ("user", "there")],
+        2,
+        ["a", "b"],
+        ["Hi", "there", "And again?"],
     )
 
 
@@ -105,10 +110,12 @@ def test_gemini_reads_system_contents_turns_and_tools_in_either_casing() -> None
             {"role": "user", "parts": [{"text": "Hi"}, {"text": "there"}]},
             {"role": "model", "parts": [{"functionCall": {"name": "a", "args": {}}}]},
             {"role": "user", "parts": [{"functionResponse": {"name": "a", "response": {}}}]},
+            {"role": "model", "parts": [{"text": "Done."}]},
+            {"role": "user", "parts": [{"text": "And again?"}]},
         ],
     }
     assert GEMINI.read(SimRequest("/v1beta/models/sim:generateContent", body)) == Conversation(
-        [("system", "Be brief."), ("user", "Hi\nthere")], 1, ["a", "b"]
+        [("system", "Be brief."), ("user", "Hi\nthere")], 2, ["a", "b"], ["Hi\nthere", "And again?"]
     )
 
 
