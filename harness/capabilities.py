@@ -99,12 +99,19 @@ def target_cells(runs: list[RunRecord]) -> dict[str, dict[str, Any]]:
         return {c.id: untested("every run was an error: nothing could be tested") for c in COLUMNS}
     info = tested[0].target
     cells: dict[str, dict[str, Any]] = {}
+    schemas: list[dict[str, Seen]] | None = None
     for column in COLUMNS:
         reason = _not_applicable(column, info.mode, info.stream)
         if reason:
             cells[column.id] = untested(reason)
             continue
-        seen = [s for record in tested for s in OBSERVERS[column.id](record)]
+        if column.group == "schema":  # one pass over each run's schemas serves every feature
+            if schemas is None:
+                schemas = [schema_seen(r) for r in tested]
+            feature = column.id.removeprefix("schema_")
+            seen = [found[feature] for found in schemas if feature in found]
+        else:
+            seen = [s for record in tested for s in OBSERVERS[column.id](record)]
         cells[column.id] = combine(seen, column.rule, _never_tested(column))
     return cells
 

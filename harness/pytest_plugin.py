@@ -82,24 +82,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION] = HarnessSession(config, chosen)
     for target in chosen:
         config.addinivalue_line("markers", f"{target.name}: scenario runs against the {target.name} target")
-    for category in CATEGORIES:
+    from harness.scenarios import scenario_schema
+
+    for category in scenario_schema()["properties"]["category"]["enum"]:
         config.addinivalue_line("markers", f"{category}: scenarios of the {category} category")
     if config.args_source == pytest.Config.ArgsSource.TESTPATHS:  # plain `pytest --harness-targets ...`
         config.args = [config.getoption("harness_scenarios")]
-
-
-CATEGORIES = (
-    "single",
-    "sequential",
-    "parallel",
-    "mcp",
-    "error",
-    "irrelevance",
-    "tool_choice",
-    "arguments",
-    "multi_turn",
-    "batch",
-)
 
 
 class HarnessSession:

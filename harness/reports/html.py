@@ -197,12 +197,20 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} ms"
 
 
+def clean(run: dict[str, Any]) -> bool:
+    """A run that passed with no failed warning or error: nothing in its transcript needs reading."""
+    return run["outcome"] == "pass" and all(f["severity"] == "info" for f in run["findings"])
+
+
 def run_views(runs: list[dict[str, Any]], records: list[RunRecord]) -> list[dict[str, Any]]:
-    """Each run of the report with its full transcript from the matching record."""
+    """Each run of the report, with the full transcript from the matching record for every run
+    that is not :func:`clean` (a clean run's exchanges are in results.jsonl and its cassette:
+    the page of a large suite would otherwise be mostly passing transcripts)."""
     by_key = {r.key: r for r in records}
     views = []
     for run in runs:
-        record = by_key.get((run["target"], run["scenario"], run["repeat"]))
+        passed_clean = clean(run)
+        record = None if passed_clean else by_key.get((run["target"], run["scenario"], run["repeat"]))
         views.append(
             {
                 "run": run,
@@ -211,6 +219,7 @@ def run_views(runs: list[dict[str, Any]], records: list[RunRecord]) -> list[dict
                 "findings": [_finding_view(f) for f in run["findings"]],
                 "exchanges": transcript_view(record.transcript.exchanges) if record else [],
                 "drift": bool(run["error"]) and run["error"]["kind"] == "CassetteDriftError",
+                "clean": passed_clean,
             }
         )
     return views

@@ -137,6 +137,38 @@ def _one_line(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+FAILED_PER_TARGET = 20
+"""Failed runs listed per target in report.md, lowest score first (the rest are counted; every
+run is in report.html and report.json), so the summary stays small for any suite."""
+
+
+def _failed_runs(runs: list[dict[str, Any]]) -> list[str]:
+    failing = [r for r in runs if not r["passed"]]
+    lines = [f"## Failed runs ({len(failing)})", ""]
+    by_target: dict[str, list[dict[str, Any]]] = {}
+    for run in failing:
+        by_target.setdefault(run["target"], []).append(run)
+    for target, group in by_target.items():
+        shown = sorted(group, key=lambda r: (-1 if r["score"] is None else r["score"], r["scenario"]))
+        lines += [f"### {target} ({len(group)} failed)", ""]
+        lines += [
+            f"- {run['scenario']}{_repeat(run)}, score {cell(run['score'])}: "
+            f"{_one_line(_first_failure(run), 160)}"
+            for run in shown[:FAILED_PER_TARGET]
+        ]
+        if len(group) > FAILED_PER_TARGET:
+            lines.append(f"- and {len(group) - FAILED_PER_TARGET} more (lowest scores listed first)")
+        lines.append("")
+    if not failing:
+        lines += ["None.", ""]
+    lines += ["Every run's findings, evidence and wire exchanges: report.html and report.json.", ""]
+    return lines
+
+
+def _repeat(run: dict[str, Any]) -> str:
+    return f" (repeat {run['repeat']})" if run["repeat"] else ""
+
+
 def render(report: dict[str, Any]) -> str:
     """The summary a person reads: scores, what the endpoints caused, per-check shares, the
     capability grid, latency and tokens, and one line per failed run. The full evidence of every
@@ -172,14 +204,7 @@ def render(report: dict[str, Any]) -> str:
     ):
         if table:
             lines += [title, "", *table, ""]
-    failing = [r for r in report["runs"] if not r["passed"]]
-    lines += [f"## Failed runs ({len(failing)})", ""]
-    lines += [
-        f"- {run['target']} · {run['scenario']} (repeat {run['repeat']}, score {cell(run['score'])}): "
-        f"{_one_line(_first_failure(run))}"
-        for run in failing
-    ] or ["None."]
-    lines += ["", "Every run's findings, evidence and wire exchanges: report.html and report.json.", ""]
+    lines += _failed_runs(report["runs"])
     if report["modes"]:
         lines += [
             "## Native vs prompted tool calling",

@@ -100,9 +100,10 @@ SIMULATED = [
 def test_dotted_names_record_and_replay_against_the_simulator(
     imported: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
-    """The simulator plays each imported scenario's expected calls (the bfcl matcher's example),
-    dotted names as they are; recorded, then replayed, every run scores 100 with its expected
-    calls matched. Anthropic's naming rule refuses '.', which is a per-target note, not a fault."""
+    """The simulator plays each imported scenario's expected calls (the bfcl matcher's example);
+    recorded, then replayed, every run scores 100 with its expected calls matched. OpenAI's and
+    Anthropic's naming rules refuse '.': the tool is offered there as ``math_factorial`` and the
+    call mapped back (a ``wire.tool_name_mapped`` note); Gemini gets the dotted name itself."""
     out, _ = imported
     scenarios = [s for s in load([out]) if s.id in SIMULATED]
     assert len(scenarios) == len(SIMULATED)
@@ -112,17 +113,21 @@ def test_dotted_names_record_and_replay_against_the_simulator(
         result = run(scenarios, targets, mode=mode, cassettes=tmp_path / "cassettes")  # type: ignore[arg-type]
         assert not result.errors, mode
         assert result.scores == {"sim-anthropic": 100, "sim-gemini": 100, "sim-openai": 100}, mode
-    factorial = [r for r in result.records if r.scenario == "bfcl.simple_python_1"]
-    for record in factorial:
+    factorial = {r.target.name: r for r in result.records if r.scenario == "bfcl.simple_python_1"}
+    for name, record in factorial.items():
         ((_, call),) = record.transcript.calls
-        assert (call.name, call.arguments) == ("math.factorial", {"number": 5})
+        offered = "math.factorial" if name == "sim-gemini" else "math_factorial"
+        assert (call.name, call.arguments) == (offered, {"number": 5})
+        assert record.transcript.logical(call.name) == "math.factorial"
         assert next(c for c in record.checks if c.id == "expect.calls").status == "pass"
-    anthropic = next(r for r in factorial if r.target.name == "sim-anthropic")
-    assert any(
-        f.check_id == "wire.tool_declaration" and "math.factorial" in f.detail for f in anthropic.findings()
-    )
+        mapped = [f.detail for f in record.findings() if f.check_id == "wire.tool_name_mapped"]
+        assert bool(mapped) == (name != "sim-gemini")
+        assert not any(f.check_id == "wire.tool_declaration" for f in record.findings())
     pair = next(
         r for r in result.records if r.scenario == "bfcl.parallel_0" and r.target.name == "sim-openai"
     )
-    assert [c.name for _, c in pair.transcript.calls] == ["spotify.play", "spotify.play"]
+    assert [pair.transcript.logical(c.name) for _, c in pair.transcript.calls] == [
+        "spotify.play",
+        "spotify.play",
+    ]
     assert next(c for c in pair.checks if c.id == "expect.parallel").status == "pass"

@@ -36,6 +36,17 @@ def test_default_run_replays_the_bundled_suite(tmp_path: Path) -> None:
         assert len(targets[name]["scenarios"]) >= 12
     results = (tmp_path / "a" / "results.jsonl").read_text().splitlines()
     assert len(results) == len(report["runs"])
+    suite = scenarios.load([REPO / "scenarios"])
+    categories = scenarios.scenario_schema()["properties"]["category"]["enum"]
+    assert len(suite) >= 80
+    assert all(sum(s.category == c for s in suite) >= 4 for c in categories)
+    for name, target in targets.items():  # every scenario recorded for every target, none an error
+        assert sorted(target["scenarios"]) == sorted(s.id for s in suite), name
+    assert not [r for r in report["runs"] if r["outcome"] == "error"]
+    gemma = targets["local-gemma3-270m"]["categories"]
+    assert set(categories) <= set(gemma) and all(gemma[c]["score"] is not None for c in categories)
+    table = (tmp_path / "a" / "report.md").read_text().split("## Scores")[1].split("\n\n")[1]
+    assert all(f" {c} |" in table.splitlines()[0] for c in categories)
 
     second = harness("run", "--out", tmp_path / "b")
     assert second.returncode == 0, second.stderr
