@@ -87,7 +87,7 @@ def build_registry(scenario: Scenario) -> ToolRegistry:
         config = harness.RunConfig(mode="live", results=None, concurrency=4)
         records = harness.run_targets(targets, suite, config)
     """
-    registry = ToolRegistry(faults=list(scenario.faults))
+    registry = ToolRegistry(faults=list(scenario.faults), validate=scenario.validate_arguments)
     states: dict[str, dict[str, Any]] = {}
     for tool in scenario.tools:
         registry.add(tool.instantiate(states.setdefault(tool.toolset, {})))

@@ -96,6 +96,7 @@ class Scenario:
     faults: tuple[Fault, ...] = ()
     tags: tuple[str, ...] = ()
     follow_ups: tuple[FollowUp, ...] = ()
+    validate_arguments: bool = False
     path: str = ""
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -471,6 +472,7 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
         follow_ups=tuple(
             FollowUp(f["content"], _expectation(f["expect"])) for f in data.get("follow_ups") or ()
         ),
+        validate_arguments=data.get("validate_arguments", False),
         path=file.path,
         data=data,
     )

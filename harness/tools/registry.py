@@ -69,6 +69,7 @@ class ToolRegistry:
 
     tools: dict[str, Tool] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
+    validate: bool = False  # answer arguments that break the tool's schema with the errors, unrun
     _calls: dict[str, int] = field(default_factory=dict)
 
     def add(self, tool: Tool) -> None:
@@ -113,6 +114,8 @@ class ToolRegistry:
             try:
                 if fault is not None:
                     raise ToolFailure(fault.error)
+                if self.validate:
+                    check_arguments(tool.spec.parameters, call.arguments)
                 content, is_error = render(tool.execute(call.arguments)), False
             except CassetteError:
                 raise  # replay cannot go on: not the tool's failure
@@ -121,6 +124,17 @@ class ToolRegistry:
         elapsed = (time.perf_counter() - started) * 1000
         content = secrets.redact(content)  # a tool (an MCP server) may echo a secret it was given
         return ToolExecution(turn, call, ToolResult(call.id, call.name, content, is_error), elapsed, source)
+
+
+def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """Raise :class:`ToolFailure` listing every way ``arguments`` break ``schema`` (JSON Schema
+    draft 2020-12), as an agent framework that validates tool arguments answers the model."""
+    import jsonschema
+
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(arguments), key=lambda e: e.path)
+    if errors:
+        problems = "; ".join(f"{'/'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors)
+        raise ToolFailure(f"invalid arguments, the tool was not run: {problems}")
 
 
 def render(value: Any) -> str:

@@ -1,8 +1,8 @@
-"""Declared tool names the provider forbids are offered under valid names, reversibly."""
+"""Tools as a run offers them: names the provider forbids made valid reversibly; arguments validated."""
 
 import pytest
 
-from harness.model import ToolSpec, Transcript
+from harness.model import ToolCall, ToolSpec, Transcript
 from harness.providers.rules import rules_for
 from harness.runner import expose_declared
 from harness.tools.registry import Tool, ToolRegistry
@@ -44,3 +44,22 @@ def test_nothing_changes_when_every_name_is_valid() -> None:
     tools.add(Tool(ToolSpec("lookup", "", {"type": "object"}), lambda a: a))
     expose_declared(tools, "openai", transcript)
     assert list(tools.names()) == ["lookup"] and transcript.tool_names == {} and transcript.findings == []
+
+
+def test_arguments_that_break_the_schema_are_answered_with_the_errors_and_not_run() -> None:
+    ran: list[dict[str, object]] = []
+    schema = {
+        "type": "object",
+        "properties": {"sku": {"type": "string", "pattern": "^[0-9]{5}$"}, "quantity": {"type": "integer"}},
+        "required": ["sku", "quantity"],
+    }
+    tools = ToolRegistry(validate=True)
+    tools.add(Tool(ToolSpec("add_line", "", schema), lambda a: ran.append(a) or "ok"))
+    bad = tools.execute(ToolCall("add_line", {"sku": "110", "quantity": "3"}, "", "c1", "c1"), 0)
+    assert bad.result.is_error and ran == []
+    assert bad.result.content == (
+        "error: invalid arguments, the tool was not run: quantity: '3' is not of type 'integer'; "
+        "sku: '110' does not match '^[0-9]{5}$'"
+    )
+    good = tools.execute(ToolCall("add_line", {"sku": "00110", "quantity": 3}, "", "c2", "c2"), 1)
+    assert not good.result.is_error and ran == [{"sku": "00110", "quantity": 3}]
