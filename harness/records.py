@@ -167,7 +167,13 @@ _decoder = msgspec.json.Decoder(RunRecord)
 
 
 def dump(record: RunRecord, out: IO[bytes]) -> None:
-    """Write ``record`` as one line of a results file (the one place records are serialised).
+    """Write ``record`` as one line of a results file."""
+    out.write(record_line(record) + b"\n")
+
+
+def record_line(record: RunRecord) -> bytes:
+    """``record`` as a results file line (without its newline), secrets redacted: the one place
+    records are serialised.
 
     A string that is not valid Unicode (a lone surrogate a provider sent as ``"\\ud83d"``) must
     not lose the run: such characters are written as U+FFFD (the adapters note them as findings)."""
@@ -175,7 +181,12 @@ def dump(record: RunRecord, out: IO[bytes]) -> None:
         line = _encoder.encode(record)
     except UnicodeEncodeError:
         line = _encoder.encode(_valid_unicode(msgspec.to_builtins(record)))
-    out.write(secrets.redact_bytes(line) + b"\n")
+    return secrets.redact_bytes(line)
+
+
+def decode_record(line: bytes) -> RunRecord:
+    """A record from one results file line."""
+    return _decoder.decode(line)
 
 
 def _valid_unicode(value: Any) -> Any:

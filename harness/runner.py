@@ -21,7 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import httpx
 
@@ -42,7 +42,7 @@ from harness.outcomes import outcome_of, untestable
 from harness.providers import RequestOptions
 from harness.providers.text_protocols import native_tools_size
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
-from harness.records import CheckResult, PromptSize, RunError, RunRecord, dump
+from harness.records import CheckResult, PromptSize, RunError, RunRecord, record_line
 from harness.scenarios import Scenario
 from harness.scoring import run_score
 from harness.targets import Target
@@ -73,6 +73,7 @@ class RunConfig:
     live_mcp: bool = False  # start MCP servers even in replay (their results must match the recording)
     skip: frozenset[tuple[str, str, int]] = frozenset()  # runs already done (a resumed run)
     stop: threading.Event | None = None  # set to interrupt (Ctrl-C)
+    processes: int = 0  # replay: worker processes sharing the runs (0: one per core; 1: none)
 
 
 OnResult = Callable[[RunRecord], None]
@@ -362,11 +363,32 @@ def run(
     lock = threading.Lock()
     limits = _limits(targets, endpoints)
     stop = config.stop or threading.Event()
+    # interleaved across targets, so no target's limit holds every worker
+    jobs = [
+        (t, s, k)
+        for s in scenarios
+        for k in range(config.repeats)
+        for t in targets
+        if (t.name, s.id, k) not in config.skip
+    ]
     with contextlib.ExitStack() as stack:
         out: IO[bytes] | None = None
         if config.results is not None:
             config.results.parent.mkdir(parents=True, exist_ok=True)
             out = stack.enter_context(config.results.open("ab" if config.skip else "wb"))
+
+        def keep(record: RunRecord, line: bytes | None = None) -> None:
+            with lock:
+                if out is not None:
+                    out.write((record_line(record) if line is None else line) + b"\n")
+                    out.flush()
+                records.append(record)
+            if on_result is not None:
+                on_result(record)
+
+        workers = _workers(config, len(jobs))
+        if workers > 1:  # before any thread starts here: the workers are forked
+            jobs = _run_forked(jobs, workers, config, endpoints, keep, stop)
         finished = threading.Event()
         watcher = threading.Thread(target=_cut_on_stop, args=(stop, finished, endpoints), daemon=True)
         watcher.start()
@@ -381,26 +403,83 @@ def run(
                 record = run_one(target, scenario, repeat, endpoints[target.name], config)
             if stop.is_set() and record.outcome == "error":
                 return  # cut short by the interruption: it is not a result
-            with lock:
-                if out is not None:
-                    dump(record, out)
-                    out.flush()
-                records.append(record)
-            if on_result is not None:
-                on_result(record)
+            keep(record)
 
-        # interleaved across targets, so no target's limit holds every worker
-        jobs = [
-            (t, s, k)
-            for s in scenarios
-            for k in range(config.repeats)
-            for t in targets
-            if (t.name, s.id, k) not in config.skip
-        ]
         with ThreadPoolExecutor(max_workers=max(1, config.concurrency), thread_name_prefix="run") as pool:
             for future in [pool.submit(task, *job) for job in jobs]:
                 _wait(future)
     return sorted(records, key=lambda r: r.key)
+
+
+Job = tuple[Target, Scenario, int]
+
+MIN_JOBS_PER_WORKER = 50
+"""A replay forks workers only when each gets at least this many runs (a fork costs ~10 ms)."""
+
+
+def _workers(config: RunConfig, jobs: int) -> int:
+    """How many processes share a replay: never for live runs (their endpoints and rate limits
+    are this process's), nor where ``fork`` is missing; at most one per core."""
+    import multiprocessing
+
+    if config.mode != "replay" or config.live_mcp or config.processes == 1:
+        return 1
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(config.processes or cores, jobs // MIN_JOBS_PER_WORKER))
+
+
+def _run_forked(
+    jobs: list[Job],
+    workers: int,
+    config: RunConfig,
+    endpoints: Mapping[str, Endpoint],
+    keep: Callable[[RunRecord, bytes], None],
+    stop: threading.Event,
+) -> list[Job]:
+    """Replay ``jobs`` in ``workers`` forked processes (the GIL, not the disk, bounds a replay),
+    every record coming back encoded, in the order runs end; returns the jobs no worker reported
+    (a worker that died, an interruption), for this process to run or leave."""
+    import multiprocessing
+    import signal
+    from multiprocessing.connection import Connection, wait
+
+    from harness.records import decode_record
+
+    context = multiprocessing.get_context("fork")
+    shares = [jobs[i::workers] for i in range(workers)]
+
+    def work(share: list[Job], conn: Any) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+        for target, scenario, repeat in share:
+            conn.send_bytes(record_line(run_one(target, scenario, repeat, endpoints[target.name], config)))
+        conn.close()
+
+    pending: dict[Any, Any] = {}
+    for share in shares:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=work, args=(share, send), daemon=True)
+        process.start()
+        send.close()
+        pending[receive] = process
+    done: set[tuple[str, str, int]] = set()
+    try:
+        while pending and not stop.is_set():
+            for ready in wait(list(pending), timeout=0.5):
+                conn = cast(Connection, ready)
+                try:
+                    line = conn.recv_bytes()
+                except EOFError:
+                    pending.pop(conn).join()
+                    continue
+                record = decode_record(line)
+                done.add(record.key)
+                keep(record, line)
+    finally:
+        for process in pending.values():
+            process.terminate()
+    return [] if stop.is_set() else [j for j in jobs if (j[0].name, j[1].id, j[2]) not in done]
 
 
 def _wait(future: Future[None]) -> None:

