@@ -85,7 +85,8 @@ def test_min_score_gate_fails_when_expectations_are_not_met(tmp_path: Path) -> N
     assert result.returncode == 1, result.stdout + result.stderr
     assert "below --min-score 100" in result.stderr
     md = (tmp_path / "out" / "report.md").read_text()
-    assert "sim-openai · weather.single.paris" in md and "final answer does not match" in md
+    assert "### sim-openai (1 failed)" in md and "- weather.single.paris, score" in md
+    assert "final answer does not match" in md
 
 
 def test_drift_is_a_clear_error_never_a_live_call(tmp_path: Path) -> None:
@@ -170,10 +171,10 @@ def test_record_then_replay_a_new_cassette_set(tmp_path: Path) -> None:
         tmp_path / "o",
     )
     assert recorded.returncode == 0, recorded.stderr
-    assert sorted(p.name for p in (tmp_path / "c" / "sim-ollama-stream").iterdir()) == [
-        "lookup.parallel.weather_and_time.yaml",
-        "weather.parallel.two_cities.yaml",
-    ]
+    parallel = [x for x in scenarios.load([REPO / "scenarios"]) if x.category == "parallel"]
+    assert sorted(p.name for p in (tmp_path / "c" / "sim-ollama-stream").iterdir()) == sorted(
+        f"{x.id}.yaml" for x in parallel
+    )
     replayed = harness("run", "--cassettes", tmp_path / "c", "--out", tmp_path / "r", "-s", "parallel")
     assert replayed.returncode == 0, replayed.stderr
     report = json.loads((tmp_path / "r" / "report.json").read_text())

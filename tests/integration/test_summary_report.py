@@ -36,8 +36,11 @@ def test_report_md_is_a_summary_under_100_kb(bundled: tuple[dict[str, Any], Path
     assert len(text.encode()) < 100_000
     failed = [r for r in report["runs"] if not r["passed"]]
     assert failed and f"## Failed runs ({len(failed)})" in text
-    for run in failed:
-        assert f"- {run['target']} · {run['scenario']} (repeat {run['repeat']}" in text
+    for target in {r["target"] for r in failed}:  # each target's failed runs, the worst listed
+        group = [r for r in failed if r["target"] == target]
+        assert f"### {target} ({len(group)} failed)" in text
+        worst = min(group, key=lambda r: (-1 if r["score"] is None else r["score"], r["scenario"]))
+        assert f"- {worst['scenario']}" in text.split(f"### {target} (")[1]
     assert "## Checks: share of applicable runs passed (%)" in text and "`protocol.tools_delivered`" in text
     assert "<details>" not in text  # the wire evidence lives in report.html and report.json
 
