@@ -1,0 +1,314 @@
+"""Vendor verification: does an endpoint serve a model as well as the reference endpoint does?
+
+The runs of one reference target and of each endpoint under test are cut into *requests* (one
+model turn: the wire request and what came back). Requests are paired by their content (the
+request body with the model name and the streaming switches left out, :func:`request_key`), so
+only requests that were identical on both sides are compared: a later turn whose history
+diverged is not paired, and every figure says how many pairs it rests on.
+
+Per endpoint (:func:`figures`), over the paired requests the endpoint answered:
+
+* **trigger**: did the request end in tool calls, against the reference (TP: both called, FP:
+  only the endpoint, FN: only the reference, TN: neither); precision, recall and F1. The
+  decision is the parsed calls, not ``finish_reason`` alone (K2 Vendor Verifier reads
+  ``finish_reason == "tool_calls"``; a call delivered under ``stop`` counts here as a call, and
+  the ``finish_reason`` distribution is reported beside it). F1 is 1 when neither side ever
+  called (full agreement), None when nothing was paired.
+* **tool_call_errors**: requests with calls where a call's arguments are not valid JSON
+  (``invalid_json``), name a tool that was not offered (``unknown_tool``), or break the tool's
+  JSON Schema, draft 2020-12 (``schema_mismatch``); a request errs if any of its calls does
+  (OpenRouter's three buckets, which count the same way).
+* **argument_agreement**: of the pairs where both sides called, the share whose calls are the
+  same as a multiset of (name, parsed arguments).
+* **answered**: of the paired requests the reference answered, the share the endpoint answered
+  too (not an HTTP error, an empty stream or no response): a failed request is the endpoint's,
+  and is left out of the other figures.
+
+A verdict (:func:`verdict`) holds under noise: with the reference run ``K`` times, each repeat
+after the first is compared with the first exactly as an endpoint is, and the worst of those
+figures, less a margin, is the threshold. A paired bootstrap over the paired requests gives
+each endpoint figure a confidence interval: ``pass`` when every interval lies above its
+threshold, ``fail`` when one lies wholly below, else ``inconclusive``. Run once, the reference
+is its own noise floor (thresholds ``1 - margin``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.records import RunRecord
+
+SCHEMA_DRAFT = "JSON Schema draft 2020-12"
+IGNORED_KEYS = ("model", "stream", "stream_options")
+"""Request body keys left out of the pairing key: the model's name differs by vendor, and a
+streamed and a whole request ask the same question."""
+
+Verdict = Literal["pass", "fail", "inconclusive"]
+FIGURES = ("trigger_f1", "valid_calls", "argument_agreement", "answered")
+"""The figures a verdict weighs: trigger F1, the share of requests with calls that have no tool
+call error, argument agreement and the share of requests answered."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One model request of a run and what came back, as verification reads it."""
+
+    key: str
+    run: str  # <target>/<scenario>/<repeat>: the run it belongs to, for links
+    turn: int
+    answered: bool
+    called: bool = False
+    calls: tuple[tuple[str, str], ...] = ()  # (name, canonical JSON of the arguments, or the raw text)
+    finish_reason: str | None = None
+    invalid_json: bool = False
+    unknown_tool: bool = False
+    schema_mismatch: bool = False
+
+    @property
+    def errs(self) -> bool:
+        return self.invalid_json or self.unknown_tool or self.schema_mismatch
+
+
+def request_key(body: Any) -> str:
+    """What identifies a request across endpoints: its body without the model name and the
+    streaming switches, canonically encoded and hashed."""
+    if isinstance(body, dict):
+        body = {k: v for k, v in body.items() if k not in IGNORED_KEYS}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def requests_of(record: RunRecord) -> list[Request]:
+    """Every model request of a run (in turn order)."""
+    import jsonschema
+
+    run = f"{record.target.name}/{record.scenario}/{record.repeat}"
+    schemas = {tool.name: tool.parameters for tool in record.transcript.tools}
+    found = []
+    for exchange in record.transcript.exchanges:
+        parsed = exchange.parsed
+        answered = exchange.response is not None and parsed.error is None
+        calls, invalid, unknown, mismatch = [], False, False, False
+        for call in parsed.tool_calls:
+            if call.arguments is None:
+                invalid = True
+                calls.append((call.name, str(call.raw_arguments)))
+                continue
+            calls.append((call.name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)))
+            schema = schemas.get(call.name)
+            if schema is None:
+                unknown = True
+            elif next(jsonschema.Draft202012Validator(schema).iter_errors(call.arguments), None) is not None:
+                mismatch = True
+        found.append(
+            Request(
+                request_key(exchange.request.body),
+                run,
+                exchange.turn,
+                answered,
+                bool(parsed.tool_calls),
+                tuple(sorted(calls)),
+                parsed.finish_reason,
+                invalid,
+                unknown,
+                mismatch,
+            )
+        )
+    return found
+
+
+Pair = tuple[Request, Request]  # (reference, endpoint)
+
+
+def pair(reference: Iterable[Request], endpoint: Iterable[Request]) -> list[Pair]:
+    """The endpoint's requests that the reference also made (by :func:`request_key`), each with
+    the reference's; a request made twice on one side is paired once."""
+    by_key: dict[str, Request] = {}
+    for request in reference:
+        by_key.setdefault(request.key, request)
+    seen: set[str] = set()
+    pairs = []
+    for request in endpoint:
+        if request.key in by_key and request.key not in seen:
+            seen.add(request.key)
+            pairs.append((by_key[request.key], request))
+    return pairs
+
+
+def _share(part: int, whole: int) -> float | None:
+    return None if whole == 0 else part / whole
+
+
+def trigger(pairs: Sequence[Pair]) -> dict[str, Any]:
+    """TP/FP/FN/TN of "ended in tool calls" against the reference, with precision, recall, F1."""
+    both = [(r, e) for r, e in pairs if r.answered and e.answered]
+    tp = sum(r.called and e.called for r, e in both)
+    fp = sum(e.called and not r.called for r, e in both)
+    fn = sum(r.called and not e.called for r, e in both)
+    tn = len(both) - tp - fp - fn
+    precision, recall = _share(tp, tp + fp), _share(tp, tp + fn)
+    if not both:
+        f1 = None
+    elif tp + fp + fn == 0:
+        f1 = 1.0  # neither side ever called: full agreement
+    else:
+        f1 = 2 * tp / (2 * tp + fp + fn)
+    return {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "precision": precision, "recall": recall, "f1": f1}
+
+
+def tool_call_errors(requests: Iterable[Request]) -> dict[str, Any]:
+    """Requests with calls, and how many of them err in each bucket (a request may be in two)."""
+    with_calls = [r for r in requests if r.answered and r.called]
+    errs = sum(r.errs for r in with_calls)
+    return {
+        "requests_with_calls": len(with_calls),
+        "invalid_json": sum(r.invalid_json for r in with_calls),
+        "unknown_tool": sum(r.unknown_tool for r in with_calls),
+        "schema_mismatch": sum(r.schema_mismatch for r in with_calls),
+        "requests_with_errors": errs,
+        "rate": _share(errs, len(with_calls)),
+        "schema_draft": SCHEMA_DRAFT,
+    }
+
+
+def argument_agreement(pairs: Sequence[Pair]) -> dict[str, Any]:
+    """Of the pairs where both sides called, the share with the same calls (name and parsed
+    arguments, in any order)."""
+    both = [(r, e) for r, e in pairs if r.answered and e.answered and r.called and e.called]
+    same = sum(r.calls == e.calls for r, e in both)
+    return {"pairs": len(both), "same": same, "share": _share(same, len(both))}
+
+
+def figures(pairs: Sequence[Pair]) -> dict[str, Any]:
+    """Every figure of one endpoint against the reference, over ``pairs``."""
+    answered = [(r, e) for r, e in pairs if r.answered and e.answered]
+    errors = tool_call_errors(e for _, e in answered)
+    agreement = argument_agreement(pairs)
+    found = {
+        "pairs": len(pairs),
+        "answered": _share(len(answered), sum(r.answered for r, _ in pairs)),
+        "trigger": trigger(pairs),
+        "tool_call_errors": errors,
+        "argument_agreement": agreement["share"],
+        "argument_pairs": agreement["pairs"],
+        "finish_reasons": dict(sorted(Counter(str(e.finish_reason) for _, e in answered).items())),
+    }
+    return found
+
+
+def headline(found: dict[str, Any]) -> dict[str, float | None]:
+    """The figures a verdict weighs (:data:`FIGURES`), each a share where higher is better."""
+    rate = found["tool_call_errors"]["rate"]
+    return {
+        "trigger_f1": found["trigger"]["f1"],
+        "valid_calls": None if rate is None else 1 - rate,
+        "argument_agreement": found["argument_agreement"],
+        "answered": found["answered"],
+    }
+
+
+def bootstrap(pairs: Sequence[Pair], *, samples: int, seed: int) -> list[dict[str, float | None]]:
+    """The :func:`headline` figures of ``samples`` resamples of ``pairs`` (drawn with replacement,
+    seeded: the same draw serves every figure, so they stay paired)."""
+    rng = random.Random(seed)
+    return [headline(figures([pairs[rng.randrange(len(pairs))] for _ in pairs])) for _ in range(samples)]
+
+
+def interval(values: Sequence[float], confidence: float) -> tuple[float, float] | None:
+    """The central ``confidence`` percentile interval of ``values``."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    tail = (1 - confidence) / 2
+    low = ordered[min(len(ordered) - 1, int(tail * len(ordered)))]
+    high = ordered[max(0, int((1 - tail) * len(ordered)) - 1)]
+    return low, high
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a verdict is reached: the margin below the reference's worst repeat that still
+    passes, the bootstrap's confidence, resamples and seed."""
+
+    margin: float = 0.05
+    confidence: float = 0.95
+    samples: int = 1000
+    seed: int = 20261123
+
+
+@dataclass
+class Judgement:
+    """One endpoint's figures, the thresholds from the reference's noise, and the verdict."""
+
+    endpoint: str
+    figures: dict[str, Any]
+    thresholds: dict[str, float]
+    intervals: dict[str, tuple[float, float] | None]
+    verdicts: dict[str, Verdict]
+    verdict: Verdict
+    runs: list[str] = field(default_factory=list)  # the runs behind the figures
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "endpoint": self.endpoint,
+            **self.figures,
+            "thresholds": self.thresholds,
+            "intervals": {k: list(v) if v else None for k, v in self.intervals.items()},
+            "verdicts": self.verdicts,
+            "verdict": self.verdict,
+            "runs": self.runs,
+        }
+
+
+def thresholds(reference_repeats: Sequence[Sequence[Request]], settings: Settings) -> dict[str, float]:
+    """Per figure, the worst the reference's own repeats reach against its first run, less the
+    margin (``1 - margin`` when the reference ran once)."""
+    first, others = reference_repeats[0], reference_repeats[1:]
+    worst = dict.fromkeys(FIGURES, 1.0)
+    for repeat in others:
+        for name, value in headline(figures(pair(first, repeat))).items():
+            if value is not None:
+                worst[name] = min(worst[name], value)
+    return {name: max(0.0, value - settings.margin) for name, value in worst.items()}
+
+
+def judge(
+    endpoint: str,
+    reference_repeats: Sequence[Sequence[Request]],
+    requests: Sequence[Request],
+    settings: Settings = Settings(),
+) -> Judgement:
+    """The verdict on one endpoint's requests against the reference's first run."""
+    pairs = pair(reference_repeats[0], requests)
+    found = figures(pairs)
+    limits = thresholds(reference_repeats, settings)
+    drawn = bootstrap(pairs, samples=settings.samples, seed=settings.seed) if pairs else []
+    intervals: dict[str, tuple[float, float] | None] = {}
+    verdicts: dict[str, Verdict] = {}
+    for name in FIGURES:
+        span = interval([v for d in drawn if (v := d[name]) is not None], settings.confidence)
+        intervals[name] = span
+        if span is None:
+            verdicts[name] = "inconclusive"
+        elif span[0] >= limits[name]:
+            verdicts[name] = "pass"
+        elif span[1] < limits[name]:
+            verdicts[name] = "fail"
+        else:
+            verdicts[name] = "inconclusive"
+    applicable = [v for name, v in verdicts.items() if headline(found)[name] is not None]
+    overall: Verdict = (
+        "fail"
+        if "fail" in applicable
+        else "pass"
+        if applicable and all(v == "pass" for v in applicable)
+        else "inconclusive"
+    )
+    runs = sorted({e.run for _, e in pairs})
+    return Judgement(endpoint, found, limits, intervals, verdicts, overall, runs)
