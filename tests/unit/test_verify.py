@@ -1,0 +1,69 @@
+"""Vendor verification figures and verdicts over hand-made requests (no I/O)."""
+
+from harness.verify import Request, Settings, figures, judge, pair, request_key
+
+FAST = Settings(samples=300)
+
+
+def req(key: str, called: bool = False, calls: tuple[tuple[str, str], ...] = (), **kw: object) -> Request:
+    return Request(key, f"t/{key}/0", 0, kw.pop("answered", True), called, calls, **kw)  # type: ignore[arg-type]
+
+
+CALL = (("get_weather", '{"city": "Paris"}'),)
+REFERENCE = [req(f"q{i}", called=i % 2 == 0, calls=CALL if i % 2 == 0 else ()) for i in range(40)]
+
+
+def test_the_pairing_key_ignores_the_model_and_streaming_only() -> None:
+    body = {"model": "a", "messages": [{"role": "user", "content": "hi"}], "stream": False}
+    same = {
+        "model": "b",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": True,
+        "stream_options": {},
+    }
+    assert request_key(body) == request_key(same)
+    assert request_key(body) != request_key({**body, "tools": []})
+
+
+def test_only_requests_made_on_both_sides_are_paired() -> None:
+    endpoint = [req("q0", True, CALL), req("other")]
+    assert [(r.key, e.key) for r, e in pair(REFERENCE, endpoint)] == [("q0", "q0")]
+
+
+def test_the_reference_against_itself_passes() -> None:
+    found = judge("self", [REFERENCE], REFERENCE, FAST)
+    assert found.verdict == "pass" and found.figures["trigger"]["f1"] == 1.0
+    assert found.figures["pairs"] == 40 and found.figures["argument_agreement"] == 1.0
+
+
+def test_each_fault_lands_in_its_bucket() -> None:
+    endpoint = list(REFERENCE)
+    endpoint[0] = req("q0", True, (("get_weather", "{broken"),), invalid_json=True)
+    endpoint[2] = req("q2", True, (("get_wether", '{"city": "Paris"}'),), unknown_tool=True)
+    endpoint[4] = req("q4", True, (("get_weather", '{"city": 3}'),), schema_mismatch=True)
+    endpoint[6] = req("q6")  # no call where the reference calls
+    endpoint[8] = req("q8", answered=False)  # the endpoint failed the request
+    found = figures(pair(REFERENCE, endpoint))
+    errors = found["tool_call_errors"]
+    assert (errors["invalid_json"], errors["unknown_tool"], errors["schema_mismatch"]) == (1, 1, 1)
+    assert errors["requests_with_calls"] == 18 and errors["requests_with_errors"] == 3
+    assert found["trigger"] == {
+        "tp": 18,
+        "fp": 0,
+        "fn": 1,
+        "tn": 20,
+        "precision": 1.0,
+        "recall": 18 / 19,
+        "f1": 36 / 37,
+    }
+    assert found["answered"] == 39 / 40 and found["argument_agreement"] == 15 / 18
+
+
+def test_an_endpoint_that_never_calls_fails_and_noise_never_fails() -> None:
+    silent = [req(r.key) for r in REFERENCE]
+    assert judge("silent", [REFERENCE], silent, FAST).verdict == "fail"
+    noisy = [req(r.key, r.called, r.calls) for r in REFERENCE]
+    noisy[0] = req("q0")  # the reference itself misses a call now and then
+    repeats = [REFERENCE, noisy, list(REFERENCE)]
+    assert judge("self", repeats, noisy, FAST).verdict != "fail"
+    assert judge("self", repeats, REFERENCE, FAST).verdict == "pass"
