@@ -649,6 +649,122 @@ def compare_(base: Path, new: Path, as_json: bool, tolerance: float) -> None:
 
 
 @main.command()
+@click.option("--reference", required=True, help="The target whose answers are the reference.")
+@click.option("--against", "against", required=True, multiple=True, help="A target to verify (then more).")
+@click.argument("more", nargs=-1)
+@click.option(
+    "--repeats", default=1, show_default=True, type=click.IntRange(1, 100), help="Runs of the reference."
+)
+@click.option("-s", "--scenario", "scenario_patterns", multiple=True, help="Scenario id, glob or category.")
+@click.option("--scenarios", "scenario_dir", default="scenarios", show_default=True)
+@click.option(
+    "--requests",
+    "requests_file",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Verify on these raw requests instead (JSON lines {messages, tools, tool_choice?}).",
+)
+@click.option("--mode", type=click.Choice(["replay", "record", "live"]), default="replay", show_default=True)
+@click.option("--redo", multiple=True, help="With --mode record: record these scenarios again (globs).")
+@click.option("--cassettes", default="cassettes", show_default=True, type=click.Path(path_type=Path))
+@click.option("--config", default=None, help="Targets file (default ./harness.toml if present).")
+@click.option("--margin", default=0.05, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--confidence", default=0.95, show_default=True, type=click.FloatRange(0.5, 0.999))
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 64))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def verify(
+    reference: str,
+    against: tuple[str, ...],
+    more: tuple[str, ...],
+    repeats: int,
+    scenario_patterns: tuple[str, ...],
+    scenario_dir: str,
+    requests_file: str | None,
+    mode: str,
+    redo: tuple[str, ...],
+    cassettes: Path,
+    config: str | None,
+    margin: float,
+    confidence: float,
+    concurrency: int,
+    as_json: bool,
+) -> None:
+    """Verify that each endpoint serves the model as well as the REFERENCE does, on the requests
+    that are identical on both: trigger agreement, tool-call errors, argument agreement, and a
+    verdict that holds under the reference's own noise (run it --repeats times).
+
+    Exit codes: 0 every endpoint passes, 6 one fails, 7 none fails but one is inconclusive.
+    Recorded requests are kept in the cassettes: recording again (--mode record) redoes only
+    what is missing, or the scenarios named by --redo."""
+    import json
+
+    from harness import api
+    from harness import verify as verification
+    from harness.errors import ConfigError
+    from harness.recording import Mode
+    from harness.targets import load_targets
+
+    known = load_targets(config)
+    ref = api.select_targets(known, [reference], cast(Mode, mode), cassettes)
+    endpoints = api.select_targets(known, [*against, *more], cast(Mode, mode), cassettes)
+    if requests_file is not None:
+        folder = cassettes / "requests"
+        ids = verification.request_scenarios(requests_file, str(folder))
+        selected = api.load_scenarios(folder, select_=ids)
+    else:
+        selected = api.load_scenarios(scenario_dir, select_=scenario_patterns)
+    if not selected:
+        raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
+
+    def records(targets: list[Target], count: int) -> list[Any]:
+        done: list[Any] = []
+        for record_mode, chosen in _record_modes(mode, redo, selected):
+            done += api.run(
+                chosen,
+                targets,
+                mode=cast(Mode, mode),
+                cassettes=cassettes,
+                repeats=count,
+                concurrency=concurrency,
+                record_mode=record_mode,
+            ).records
+        return done
+
+    reference_records = records(ref, repeats)
+    endpoint_records = records(endpoints, 1)
+    settings = verification.Settings(margin=margin, confidence=confidence)
+    judged = verification.verify_records(
+        reference_records,
+        {t.name: [r for r in endpoint_records if r.target.name == t.name] for t in endpoints},
+        settings,
+    )
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"reference": ref[0].name, "repeats": repeats, "endpoints": [j.to_data() for j in judged]},
+                indent=2,
+            )
+        )
+    else:
+        from harness.reports.markdown import verification_lines
+
+        click.echo("\n".join(verification_lines(ref[0].name, [j.to_data() for j in judged])))
+    sys.exit(verification.exit_code(judged))
+
+
+def _record_modes(mode: str, redo: tuple[str, ...], selected: list[Any]) -> list[tuple[Any, list[Any]]]:
+    """Which scenarios run in which vcrpy record mode: recording keeps what is recorded
+    (``once``) except the scenarios named by ``--redo`` (``all``)."""
+    from fnmatch import fnmatchcase
+
+    if mode != "record":
+        return [("all", selected)]
+    again = [s for s in selected if any(fnmatchcase(s.id, p) for p in redo)]
+    keep = [s for s in selected if s not in again]
+    return [(m, group) for m, group in (("once", keep), ("all", again)) if group]
+
+
+@main.command()
 @click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
 @click.option(
     "--out",

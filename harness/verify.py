@@ -312,3 +312,87 @@ def judge(
     )
     runs = sorted({e.run for _, e in pairs})
     return Judgement(endpoint, found, limits, intervals, verdicts, overall, runs)
+
+
+def verify_records(
+    reference: Sequence[RunRecord],
+    endpoints: dict[str, Sequence[RunRecord]],
+    settings: Settings = Settings(),
+) -> list[Judgement]:
+    """Judge each endpoint's runs against the reference's (its repeats are its noise floor)."""
+    repeats: dict[int, list[Request]] = {}
+    for record in sorted(reference, key=lambda r: r.key):
+        repeats.setdefault(record.repeat, []).extend(requests_of(record))
+    ordered = [repeats[k] for k in sorted(repeats)] or [[]]
+    return [
+        judge(
+            name, ordered, [q for r in sorted(records, key=lambda r: r.key) for q in requests_of(r)], settings
+        )
+        for name, records in endpoints.items()
+    ]
+
+
+def exit_code(judgements: Sequence[Judgement]) -> int:
+    """``harness verify``'s exit code: 6 when an endpoint fails, else 7 when one is
+    inconclusive, else 0."""
+    verdicts = {j.verdict for j in judgements}
+    return 6 if "fail" in verdicts else 7 if "inconclusive" in verdicts else 0
+
+
+def request_scenarios(path: str, folder: str) -> list[str]:
+    """Raw requests (JSON lines ``{messages, tools, tool_choice?}``, as an application sends them
+    in OpenAI's chat shape) as scenario files in ``folder``, one per request, named by the
+    request's hash so a second run finds the recordings of the first; their ids, in file order.
+    Each offers the request's tools (answering ``{}``) and stops after the first model turn:
+    verification compares that turn. A bad line is a :class:`ScenarioError` naming it."""
+    from pathlib import Path
+
+    import yaml
+
+    from harness.errors import ScenarioError
+
+    ids = []
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise ScenarioError(path, f"not a JSON object: {exc}", line=number) from None
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+            raise ScenarioError(path, "each line is an object with 'messages' (and 'tools')", line=number)
+        scenario_id = "request." + request_key(data)[:16]
+        tools = []
+        for tool in data.get("tools") or []:
+            function = tool.get("function", tool) if isinstance(tool, dict) else {}
+            tools.append(
+                {
+                    "name": function.get("name"),
+                    "description": function.get("description", ""),
+                    "parameters": function.get("parameters") or {"type": "object", "properties": {}},
+                    "result": {},
+                }
+            )
+        scenario = {
+            "id": scenario_id,
+            "category": "single",
+            "description": f"{path} line {number}",
+            "tools": tools,
+            "messages": [
+                {"role": m.get("role"), "content": m.get("content")}
+                for m in data["messages"]
+                if isinstance(m, dict)
+            ],
+            "expect": {},
+            "limits": {"max_turns": 1},
+        }
+        if "tool_choice" in data:
+            choice = data["tool_choice"]
+            scenario["tool_choice"] = (
+                {"name": choice["function"]["name"]} if isinstance(choice, dict) else choice
+            )
+        (out / f"{scenario_id}.yaml").write_text(yaml.safe_dump(scenario, sort_keys=False), encoding="utf-8")
+        ids.append(scenario_id)
+    return ids

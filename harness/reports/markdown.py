@@ -273,3 +273,44 @@ def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Pa
     path = out_dir / "report.md"
     path.write_text(secrets.redact(render(report)), encoding="utf-8")
     return path
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[str]:
+    """The verification table (``harness verify``, and the reports' verification section): one
+    row per endpoint against ``reference``, then each endpoint's thresholds and verdicts."""
+    lines = [
+        f"Verified against **{reference}** (pairs: requests identical on both sides; F1 of "
+        '"ended in tool calls"; errors: invalid JSON / unknown tool / schema mismatch of the '
+        "requests with calls)",
+        "",
+        "| endpoint | pairs | TP/FP/FN/TN | precision | recall | F1 | tool-call errors | arguments agree | "
+        "answered | finish reasons | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in endpoints:
+        t, errors = e["trigger"], e["tool_call_errors"]
+        reasons = ", ".join(f"{k} {v}" for k, v in e["finish_reasons"].items()) or "-"
+        lines.append(
+            f"| {e['endpoint']} | {e['pairs']} | {t['tp']}/{t['fp']}/{t['fn']}/{t['tn']} | "
+            f"{_pct(t['precision'])} | {_pct(t['recall'])} | {_pct(t['f1'])} | "
+            f"{errors['invalid_json']}/{errors['unknown_tool']}/{errors['schema_mismatch']} of "
+            f"{errors['requests_with_calls']} | {_pct(e['argument_agreement'])} ({e['argument_pairs']} pairs) | "
+            f"{_pct(e['answered'])} | {reasons} | **{e['verdict']}** |"
+        )
+    lines.append("")
+    for e in endpoints:
+        why = "; ".join(
+            f"{name} {e['verdicts'][name]} (interval {_span(e['intervals'][name])}, threshold "
+            f"{_pct(e['thresholds'][name])})"
+            for name in e["verdicts"]
+        )
+        lines.append(f"- {e['endpoint']}: {why}")
+    return lines
+
+
+def _span(span: list[float] | None) -> str:
+    return "-" if not span else f"{_pct(span[0])}-{_pct(span[1])}"
