@@ -126,6 +126,7 @@ class Target:
     min_score: float | None = None
     xfail: dict[str, str] = field(default_factory=dict)
     xfail_strict: bool = True
+    reference: str | None = None  # the target serving the same model as the reference (verify)
     origin: str = ""
 
     def __post_init__(self) -> None:
@@ -584,6 +585,13 @@ def _build_targets(
             targets[name] = Target.build(name, format=fmt, profile=profile, origin=file.source, **values)
         except (ConfigError, UnknownNameError, TypeError) as exc:  # the schema should have said so
             file.problem(("targets", name), str(exc))
+    for name, target in targets.items():
+        if target.reference is not None and target.reference not in {**base, **targets}:
+            known = ", ".join(sorted({**base, **targets}))
+            file.problem(
+                ("targets", name, "reference"),
+                f"no target {target.reference!r} to verify against; targets: {known}",
+            )
     return targets
 
 

@@ -55,7 +55,13 @@ def _template() -> Template:
     )
     env.filters["element_text"] = element_text
     env.filters["score"] = cell
+    env.filters["share"] = share
     return env.get_template("report.html.j2")
+
+
+def share(value: float | None) -> str:
+    """A share as a percentage (``-`` when undefined)."""
+    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def element_text(value: Any) -> Markup:

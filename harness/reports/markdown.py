@@ -204,6 +204,10 @@ def render(report: dict[str, Any]) -> str:
     ):
         if table:
             lines += [title, "", *table, ""]
+    for group in report.get("verification") or []:
+        lines += ["## Verification: the same model on other endpoints", ""]
+        lines += verification_lines(group["reference"], group["endpoints"])
+        lines += ["", "The runs behind each figure: report.html (Verification) and report.json.", ""]
     lines += _failed_runs(report["runs"])
     if report["modes"]:
         lines += [
@@ -257,6 +261,8 @@ def step_summary(report: dict[str, Any], out_dir: str) -> str:
         "",
     ]
     lines += [f"- caused by the endpoint, not the model: {line}" for line in endpoint_fault_lines(report)]
+    for group in report.get("verification") or []:
+        lines += ["", *verification_lines(group["reference"], group["endpoints"])]
     baseline = report.get("baseline")
     if baseline:
         changes = baseline["lines"]
@@ -298,7 +304,8 @@ def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[
             f"| {e['endpoint']} | {e['pairs']} | {t['tp']}/{t['fp']}/{t['fn']}/{t['tn']} | "
             f"{_pct(t['precision'])} | {_pct(t['recall'])} | {_pct(t['f1'])} | "
             f"{errors['invalid_json']}/{errors['unknown_tool']}/{errors['schema_mismatch']} of "
-            f"{errors['requests_with_calls']} | {_pct(e['argument_agreement'])} ({e['argument_pairs']} pairs) | "
+            f"{errors['requests_with_calls']} | "
+            f"{_pct(e['argument_agreement'])} ({e['argument_pairs']} pairs) | "
             f"{_pct(e['answered'])} | {reasons} | **{e['verdict']}** |"
         )
     lines.append("")
