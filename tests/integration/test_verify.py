@@ -1,0 +1,73 @@
+"""Vendor verification against the simulator: each deviation lands in its bucket, a conformant
+vendor passes, the reference against itself never fails; and `harness verify` on the committed
+recordings of the two real servers prints the table and a verdict, offline."""
+
+from pathlib import Path
+
+import pytest
+
+from harness import api
+from harness.targets import Target, load_targets
+from harness.verify import Settings, verify_records
+from tests.helpers.cli import REPO, harness
+
+SCENARIOS = ["single", "parallel", "irrelevance", "tool_choice"]
+
+
+def vendor(deviation: str) -> Target:
+    return Target.build(
+        f"vendor-{deviation}", format="openai-chat", model="vendor-model", base_url=f"sim~{deviation}"
+    )
+
+
+@pytest.fixture(scope="module")
+def verified() -> dict[str, dict[str, object]]:
+    suite = api.load_scenarios(REPO / "scenarios", select_=SCENARIOS)
+    reference = api.run(suite, [load_targets()["sim-openai"]], mode="live", repeats=3).records
+    deviations = ["conformant", "unknown-tool", "schema-violation", "args-invalid-json", "no-calls"]
+    targets = [Target.build("vendor-conformant", format="openai-chat", model="other-name", base_url="sim")]
+    targets += [vendor(d) for d in deviations[1:]]
+    records = api.run(suite, targets, mode="live").records
+    by_name = {t.name: [r for r in records if r.target.name == t.name] for t in targets}
+    by_name["reference-itself"] = [r for r in reference if r.repeat == 2]
+    judged = verify_records(reference, by_name, Settings(samples=300))
+    return {j.endpoint: j.to_data() for j in judged}
+
+
+def test_each_injected_fault_is_counted_in_its_bucket(verified: dict[str, dict[str, object]]) -> None:
+    clean = verified["vendor-conformant"]
+    assert clean["trigger"]["f1"] == 1 and clean["verdict"] == "pass"  # type: ignore[index]
+    assert clean["tool_call_errors"]["requests_with_errors"] == 0  # type: ignore[index]
+    for name, bucket in (
+        ("vendor-unknown-tool", "unknown_tool"),
+        ("vendor-schema-violation", "schema_mismatch"),
+        ("vendor-args-invalid-json", "invalid_json"),
+    ):
+        errors, trigger = verified[name]["tool_call_errors"], verified[name]["trigger"]
+        others = {"unknown_tool", "schema_mismatch", "invalid_json"} - {bucket}
+        # it calls wherever the reference calls (on the requests paired: later turns diverge)
+        assert trigger["fp"] == trigger["fn"] == 0 and trigger["tp"] > 10, name  # type: ignore[index]
+        assert errors[bucket] == errors["requests_with_calls"] == trigger["tp"], name  # type: ignore[index]
+        assert all(errors[o] == 0 for o in others), name  # type: ignore[index]
+        assert verified[name]["verdict"] == "fail", name
+    silent = verified["vendor-no-calls"]["trigger"]
+    assert silent["tp"] == silent["fp"] == 0 and silent["fn"] > 10 and silent["recall"] == 0  # type: ignore[index]
+    assert verified["vendor-no-calls"]["verdict"] == "fail"
+
+
+def test_the_reference_against_itself_is_never_failed(verified: dict[str, dict[str, object]]) -> None:
+    assert verified["reference-itself"]["verdict"] == "pass"
+
+
+def test_verify_on_the_two_real_servers_is_offline_and_names_the_server(tmp_path: Path) -> None:
+    result = harness(
+        "verify", "--reference", "local-gemma3-270m", "--against", "local-llamacpp-gemma3-270m", "--json"
+    )
+    assert result.returncode == 6, result.stderr  # fail: the endpoint never delivers the tools
+    import json
+
+    (endpoint,) = json.loads(result.stdout)["endpoints"]
+    assert endpoint["pairs"] > 20 and endpoint["trigger"]["tp"] == 0 and endpoint["trigger"]["fn"] > 10
+    assert endpoint["trigger"]["recall"] == 0 and endpoint["verdict"] == "fail"
+    table = harness("verify", "--reference", "local-gemma3-270m", "--against", "local-llamacpp-gemma3-270m")
+    assert "| local-llamacpp-gemma3-270m |" in table.stdout and "**fail**" in table.stdout
