@@ -359,7 +359,7 @@ def _tool_names(request: Any) -> list[str]:
     return [n["name"] for n in named if isinstance(n.get("name"), str)]
 
 
-def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> AuditEntry:
+def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechunk: int = 0) -> AuditEntry:
     """Detect, parse with the format's own adapter, and look for calls leaked into the text."""
     entry = AuditEntry(source, index, it.method, it.url, status=it.status)
     fmt, entry.detected_by, seen = (forced, "forced", "") if forced else identify(it.url, it.body)
@@ -381,7 +381,13 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None) -> Aud
             return entry
         turn = ParsedTurn(error=error_from_body(response.status, response.body))  # errors share envelopes
     else:  # never raises: an unreadable body is a malformed_body finding
-        turn = adapter_class(fmt)().parse(response, stream=entry.stream)
+        adapter = adapter_class(fmt)()
+        turn = adapter.parse(response, stream=entry.stream)
+        if rechunk and entry.stream and response.status < 400:
+            from harness.rechunk import sweep
+
+            for difference in sweep(it.body, adapter.parse_chunks, rechunk):
+                entry.note("stream.rechunk", "error", difference.describe())
     entry.tool_calls = [
         {
             "id": c.wire_id,
@@ -424,7 +430,7 @@ def _failed(source: str, check_id: str, severity: str, detail: str) -> list[Audi
     return [entry]
 
 
-def audit_file(path: Path, *, wire_format: str | None = None) -> list[AuditEntry]:
+def audit_file(path: Path, *, wire_format: str | None = None, rechunk: int = 0) -> list[AuditEntry]:
     """Every interaction of one cassette, or the one response of a raw body file."""
     source = str(path)
     try:
@@ -435,17 +441,25 @@ def audit_file(path: Path, *, wire_format: str | None = None) -> list[AuditEntry
     except ValueError as exc:  # bad base64 (binascii.Error) in a stored body
         return _failed(source, "audit.unreadable", "error", f"a recorded body cannot be decoded: {exc}")
     if interactions is None:  # a raw body: no request, no recorded status
-        return [_audit(source, 0, _Interaction(None, None, None, None, {}, text), wire_format)]
+        return [_audit(source, 0, _Interaction(None, None, None, None, {}, text), wire_format, rechunk)]
     if not interactions:
         return _failed(source, "audit.empty_cassette", "warning", "the cassette holds no interaction")
-    return [_audit(source, i, it, wire_format) for i, it in enumerate(interactions)]
+    return [_audit(source, i, it, wire_format, rechunk) for i, it in enumerate(interactions)]
 
 
-def audit_paths(paths: Sequence[str | Path], *, wire_format: str | None = None) -> list[AuditEntry]:
-    """Audit files (a folder means every file under it); ``wire_format`` forces the format of all."""
+def audit_paths(
+    paths: Sequence[str | Path], *, wire_format: str | None = None, rechunk: int = 0
+) -> list[AuditEntry]:
+    """Audit files (a folder means every file under it); ``wire_format`` forces the format of all;
+    ``rechunk`` re-slices every streamed response up to that many bytes a chunk
+    (:func:`harness.rechunk.sweep`) and notes each slicing that assembles differently."""
     if wire_format is not None:
         adapter_class(wire_format)  # an unknown name is a UserError before any file is read
-    return [entry for path in _files(paths) for entry in audit_file(path, wire_format=wire_format)]
+    return [
+        entry
+        for path in _files(paths)
+        for entry in audit_file(path, wire_format=wire_format, rechunk=rechunk)
+    ]
 
 
 def to_json(entries: Sequence[AuditEntry]) -> list[dict[str, Any]]:

@@ -526,7 +526,14 @@ def sim(port: int, scenario_dir: str) -> None:
     show_default=True,
     help="Exit 4 on entries that could not be audited (all but never), 1 on findings of this severity.",
 )
-def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None, fail_on: str) -> None:
+@click.option(
+    "--rechunk",
+    default=0,
+    type=click.IntRange(0, 4096),
+    help="Re-slice every streamed response into chunks of 1..N bytes and at every line end; a "
+    "slicing that assembles other calls, text or finish reason is a stream.rechunk error.",
+)
+def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None, fail_on: str, rechunk: int) -> None:
     """Print every tool call and finding of cassettes or raw response bodies (never sends anything).
 
     Exits 4 when an entry could not be audited (an unreadable file, an unknown format; not with
@@ -536,7 +543,7 @@ def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None, fail_o
 
     from harness.audit import audit_paths, render_table, to_json
 
-    entries = audit_paths(list(files), wire_format=wire_format)
+    entries = audit_paths(list(files), wire_format=wire_format, rechunk=rechunk)
     if as_json:
         click.echo(json.dumps(to_json(entries), indent=2, ensure_ascii=False))
     else:

@@ -27,7 +27,7 @@ import dataclasses
 import functools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -54,7 +54,7 @@ from harness.providers._json import (
     unicode_findings,
 )
 from harness.providers.envelopes import embedded_error, error_from_body
-from harness.providers.framing import EVIDENCE, DecodedStream, decode_stream
+from harness.providers.framing import EVIDENCE, DecodedStream, StreamReader, decode_stream
 from harness.providers.profiles import Profile
 
 T = TypeVar("T")
@@ -237,17 +237,7 @@ class Adapter(ABC):
                 error=error_from_body(response.status, response.body, findings), findings=findings
             )
         if stream:
-            decoded = decode_stream(response.body)
-            if decoded.framing == "empty":
-                return ParsedTurn(
-                    error=ProviderError(
-                        response.status, "HTTP 2xx with an empty stream body", "empty_stream"
-                    ),
-                    findings=framing_findings(decoded, self.stream_sentinel),
-                )
-            turn = self.parse_stream(decoded)
-            turn.findings[:0] = framing_findings(decoded, self.stream_sentinel)
-            return turn
+            return self._from_stream(decode_stream(response.body), response.status)
         if not response.body.strip():
             return ParsedTurn(
                 error=ProviderError(response.status, "empty or non-object response body"),
@@ -286,6 +276,28 @@ class Adapter(ABC):
         turn = self.parse_body(body)
         turn.findings[:0] = notes
         return turn
+
+    def _from_stream(self, decoded: DecodedStream, status: int) -> ParsedTurn:
+        if decoded.framing == "empty":
+            return ParsedTurn(
+                error=ProviderError(status, "HTTP 2xx with an empty stream body", "empty_stream"),
+                findings=framing_findings(decoded, self.stream_sentinel),
+            )
+        turn = self.parse_stream(decoded)
+        turn.findings[:0] = framing_findings(decoded, self.stream_sentinel)
+        return turn
+
+    def parse_chunks(self, chunks: Iterable[bytes], status: int = 200) -> ParsedTurn:
+        """A streamed 2xx response from its bytes as they arrived, decoded incrementally
+        (:class:`~harness.providers.framing.StreamReader`): the turn :meth:`parse` gives for the
+        whole body, wherever the chunks were cut."""
+        reader = StreamReader()
+        for chunk in chunks:
+            reader.feed(chunk)
+        try:
+            return self._from_stream(reader.close(), status)
+        except Exception as exc:  # as in parse: never an exception
+            return malformed(self.format, status, exc, "Adapter.parse_chunks")
 
     stream_sentinel: ClassVar[str | None] = "[DONE]"
 

@@ -9,6 +9,7 @@ content type.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from dataclasses import dataclass, field
@@ -87,40 +88,51 @@ def _load(raw: str, stream: DecodedStream) -> tuple[bool, Any]:
     return True, decoded.value
 
 
-def decode_sse(text: str) -> DecodedStream:
-    """Split an SSE body into events; ``data: [DONE]`` is noted, comments are kept."""
-    stream = DecodedStream("sse")
-    event: str | None = None
-    data_lines: list[str] = []
+class _Sse:
+    """The SSE line state machine: fed one line at a time (the line end already cut off)."""
 
-    def dispatch() -> None:
-        nonlocal event, data_lines
-        if data_lines:
-            raw = "\n".join(data_lines)
+    def __init__(self) -> None:
+        self.stream = DecodedStream("sse")
+        self.event: str | None = None
+        self.data_lines: list[str] = []
+
+    def dispatch(self) -> None:
+        if self.data_lines:
+            raw = "\n".join(self.data_lines)
             if raw.strip() == "[DONE]":
-                stream.done_sentinel = True
+                self.stream.done_sentinel = True
             else:
-                ok, data = _load(raw, stream)
+                ok, data = _load(raw, self.stream)
                 if ok:
-                    stream.events.append(StreamEvent(data, event, raw))
-        event, data_lines = None, []
+                    self.stream.events.append(StreamEvent(data, self.event, raw))
+        self.event, self.data_lines = None, []
 
-    for line in lines(text):
+    def line(self, line: str) -> None:
         if not line.strip():
-            dispatch()
+            self.dispatch()
         elif line.startswith(":"):
-            stream.comments.append(line[1:].strip())
+            self.stream.comments.append(line[1:].strip())
         elif line.startswith("event:"):
-            event = line[6:].strip()
+            self.event = line[6:].strip()
         elif line.startswith("data:"):
             value = line[5:]
-            data_lines.append(value[1:] if value.startswith(" ") else value)
+            self.data_lines.append(value[1:] if value.startswith(" ") else value)
         elif not line.startswith(("id:", "retry:")) and line not in ("id", "retry", "data", "event"):
-            stream.stray_lines.append(line[:EVIDENCE])
-    if data_lines:
-        stream.unterminated = not text.endswith("\n")
-        dispatch()
-    return stream
+            self.stream.stray_lines.append(line[:EVIDENCE])
+
+    def finish(self, ends_with_newline: bool) -> DecodedStream:
+        if self.data_lines:
+            self.stream.unterminated = not ends_with_newline
+            self.dispatch()
+        return self.stream
+
+
+def decode_sse(text: str) -> DecodedStream:
+    """Split an SSE body into events; ``data: [DONE]`` is noted, comments are kept."""
+    sse = _Sse()
+    for line in lines(text):
+        sse.line(line)
+    return sse.finish(text.endswith("\n"))
 
 
 def decode_ndjson(text: str) -> DecodedStream:
@@ -151,3 +163,79 @@ def decode_stream(text: str) -> DecodedStream:
     if framing == "ndjson":
         return decode_ndjson(text)
     return DecodedStream("empty")
+
+
+class StreamReader:
+    """A stream decoded as its bytes arrive, in chunks cut anywhere: inside a UTF-8 character,
+    between the CR and LF of a line end, inside a line or a frame. SSE and NDJSON lines are
+    decoded as soon as they are complete; :meth:`close` gives exactly what :func:`decode_stream`
+    gives for the whole body (a JSON array is only read whole).
+
+    Example::
+
+        reader = StreamReader()
+        for chunk in response.iter_bytes():
+            reader.feed(chunk)
+        decoded = reader.close()
+    """
+
+    def __init__(self) -> None:
+        self._text = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending: list[str] = []  # the text after the last complete line, in pieces
+        self._lines: list[str] = []  # complete lines not yet given to a decoder (framing unknown)
+        self._framing: Framing | None = None
+        self._sse = _Sse()
+        self._ndjson = DecodedStream("ndjson")
+        self._whole: list[str] = []  # everything, for a JSON array
+        self._last = ""
+
+    def feed(self, chunk: bytes) -> None:
+        text = self._text.decode(chunk)
+        if text:
+            self._take(text)
+
+    def _take(self, text: str) -> None:
+        self._whole.append(text)
+        self._last = text[-1]
+        held_cr = bool(self._pending) and self._pending[-1].endswith("\r")
+        self._pending.append(text)
+        if "\n" not in text and "\r" not in text and not held_cr:
+            return  # no line ends here: keep the pieces, join them once the line is complete
+        pending = "".join(self._pending)
+        cut = len(pending) - 1 if pending.endswith("\r") else len(pending)  # maybe half a CRLF
+        parts = _NEWLINE.split(pending[:cut])
+        self._pending = [parts.pop() + pending[cut:]]
+        for line in parts:
+            self._line(line)
+
+    def _line(self, line: str) -> None:
+        if self._framing is None:
+            self._lines.append(line)
+            if line.strip():
+                self._framing = sniff(line)
+                waiting, self._lines = self._lines, []
+                for earlier in waiting:
+                    self._line(earlier)
+            return
+        if self._framing == "sse":
+            self._sse.line(line)
+        elif self._framing == "ndjson" and line.strip():
+            ok, data = _load(line, self._ndjson)
+            if ok:
+                self._ndjson.events.append(StreamEvent(data, None, line))
+
+    def close(self) -> DecodedStream:
+        tail = self._text.decode(b"", final=True)
+        if tail:
+            self._take(tail)
+        for line in _NEWLINE.split(
+            "".join(self._pending)
+        ):  # the last lines, as decode_stream's split gives them
+            self._line(line)
+        if self._framing is None:
+            return DecodedStream("empty")
+        if self._framing == "json-array":
+            return decode_json_array("".join(self._whole))
+        if self._framing == "sse":
+            return self._sse.finish(self._last == "\n")
+        return self._ndjson
