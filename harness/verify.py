@@ -20,6 +20,9 @@ Per endpoint (:func:`figures`), over the paired requests the endpoint answered:
   (OpenRouter's three buckets, which count the same way).
 * **argument_agreement**: of the pairs where both sides called, the share whose calls are the
   same as a multiset of (name, parsed arguments).
+* **stream_delivery**: of the endpoint's streamed answers, how many delivered a call's id, its
+  name or the finish reason more than once (a stream compared with a whole response pairs with
+  it: the streaming switches are not part of the key, and arguments compare as parsed values).
 * **answered**: of the paired requests the reference answered, the share the endpoint answered
   too (not an HTTP error, an empty stream or no response): a failed request is the endpoint's,
   and is left out of the other figures.
@@ -69,6 +72,8 @@ class Request:
     invalid_json: bool = False
     unknown_tool: bool = False
     schema_mismatch: bool = False
+    streamed: bool = False
+    repeated: tuple[str, ...] = ()  # what a stream delivered more than once: id, name, finish_reason
 
     @property
     def errs(self) -> bool:
@@ -106,9 +111,16 @@ def requests_of(record: RunRecord) -> list[Request]:
                 unknown = True
             elif next(jsonschema.Draft202012Validator(schema).iter_errors(call.arguments), None) is not None:
                 mismatch = True
+        body = exchange.request.body
+        streamed = (
+            isinstance(body, dict) and body.get("stream") is True
+        ) or "streamGenerate" in exchange.request.url
+        repeated = tuple(
+            what for what, check in REPEATS.items() if any(f.check_id == check for f in parsed.findings)
+        )
         found.append(
             Request(
-                request_key(exchange.request.body),
+                request_key(body),
                 run,
                 exchange.turn,
                 answered,
@@ -118,10 +130,19 @@ def requests_of(record: RunRecord) -> list[Request]:
                 invalid,
                 unknown,
                 mismatch,
+                streamed,
+                repeated,
             )
         )
     return found
 
+
+REPEATS = {
+    "id": "wire.id_repeated_in_stream",
+    "name": "wire.name_repeated_in_stream",
+    "finish_reason": "wire.finish_reason_repeated",
+}
+"""What a stream must deliver once, and the adapters' finding when it came again."""
 
 Pair = tuple[Request, Request]  # (reference, endpoint)
 
@@ -198,6 +219,10 @@ def figures(pairs: Sequence[Pair]) -> dict[str, Any]:
         "argument_agreement": agreement["share"],
         "argument_pairs": agreement["pairs"],
         "finish_reasons": dict(sorted(Counter(str(e.finish_reason) for _, e in answered).items())),
+        "stream_delivery": {
+            "streamed": sum(e.streamed for _, e in answered),
+            **{f"{what}_repeated": sum(what in e.repeated for _, e in answered) for what in REPEATS},
+        },
     }
     return found
 
