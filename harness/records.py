@@ -56,6 +56,7 @@ class TargetInfo:
     mode: str
     profile: str
     description: str = ""
+    reference: str | None = None  # the target this one is verified against (harness verify)
 
 
 @dataclass(frozen=True)

@@ -220,6 +220,7 @@ class Target:
             mode=self.mode_label,
             profile=self.profile.name,
             description=self.description,
+            reference=self.reference,
         )
 
 

@@ -102,42 +102,6 @@ def expected_failures(records: Iterable[RunRecord], policies: Mapping[str, GateP
     return {target: found[target] for target in sorted(found)}
 
 
-class Verified(Protocol):
-    """What a target declares about verification: the target it is verified against."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def reference(self) -> str | None: ...
-
-
-def verifications(records: Sequence[RunRecord], targets: Iterable[Verified]) -> list[dict[str, Any]]:
-    """``report["verification"]``: per reference, every target declaring it (``reference``) that
-    ran beside it in ``records``, judged against it (:mod:`harness.verify`); the runs each figure
-    rests on are listed, so every writer can link them."""
-    from harness.verify import verify_records
-
-    by_target: dict[str, list[RunRecord]] = {}
-    for record in records:
-        if record.error is None:
-            by_target.setdefault(record.target.name, []).append(record)
-    groups: dict[str, list[str]] = {}
-    for target in targets:
-        if target.reference and target.reference in by_target and target.name in by_target:
-            groups.setdefault(target.reference, []).append(target.name)
-    return [
-        {
-            "reference": reference,
-            "endpoints": [
-                j.to_data()
-                for j in verify_records(by_target[reference], {n: by_target[n] for n in sorted(names)})
-            ],
-        }
-        for reference, names in sorted(groups.items())
-    ]
-
-
 def expectation(
     report: dict[str, Any], target: str, scenario: str, outcome: str
 ) -> tuple[Verdict, str, bool] | None:

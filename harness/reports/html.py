@@ -21,7 +21,7 @@ from markupsafe import Markup
 from harness import secrets
 from harness.model import Exchange, ProviderError
 from harness.records import RunRecord
-from harness.reports.markdown import cell
+from harness.reports.markdown import cell, percent
 
 BODY_LIMIT = 6000
 """Characters of a wire body shown before it is cut (the page stays small enough to open)."""
@@ -55,13 +55,8 @@ def _template() -> Template:
     )
     env.filters["element_text"] = element_text
     env.filters["score"] = cell
-    env.filters["share"] = share
+    env.filters["share"] = percent
     return env.get_template("report.html.j2")
-
-
-def share(value: float | None) -> str:
-    """A share as a percentage (``-`` when undefined)."""
-    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def element_text(value: Any) -> Markup:

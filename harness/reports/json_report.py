@@ -152,8 +152,35 @@ def build(records: list[RunRecord], generated_at: str | None = None) -> dict[str
         "modes": mode_comparison(records, summary),
         "notes": notes(records),
         "capabilities": capabilities(records),
+        "verification": verifications(records),
         "runs": [run_summary(r) for r in records],
     }
+
+
+def verifications(records: list[RunRecord]) -> list[dict[str, Any]]:
+    """Per reference, every target that declares it (``reference``) and ran beside it, judged
+    against it (:mod:`harness.verify`); each figure lists the runs it rests on."""
+    from harness.verify import verify_records
+
+    by_target: dict[str, list[RunRecord]] = {}
+    for record in records:
+        if record.error is None:
+            by_target.setdefault(record.target.name, []).append(record)
+    groups: dict[str, list[str]] = {}
+    for name, runs in by_target.items():
+        reference = runs[0].target.reference
+        if reference and reference in by_target:
+            groups.setdefault(reference, []).append(name)
+    return [
+        {
+            "reference": reference,
+            "endpoints": [
+                j.to_data()
+                for j in verify_records(by_target[reference], {n: by_target[n] for n in sorted(names)})
+            ],
+        }
+        for reference, names in sorted(groups.items())
+    ]
 
 
 def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:

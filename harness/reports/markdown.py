@@ -281,7 +281,8 @@ def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Pa
     return path
 
 
-def _pct(value: float | None) -> str:
+def percent(value: float | None) -> str:
+    """A share as a percentage with one decimal (``-`` when undefined)."""
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
@@ -302,17 +303,17 @@ def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[
         reasons = ", ".join(f"{k} {v}" for k, v in e["finish_reasons"].items()) or "-"
         lines.append(
             f"| {e['endpoint']} | {e['pairs']} | {t['tp']}/{t['fp']}/{t['fn']}/{t['tn']} | "
-            f"{_pct(t['precision'])} | {_pct(t['recall'])} | {_pct(t['f1'])} | "
+            f"{percent(t['precision'])} | {percent(t['recall'])} | {percent(t['f1'])} | "
             f"{errors['invalid_json']}/{errors['unknown_tool']}/{errors['schema_mismatch']} of "
             f"{errors['requests_with_calls']} | "
-            f"{_pct(e['argument_agreement'])} ({e['argument_pairs']} pairs) | "
-            f"{_pct(e['answered'])} | {reasons} | **{e['verdict']}** |"
+            f"{percent(e['argument_agreement'])} ({e['argument_pairs']} pairs) | "
+            f"{percent(e['answered'])} | {reasons} | **{e['verdict']}** |"
         )
     lines.append("")
     for e in endpoints:
         why = "; ".join(
             f"{name} {e['verdicts'][name]} (interval {_span(e['intervals'][name])}, threshold "
-            f"{_pct(e['thresholds'][name])})"
+            f"{percent(e['thresholds'][name])})"
             for name in e["verdicts"]
         )
         lines.append(f"- {e['endpoint']}: {why}")
@@ -320,4 +321,4 @@ def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[
 
 
 def _span(span: list[float] | None) -> str:
-    return "-" if not span else f"{_pct(span[0])}-{_pct(span[1])}"
+    return "-" if not span else f"{percent(span[0])}-{percent(span[1])}"

@@ -218,6 +218,7 @@ def test_chromium_renders_the_page_without_a_script_error(
     assert '<pre id="js-errors" class="hidden"></pre>' in html
     assert 'id="matrix"' in html and 'id="score-chart"' in html and 'id="check-heatmap"' in html
     assert 'id="capability-grid"' in html and 'class="cap cap-yes"' in html
+    assert 'id="verification"' in html and "local-llamacpp-gemma3-270m" in section(html, "verification")
     assert 'class="transcript"' in html and 'class="exchange"' in html
     assert f"{len(report['runs'])} of {len(report['runs'])} runs shown" in html
 
