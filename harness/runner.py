@@ -153,13 +153,12 @@ def run_one(
     transport: Transport | None = None
     try:
         registry = build_registry(scenario)
-        if target.agent:
-            if scenario.follow_ups:
-                raise Unsupported(
-                    "follow-ups are not given to agents under test yet (AgentTask has no follow-ups); "
-                    "run this scenario on a target without 'agent'"
-                )
-        else:
+        if target.agent and scenario.follow_ups:
+            raise Unsupported(
+                "follow-ups are not given to agents under test yet (AgentTask has no follow-ups); "
+                "run this scenario on a target without 'agent'"
+            )
+        if not target.agent:  # an agent names the tools itself: it gets the declared names
             expose_declared(registry, target.adapter().family, transcript)
         if scenario.mcp_servers:
             mcp = MCPSession(
@@ -419,12 +418,11 @@ MIN_JOBS_PER_WORKER = 50
 
 def _workers(config: RunConfig, jobs: int) -> int:
     """How many processes share a replay: never for live runs (their endpoints and rate limits
-    are this process's), nor where ``fork`` is missing; at most one per core."""
-    import multiprocessing
+    are this process's), and only on Linux, where forking a process is safe and cheap; at most
+    one per core."""
+    import sys
 
-    if config.mode != "replay" or config.live_mcp or config.processes == 1:
-        return 1
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if config.mode != "replay" or config.live_mcp or config.processes == 1 or sys.platform != "linux":
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(config.processes or cores, jobs // MIN_JOBS_PER_WORKER))
