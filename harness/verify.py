@@ -91,7 +91,7 @@ def request_key(body: Any) -> str:
 
 def requests_of(record: RunRecord) -> list[Request]:
     """Every model request of a run (in turn order)."""
-    import jsonschema
+    from harness.validation import argument_errors
 
     run = f"{record.target.name}/{record.scenario}/{record.repeat}"
     schemas = {tool.name: tool.parameters for tool in record.transcript.tools}
@@ -109,7 +109,7 @@ def requests_of(record: RunRecord) -> list[Request]:
             schema = schemas.get(call.name)
             if schema is None:
                 unknown = True
-            elif next(jsonschema.Draft202012Validator(schema).iter_errors(call.arguments), None) is not None:
+            elif argument_errors(schema, call.arguments, formats=False):
                 mismatch = True
         body = exchange.request.body
         streamed = (

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from harness.checks import RunContext, check, passed, with_quirk
 from harness.model import Finding, Severity
+from harness.validation import argument_errors
 
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
@@ -71,9 +72,6 @@ def arguments_json(context: RunContext) -> list[Finding]:
 def arguments_schema(context: RunContext) -> list[Finding]:
     """Each call's arguments are valid against the tool's JSON Schema (every error listed):
     missing required fields, wrong types, values outside an enum, unexpected keys."""
-    import jsonschema
-
-    formats = jsonschema.Draft202012Validator.FORMAT_CHECKER  # "date", "email"... are checked too
     specs = {spec.name: spec for spec in context.transcript.tools}
     findings: list[Finding] = []
     checked = 0
@@ -82,9 +80,7 @@ def arguments_schema(context: RunContext) -> list[Finding]:
         if spec is None or call.arguments is None:
             continue
         checked += 1
-        schema = spec.parameters or {"type": "object"}
-        validator = jsonschema.Draft202012Validator(schema, format_checker=formats)
-        errors = sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.absolute_path))
+        errors = argument_errors(spec.parameters or {"type": "object"}, call.arguments)  # "date"... too
         if errors:
             messages = [f"{_pointer(e.absolute_path)}: {e.message}" for e in errors]
             findings.append(

@@ -129,9 +129,9 @@ class ToolRegistry:
 def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
     """Raise :class:`ToolFailure` listing every way ``arguments`` break ``schema`` (JSON Schema
     draft 2020-12), as an agent framework that validates tool arguments answers the model."""
-    import jsonschema
+    from harness.validation import argument_errors
 
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(arguments), key=lambda e: e.path)
+    errors = argument_errors(schema, arguments, formats=False)
     if errors:
         problems = "; ".join(f"{'/'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors)
         raise ToolFailure(f"invalid arguments, the tool was not run: {problems}")
