@@ -138,11 +138,16 @@ def decode_sse(text: str) -> DecodedStream:
 def decode_ndjson(text: str) -> DecodedStream:
     stream = DecodedStream("ndjson")
     for line in lines(text):
-        if line.strip():
-            ok, data = _load(line, stream)
-            if ok:
-                stream.events.append(StreamEvent(data, None, line))
+        _ndjson_line(stream, line)
     return stream
+
+
+def _ndjson_line(stream: DecodedStream, line: str) -> None:
+    """One NDJSON line: a payload unless blank."""
+    if line.strip():
+        ok, data = _load(line, stream)
+        if ok:
+            stream.events.append(StreamEvent(data, None, line))
 
 
 def decode_json_array(text: str) -> DecodedStream:
@@ -219,10 +224,8 @@ class StreamReader:
             return
         if self._framing == "sse":
             self._sse.line(line)
-        elif self._framing == "ndjson" and line.strip():
-            ok, data = _load(line, self._ndjson)
-            if ok:
-                self._ndjson.events.append(StreamEvent(data, None, line))
+        elif self._framing == "ndjson":
+            _ndjson_line(self._ndjson, line)
 
     def close(self) -> DecodedStream:
         tail = self._text.decode(b"", final=True)
