@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.endpoints import open_endpoints
 from harness.errors import ConfigError
@@ -30,6 +30,7 @@ from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
 from harness.scenarios import load as load_scenario_files
 from harness.targets import Target, load_targets, pick
+from harness.verify import Judgement, Settings
 
 
 def load_scenarios(*paths: str | Path, select_: Sequence[str] = ()) -> list[Scenario]:
@@ -203,6 +204,59 @@ def run_targets(
     config = config or RunConfig()
     with open_endpoints(targets, scenarios, config.mode) as endpoints:
         return run_with_endpoints(targets, scenarios, config, endpoints, on_result)
+
+
+def verify_endpoints(
+    reference: Target,
+    endpoints: Sequence[Target],
+    scenarios: Sequence[Scenario],
+    *,
+    repeats: int = 1,
+    mode: Mode = "replay",
+    cassettes: str | Path = "cassettes",
+    redo: Sequence[str] = (),
+    concurrency: int = 4,
+    settings: Settings | None = None,
+) -> list[Judgement]:
+    """Run ``scenarios`` on the ``reference`` (``repeats`` times: its own noise) and once on each
+    endpoint, and judge each endpoint against it (:mod:`harness.verify`). Recording keeps what
+    is recorded (vcrpy ``once``) except the scenarios ``redo`` names (globs), recorded again.
+
+    Example::
+
+        known = harness.load_targets()
+        suite = harness.load_scenarios("scenarios")
+        reference, vendor = known["local-gemma3-270m"], known["local-llamacpp-gemma3-270m"]
+        (judged,) = harness.api.verify_endpoints(reference, [vendor], suite)
+        print(judged.verdict, judged.figures["trigger"])
+    """
+    from fnmatch import fnmatchcase
+
+    from harness.verify import verify_records
+
+    again = [s for s in scenarios if mode == "record" and any(fnmatchcase(s.id, p) for p in redo)]
+    keep = [s for s in scenarios if s not in again]
+    groups = [("once" if mode == "record" else "all", keep), ("all", again)]
+
+    def records(targets: Sequence[Target], count: int) -> list[RunRecord]:
+        done: list[RunRecord] = []
+        for record_mode, chosen in groups:
+            if chosen:
+                done += run(
+                    chosen,
+                    targets,
+                    mode=mode,
+                    cassettes=cassettes,
+                    repeats=count,
+                    concurrency=concurrency,
+                    record_mode=cast(RecordMode, record_mode),
+                ).records
+        return done
+
+    reference_records = records([reference], repeats)
+    ran = records(endpoints, 1)
+    by_endpoint = {t.name: [r for r in ran if r.target.name == t.name] for t in endpoints}
+    return verify_records(reference_records, by_endpoint, settings or Settings())
 
 
 def read_results(path: str | Path) -> list[RunRecord]:

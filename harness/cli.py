@@ -18,23 +18,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from harness.console import (
+    console,
+    escape,
+    github_step_summary,
+    print_table,
+    row,
+    warn_unmatched_xfail,
+)
 from harness.errors import UserError
 
 if TYPE_CHECKING:
     from harness.targets import Target
-
-
-def _console(stderr: bool = False) -> Any:
-    """A rich console as wide as the terminal; in CI logs and pipes as wide as ``COLUMNS`` says
-    (200 when unset, so listings are not squeezed). The score table is printed stacked when it
-    does not fit, never with names cut."""
-    from rich.console import Console
-
-    console = Console(stderr=stderr, highlight=False)
-    if not console.is_terminal:
-        width = os.environ.get("COLUMNS", "")
-        console = Console(stderr=stderr, highlight=False, width=int(width) if width.isdigit() else 200)
-    return console
 
 
 class HarnessGroup(click.Group):
@@ -46,8 +41,8 @@ class HarnessGroup(click.Group):
         except UserError as exc:
             from harness import secrets
 
-            message = _escape(secrets.redact(str(exc)))
-            _console(stderr=True).print(f"[red]error:[/red] {message}", markup=True, soft_wrap=True)
+            message = escape(secrets.redact(str(exc)))
+            console(stderr=True).print(f"[red]error:[/red] {message}", markup=True, soft_wrap=True)
             sys.exit(exc.exit_code)
 
 
@@ -206,12 +201,12 @@ def _run(
         }
         folder = api.RunFolder.create(out, manifest)
     done = folder.done()
-    err = _console(stderr=True)
+    err = console(stderr=True)
     total = len(chosen) * len(selected) * repeat
     left = total - len(done)
     err.print(
-        _escape(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
-        + (_escape(f"; resuming {folder.run_id}: {len(done)} done, {left} to go") if done else "")
+        escape(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
+        + (escape(f"; resuming {folder.run_id}: {len(done)} done, {left} to go") if done else "")
     )
     stop = threading.Event()
 
@@ -269,24 +264,24 @@ def _run(
         }
     paths = write_built(report, records, folder.path)
     published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
-    _print_table(report)
-    _github_step_summary(report, out)
-    _warn_unmatched_xfail(chosen, {s.id for s in selected})
+    print_table(report)
+    github_step_summary(report, out)
+    warn_unmatched_xfail(chosen, {s.id for s in selected})
     if comparison is not None:
-        _console().print(_escape(f"compared with the baseline {baseline}:"))
+        console().print(escape(f"compared with the baseline {baseline}:"))
         for line in comparison.lines():
-            _console().print(line, markup=False, soft_wrap=True)
+            console().print(line, markup=False, soft_wrap=True)
     for record_ in records:
         if record_.error is not None:
             err.print(
-                f"[red]{_escape(record_.target.name)} {_escape(record_.scenario)}:[/red] "
-                f"{_escape(record_.error.message)}",
+                f"[red]{escape(record_.target.name)} {escape(record_.scenario)}:[/red] "
+                f"{escape(record_.error.message)}",
                 markup=True,
                 soft_wrap=True,
             )
-    err.print(_escape("wrote " + ", ".join(str(p) for p in published or [folder.results, *paths])))
+    err.print(escape("wrote " + ", ".join(str(p) for p in published or [folder.results, *paths])))
     if stop.is_set():
-        err.print(_escape(f"interrupted: {len(records)} of {total} run(s) finished; continue with --resume"))
+        err.print(escape(f"interrupted: {len(records)} of {total} run(s) finished; continue with --resume"))
         sys.exit(130)
     code, message = gate(
         report,
@@ -297,7 +292,7 @@ def _run(
         regressions=comparison.regressions if comparison is not None else (),
     )
     if code:
-        err.print(f"[red]{_escape(message)}[/red]", markup=True, soft_wrap=True)
+        err.print(f"[red]{escape(message)}[/red]", markup=True, soft_wrap=True)
         sys.exit(code)
 
 
@@ -310,81 +305,6 @@ def _build_report(records: list[Any], targets: Mapping[str, Target]) -> dict[str
     report = build(records)
     report["xfail"] = expected_failures(records, targets)
     return report
-
-
-def _warn_unmatched_xfail(chosen: list[Target], scenario_ids: set[str]) -> None:
-    """A scenario id in ``xfail`` that matches no scenario of the run is most likely misspelt."""
-    from fnmatch import fnmatchcase
-
-    for target in chosen:
-        for pattern in target.xfail:
-            if not any(fnmatchcase(s, pattern) for s in scenario_ids):
-                _console(stderr=True).print(
-                    _escape(
-                        f"warning: xfail {pattern!r} of target {target.name} matches no scenario of this run"
-                    ),
-                    soft_wrap=True,
-                )
-
-
-def _print_expectations(report: dict[str, Any]) -> None:
-    """How many runs were expected failures (xfail) and how many passed anyway (xpass)."""
-    from harness.reports import expectation_counts
-
-    if not report.get("xfail"):
-        return
-    counts = expectation_counts(report)
-    strict = f" ({counts['xpass_strict']} strict: failing the gate)" if counts["xpass_strict"] else ""
-    summary = f"{counts['xfail']} xfail, {counts['xpass']} xpass{strict}"
-    _console().print(f"expected failures (xfail in harness.toml): {summary}", markup=False)
-
-
-def _row(table: Any, *cells: str) -> None:
-    """A table row of user text (names, descriptions), brackets shown as written."""
-    table.add_row(*map(_escape, cells))
-
-
-def _escape(text: str) -> str:
-    """User text for a rich console: brackets kept as they are (``[targets.x]``, ``.[local]``)."""
-    from rich.markup import escape
-
-    return escape(text)
-
-
-def _github_step_summary(report: dict[str, Any], out: Path) -> None:
-    """Under GitHub Actions, append the compact summary to the job's step summary."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if path:
-        from harness import secrets
-        from harness.reports.markdown import step_summary
-
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(secrets.redact(step_summary(report, str(out))) + "\n")
-
-
-def _print_table(report: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    from harness.reports.markdown import endpoint_fault_lines, matrix, matrix_width, stacked
-
-    header, rows = matrix(report)
-    console = _console()
-    if matrix_width(header, rows) > console.width:  # narrow: one block per target, no name cut
-        console.print("Tool-calling conformance (0-100)", markup=False)
-        for line in stacked(header, rows):
-            console.print(line, markup=False, soft_wrap=True)
-    else:
-        table = Table(title="Tool-calling conformance (0-100)", title_justify="left")
-        for name in header:
-            table.add_column(name, justify="left" if name in ("target", "mode", "model") else "right")
-        for row in rows:
-            table.add_row(*map(_escape, row))
-        console.print(table)
-    for line in endpoint_fault_lines(report):
-        console.print(f"caused by the endpoint, not the model: {line}", markup=False)
-    if report["summary"]["overall"]["simulated_targets"]:
-        console.print(f"[dim]{report['simulated_note']}[/dim]", markup=True)
-    _print_expectations(report)
 
 
 @main.command()
@@ -439,7 +359,7 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
         for column in ("target", "format", "model", "endpoint", "mode", "simulated"):
             table.add_column(column)
         for name, t in sorted(load_targets(config).items()):
-            _row(
+            row(
                 table,
                 name,
                 t.format,
@@ -455,14 +375,14 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
             table.add_column(column)
         for s in scenario_lib.load([scenario_dir]):
             tools = s.tool_names + [f"mcp:{server}" for server, _ in s.mcp_tools]
-            _row(table, s.id, s.category, ", ".join(tools), s.description)
+            row(table, s.id, s.category, ", ".join(tools), s.description)
     elif what == "checks":
         from harness.checks import all_checks
 
         for column in ("check", "kind", "weight", "what it catches"):
             table.add_column(column)
         for c in all_checks():
-            _row(table, c.id, c.kind, str(c.weight), " ".join(c.doc.split()))
+            row(table, c.id, c.kind, str(c.weight), " ".join(c.doc.split()))
     elif what == "profiles":
         from harness.registry import PROFILES
         from harness.targets import load_config
@@ -475,14 +395,14 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
             **{n: (p, "harness.toml") for n, p in declared.items()},
         }
         for name, (p, source) in sorted(shown.items()):
-            _row(table, name, p.format, p.base_url or "-", p.api_key_env or "-", source, p.description)
+            row(table, name, p.format, p.base_url or "-", p.api_key_env or "-", source, p.description)
     else:
         from harness.providers import formats
 
         table.add_column("wire format")
         for name in formats():
-            _row(table, name)
-    _console().print(table)
+            row(table, name)
+    console().print(table)
 
 
 @main.command()
@@ -546,7 +466,7 @@ def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None, fail_o
     if as_json:
         click.echo(json.dumps(to_json(entries), indent=2, ensure_ascii=False))
     else:
-        _console().print(render_table(entries))
+        console().print(render_table(entries))
     unreadable = [e for e in entries if e.wire_format is None]
     severities = {f.get("severity") for e in entries for f in e.findings}
     if fail_on != "never" and unreadable:
@@ -619,7 +539,7 @@ def report(results: Path, out: Path, config: str | None) -> None:
     records = read_sorted(results)
     built = _build_report(records, load_targets(config))
     paths = write_built(built, records, out)
-    _print_table(built)
+    print_table(built)
     click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
 
 
@@ -712,7 +632,11 @@ def verify(
     from harness.targets import load_targets
 
     known = load_targets(config)
-    ref = api.select_targets(known, [reference], cast(Mode, mode), cassettes)
+    refs = api.select_targets(known, [reference], cast(Mode, mode), cassettes)
+    if len(refs) != 1:
+        names = [t.name for t in refs]
+        raise ConfigError(f"--reference {reference!r} must name one target; it names {names}")
+    ref = refs[0]
     endpoints = api.select_targets(known, [*against, *more], cast(Mode, mode), cassettes)
     if requests_file is not None:
         folder = cassettes / "requests"
@@ -723,52 +647,29 @@ def verify(
     if not selected:
         raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
 
-    def records(targets: list[Target], count: int) -> list[Any]:
-        done: list[Any] = []
-        for record_mode, chosen in _record_modes(mode, redo, selected):
-            done += api.run(
-                chosen,
-                targets,
-                mode=cast(Mode, mode),
-                cassettes=cassettes,
-                repeats=count,
-                concurrency=concurrency,
-                record_mode=record_mode,
-            ).records
-        return done
-
-    reference_records = records(ref, repeats)
-    endpoint_records = records(endpoints, 1)
-    settings = verification.Settings(margin=margin, confidence=confidence)
-    judged = verification.verify_records(
-        reference_records,
-        {t.name: [r for r in endpoint_records if r.target.name == t.name] for t in endpoints},
-        settings,
+    judged = api.verify_endpoints(
+        ref,
+        endpoints,
+        selected,
+        repeats=repeats,
+        mode=cast(Mode, mode),
+        cassettes=cassettes,
+        redo=redo,
+        concurrency=concurrency,
+        settings=verification.Settings(margin=margin, confidence=confidence),
     )
     if as_json:
         click.echo(
             json.dumps(
-                {"reference": ref[0].name, "repeats": repeats, "endpoints": [j.to_data() for j in judged]},
+                {"reference": ref.name, "repeats": repeats, "endpoints": [j.to_data() for j in judged]},
                 indent=2,
             )
         )
     else:
         from harness.reports.markdown import verification_lines
 
-        click.echo("\n".join(verification_lines(ref[0].name, [j.to_data() for j in judged])))
+        click.echo("\n".join(verification_lines(ref.name, [j.to_data() for j in judged])))
     sys.exit(verification.exit_code(judged))
-
-
-def _record_modes(mode: str, redo: tuple[str, ...], selected: list[Any]) -> list[tuple[Any, list[Any]]]:
-    """Which scenarios run in which vcrpy record mode: recording keeps what is recorded
-    (``once``) except the scenarios named by ``--redo`` (``all``)."""
-    from fnmatch import fnmatchcase
-
-    if mode != "record":
-        return [("all", selected)]
-    again = [s for s in selected if any(fnmatchcase(s.id, p) for p in redo)]
-    keep = [s for s in selected if s not in again]
-    return [(m, group) for m, group in (("once", keep), ("all", again)) if group]
 
 
 @main.command()
@@ -817,7 +718,7 @@ def capabilities_command(results: Path, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(grid, indent=2))
     else:
-        click.echo(render_capabilities_text(grid, _console().width))
+        click.echo(render_capabilities_text(grid, console().width))
 
 
 @main.group(name="import")

@@ -41,7 +41,7 @@ import hashlib
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -341,7 +341,7 @@ def judge(
 
 def verify_records(
     reference: Sequence[RunRecord],
-    endpoints: dict[str, Sequence[RunRecord]],
+    endpoints: Mapping[str, Sequence[RunRecord]],
     settings: Settings = Settings(),
 ) -> list[Judgement]:
     """Judge each endpoint's runs against the reference's (its repeats are its noise floor)."""
