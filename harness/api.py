@@ -148,6 +148,7 @@ def run(
     on_result: OnResult | None = None,
     skip: Iterable[tuple[str, str, int]] = (),
     stop: threading.Event | None = None,
+    rechunk: int = 0,
 ) -> RunResult:
     """Run ``scenarios`` against ``targets`` and return the scored records.
 
@@ -159,6 +160,8 @@ def run(
     cassettes) or ``live`` (live, writing nothing). ``results`` is a JSONL file
     each record is appended to as its run ends. The simulator or a local model
     server is started when a live or record run needs it, and always stopped.
+    ``rechunk`` (replay) runs each agent target's scenarios again with every stream
+    re-sliced into chunks of 1..``rechunk`` bytes (:func:`harness.rechunk.sweep_agent`).
 
     Example::
 
@@ -180,6 +183,7 @@ def run(
         concurrency=concurrency,
         record_mode=record_mode,
         live_mcp=live_mcp,
+        rechunk=rechunk,
         skip=frozenset(skip),
         stop=stop,
     )

@@ -30,14 +30,13 @@ from harness.errors import ConfigError
 from harness.model import ParsedTurn, WireResponse
 from harness.providers import adapter_class
 from harness.providers.envelopes import error_from_body
-from harness.providers.framing import decode_stream
+from harness.providers.framing import STREAM_TYPES, decode_stream
 from harness.providers.text_protocols import detect_leaks
 
 if TYPE_CHECKING:
     from rich.table import Table
 
 MISTRAL_ID = re.compile(r"^[0-9a-f]{32}$")  # Mistral's response ids; OpenAI-style servers use chatcmpl-...
-STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
 
 
 @dataclass

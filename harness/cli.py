@@ -132,6 +132,13 @@ def _run_options(fn: Any) -> Any:
     type=click.FloatRange(0, 100),
     help="With --baseline: score drops of at most this many points are not regressions.",
 )
+@click.option(
+    "--rechunk",
+    default=0,
+    type=click.IntRange(0, 64),
+    help="Replay: run each agent target's scenarios again with every recorded stream re-sliced "
+    "into chunks of 1..N bytes and at line ends; a difference is an agent.stream_rechunk finding.",
+)
 def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
     """Run scenarios against targets (default: replay every recorded target offline)."""
     _run("live" if live_flag else mode, record_mode, **options)
@@ -164,6 +171,7 @@ def _run(
     resume: str | None,
     baseline: Path | None = None,
     tolerance: float = 0.0,
+    rechunk: int = 0,
 ) -> None:
     import signal
     import threading
@@ -174,6 +182,8 @@ def _run(
     from harness.reports import gate, write_built
     from harness.targets import load_targets
 
+    if rechunk and mode != "replay":
+        raise ConfigError(f"--rechunk re-slices recorded streams: it needs --mode replay, not {mode}")
     known = load_targets(config)
     base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
     folder: api.RunFolder
@@ -248,6 +258,7 @@ def _run(
                 on_result=finished,
                 skip={r.key for r in done},
                 stop=stop,
+                rechunk=rechunk,
             )
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -658,6 +669,14 @@ def verify(
         concurrency=concurrency,
         settings=verification.Settings(margin=margin, confidence=confidence),
     )
+    runs = min((j.reference_runs for j in judged), default=repeats)
+    if runs < repeats:
+        console(stderr=True).print(
+            escape(
+                f"warning: {ref.name} has recordings of {runs} of the {repeats} repeats asked for; the "
+                f"thresholds rest on {runs} (record the others with --mode record)"
+            )
+        )
     if as_json:
         click.echo(
             json.dumps(

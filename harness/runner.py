@@ -41,6 +41,7 @@ from harness.model import Finding, ToolExecution, Transcript
 from harness.outcomes import outcome_of, untestable
 from harness.providers import RequestOptions
 from harness.providers.text_protocols import native_tools_size
+from harness.rechunk import sweep_agent
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
 from harness.records import CheckResult, PromptSize, RunError, RunRecord, record_line
 from harness.scenarios import Scenario
@@ -56,7 +57,9 @@ from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, RetryPolicy, T
 class RunConfig:
     """How to run: the mode (``replay``, ``record``, ``live``), where cassettes are and where
     results go, repeats per scenario (pass^k), concurrency, the vcrpy record mode, whether MCP
-    servers start even in replay; runs to skip (a resumed run) and an event that interrupts.
+    servers start even in replay; runs to skip (a resumed run), an event that interrupts, and
+    the largest chunk size an agent's streams are re-sliced to in replay
+    (:func:`harness.rechunk.sweep_agent`).
 
     Example::
 
@@ -74,6 +77,7 @@ class RunConfig:
     skip: frozenset[tuple[str, str, int]] = frozenset()  # runs already done (a resumed run)
     stop: threading.Event | None = None  # set to interrupt (Ctrl-C)
     processes: int = 0  # replay: worker processes sharing the runs (0: one per core; 1: none)
+    rechunk: int = 0  # replay: sweep each agent target's run at stream chunk sizes 1..N (0: no)
 
 
 OnResult = Callable[[RunRecord], None]
@@ -306,8 +310,37 @@ def run_user_agent(
     config: RunConfig,
     path: Path,
 ) -> None:
-    """The user's agent under test, run in its cassette and graded from the wire."""
+    """The user's agent under test, run in its cassette and graded from the wire; with
+    ``config.rechunk`` in replay, run again at every slicing of the streams it receives."""
     assert target.agent is not None
+    fn = resolve_agent(target.agent, target.origin)
+    task, executed = _agent_task(target, scenario, registry, endpoint, config)
+    run_agent(
+        transcript,
+        fn,
+        task,
+        target.adapter(),
+        path,
+        mode=config.mode,
+        record_mode=config.record_mode,
+        executed=executed,
+    )
+    if config.rechunk and config.mode == "replay" and not scenario.mcp_servers:
+        found = sweep_agent(
+            fn,
+            lambda: _agent_task(target, scenario, build_registry(scenario), endpoint, config),
+            path,
+            target.name,
+            config.rechunk,
+        )
+        if found is not None:
+            transcript.findings.append(found)
+
+
+def _agent_task(
+    target: Target, scenario: Scenario, registry: ToolRegistry, endpoint: Endpoint, config: RunConfig
+) -> tuple[AgentTask, list[ToolExecution]]:
+    """The task given to the agent, and the log its tools keep."""
     executed: list[ToolExecution] = []
     key = target.api_key_variable()
     task = AgentTask(
@@ -327,16 +360,7 @@ def run_user_agent(
         ),
         max_turns=scenario.max_turns,
     )
-    run_agent(
-        transcript,
-        resolve_agent(target.agent, target.origin),
-        task,
-        target.adapter(),
-        path,
-        mode=config.mode,
-        record_mode=config.record_mode,
-        executed=executed,
-    )
+    return task, executed
 
 
 def _choice(scenario: Scenario) -> str | dict[str, Any]:

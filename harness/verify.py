@@ -278,11 +278,13 @@ class Judgement:
     verdicts: dict[str, Verdict]
     verdict: Verdict
     runs: list[str] = field(default_factory=list)  # the runs behind the figures
+    reference_runs: int = 1  # the reference's runs the thresholds rest on
 
     def to_data(self) -> dict[str, Any]:
         return {
             "endpoint": self.endpoint,
             **self.figures,
+            "reference_runs": self.reference_runs,
             "thresholds": self.thresholds,
             "intervals": {k: list(v) if v else None for k, v in self.intervals.items()},
             "verdicts": self.verdicts,
@@ -336,7 +338,7 @@ def judge(
         else "inconclusive"
     )
     runs = sorted({e.run for _, e in pairs})
-    return Judgement(endpoint, found, limits, intervals, verdicts, overall, runs)
+    return Judgement(endpoint, found, limits, intervals, verdicts, overall, runs, len(reference_repeats))
 
 
 def verify_records(
@@ -344,11 +346,12 @@ def verify_records(
     endpoints: Mapping[str, Sequence[RunRecord]],
     settings: Settings = Settings(),
 ) -> list[Judgement]:
-    """Judge each endpoint's runs against the reference's (its repeats are its noise floor)."""
+    """Judge each endpoint's runs against the reference's (its repeats are its noise floor; a
+    repeat that sent no request, one never recorded, is left out)."""
     repeats: dict[int, list[Request]] = {}
     for record in sorted(reference, key=lambda r: r.key):
         repeats.setdefault(record.repeat, []).extend(requests_of(record))
-    ordered = [repeats[k] for k in sorted(repeats)] or [[]]
+    ordered = [repeats[k] for k in sorted(repeats) if repeats[k]] or [[]]
     return [
         judge(
             name, ordered, [q for r in sorted(records, key=lambda r: r.key) for q in requests_of(r)], settings

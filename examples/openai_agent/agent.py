@@ -2,7 +2,9 @@
 
 The harness calls :func:`run` with a :class:`harness.AgentTask`; the
 agent talks to ``task.endpoint`` with the SDK and runs the tools the model calls
-through ``task.tool(name)``. ``DROP_FIRST_TOOL_RESULT`` breaks it on purpose (the
+through ``task.tool(name)``, streaming when the target asks for it (``stream = true``:
+the deltas are put together by :func:`assemble`, the code a network's chunk boundaries test).
+``DROP_FIRST_TOOL_RESULT`` breaks it on purpose (the
 first tool result is never sent back), to show the checks catching it.
 """
 
@@ -29,26 +31,55 @@ def run(task: AgentTask) -> str | None:
         choice = {"type": "function", "function": {"name": choice["name"]}}
     dropped = False
     for turn in range(task.max_turns):
-        reply = client.chat.completions.create(
-            model=task.endpoint.model,
-            messages=messages,  # type: ignore[arg-type]
-            tools=task.openai_tools(),  # type: ignore[arg-type]
-            tool_choice=choice if turn == 0 else "auto",
-        )
-        message = reply.choices[0].message
-        if not message.tool_calls:
-            return message.content
-        messages.append(message.model_dump(exclude_none=True))
-        for call in message.tool_calls:
+        request: dict[str, Any] = {
+            "model": task.endpoint.model,
+            "messages": messages,
+            "tools": task.openai_tools(),
+            "tool_choice": choice if turn == 0 else "auto",
+        }
+        if task.endpoint.stream:
+            message = assemble(client.chat.completions.create(**request, stream=True))
+        else:
+            reply = client.chat.completions.create(**request)
+            message = reply.choices[0].message.model_dump(exclude_none=True)
+        if not message.get("tool_calls"):
+            return message.get("content")
+        messages.append(message)
+        for call in message["tool_calls"]:
             try:
-                content = task.tool(call.function.name)(call.function.arguments)
+                content = task.tool(call["function"]["name"])(call["function"]["arguments"])
             except ToolFailure as failure:
                 content = f"error: {failure}"
             if DROP_FIRST_TOOL_RESULT and not dropped:
                 dropped = True
                 continue
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
     return None
+
+
+def assemble(chunks: Any) -> dict[str, Any]:
+    """The assistant message a streamed completion adds up to: the text deltas joined, and each
+    tool call's id, name and argument fragments gathered by its ``index``."""
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for choice in chunk.choices:
+            if choice.delta.content:
+                text.append(choice.delta.content)
+            for delta in choice.delta.tool_calls or []:
+                call = calls.setdefault(
+                    delta.index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+                )
+                call["id"] = call["id"] or delta.id or ""
+                if delta.function is not None:
+                    call["function"]["name"] = call["function"]["name"] or delta.function.name or ""
+                    call["function"]["arguments"] += delta.function.arguments or ""
+    message: dict[str, Any] = {"role": "assistant"}
+    if text:
+        message["content"] = "".join(text)
+    if calls:
+        message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    return message
 
 
 def run_dropping_a_result(task: AgentTask) -> str | None:

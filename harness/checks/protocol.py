@@ -248,4 +248,4 @@ def agent_conduct(context: RunContext) -> list[Finding]:
         return []
     found = [f for f in t.findings if f.check_id.startswith("agent.")]
     done = f"the agent ran the {len(t.calls)} call(s) on the wire and sent each result back"
-    return found or [passed("", done)]
+    return found if any(not f.passed for f in found) else [passed("", done), *found]

@@ -18,6 +18,8 @@ from typing import Any, Literal
 from harness.providers._json import JsonProblem, decode
 
 Framing = Literal["sse", "ndjson", "json-array", "empty"]
+STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
+"""The content types of a streamed response."""
 
 
 @dataclass

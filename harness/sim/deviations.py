@@ -12,7 +12,9 @@ deviations change how an OpenAI-format response is written.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -131,7 +133,10 @@ WIRE_DEVIATIONS: dict[str, Callable[[Response], Response]] = {
 """How the OpenAI-format response is written: arguments as an object or as broken JSON,
 call ids missing or shared, a stream without ``[DONE]``, an error inside an HTTP 200, a 500."""
 
-DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit"])
+NOISY_SHARE = 5
+"""``noisy``: about one sending in this many is answered without a tool call."""
+
+DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit", "noisy"])
 """The deviations of what is said; :data:`harness.sim.faults.FAULTS` lists the endpoint faults."""
 
 
@@ -142,16 +147,22 @@ def deviate(
     reply: Reply,
     conversation: Conversation,
     respond: Callable[[Reply], Response],
-    seen: set[str],
+    sent: Counter[str],
 ) -> Response:
-    """The response of deviation ``name``; ``seen`` remembers requests for ``rate-limit``
-    (each distinct request is refused once with a 429, then answered)."""
-    if name == "rate-limit":
+    """The response of deviation ``name``; ``sent`` counts the sendings of each distinct request
+    for the two that depend on it: ``rate-limit`` refuses each request once with a 429, then
+    answers; ``noisy`` answers about one sending in :data:`NOISY_SHARE` without a tool call, as a
+    sampling model does now and then (which sendings is fixed by the request and its count, so a
+    run is reproducible)."""
+    if name in ("rate-limit", "noisy"):
         key = json.dumps(request.body, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
+        sent[key] += 1
+        if name == "rate-limit" and sent[key] == 1:
             body = json.dumps({"error": {"message": "rate limited", "type": "rate_limit_error"}})
             return Response(429, "application/json", body, {"retry-after": "0"})
+        draw = hashlib.sha256(f"{key}#{sent[key]}".encode()).digest()[0]
+        if name == "noisy" and reply.calls and draw % NOISY_SHARE == 0:
+            return respond(_no_calls(reply, conversation))
         return respond(reply)
     if name in REPLY_DEVIATIONS:
         return respond(REPLY_DEVIATIONS[name](reply, conversation))

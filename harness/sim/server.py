@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -82,7 +83,8 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], model: ScriptedModel):
         super().__init__(address, _Handler)
         self.model = model
-        self.seen: set[str] = set()  # requests already refused once by the rate-limit deviation
+        self.seen: set[str] = set()  # requests an endpoint fault already hit once
+        self.sent: Counter[str] = Counter()  # sendings per request, for rate-limit and noisy
 
     def answer(self, fmt_name: str, request: SimRequest, deviation: str = "") -> Response:
         fmt = FORMATS[fmt_name]
@@ -103,7 +105,7 @@ class _Server(ThreadingHTTPServer):
         if not deviation:
             return respond(reply)
         try:
-            return deviate(deviation, fmt_name, request, reply, conversation, respond, self.seen)
+            return deviate(deviation, fmt_name, request, reply, conversation, respond, self.sent)
         except KeyError:
             return fmt.error(404, f"sim: deviation {deviation!r} is defined for openai-chat only")
 

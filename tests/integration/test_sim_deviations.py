@@ -42,7 +42,9 @@ def check(record: RunRecord, check_id: str) -> CheckResult:
 
 
 def test_every_deviation_has_an_oracle() -> None:
-    assert set(CAUGHT) | {"rate-limit"} == set(DEVIATIONS)
+    # rate-limit is retried (below); noisy is the sampling noise vendor verification must not fail
+    # on (tests/integration/test_verify.py)
+    assert set(CAUGHT) | {"rate-limit", "noisy"} == set(DEVIATIONS)
 
 
 @pytest.mark.parametrize("deviation", sorted(CAUGHT))

@@ -59,6 +59,23 @@ def test_the_reference_against_itself_is_never_failed(verified: dict[str, dict[s
     assert verified["reference-itself"]["verdict"] == "pass"
 
 
+def test_a_noisy_reference_against_itself_with_five_repeats_is_never_failed() -> None:
+    """A sampling model (``sim~noisy``: about one sending in five answered without a call) run
+    five times as the reference, then five more times as the endpoint: each of those runs differs
+    from the reference's first, and none may fail; a vendor that never calls still does."""
+    suite = api.load_scenarios(REPO / "scenarios", select_=SCENARIOS)
+    noisy = Target.build("noisy", format="openai-chat", model="m", base_url="sim~noisy")
+    records = api.run(suite, [noisy], mode="live", repeats=10).records
+    reference = [r for r in records if r.repeat < 5]
+    endpoints = {f"noisy-{k}": [r for r in records if r.repeat == k] for k in range(5, 10)}
+    endpoints["silent"] = [r for r in api.run(suite, [vendor("no-calls")], mode="live").records]
+    judged = {j.endpoint: j for j in verify_records(reference, endpoints, Settings(samples=300))}
+    noise = [judged[f"noisy-{k}"] for k in range(5, 10)]
+    assert all(j.figures["trigger"]["f1"] < 1 for j in noise)  # the noise is real
+    assert all(j.verdict != "fail" for j in noise), {j.endpoint: j.verdicts for j in noise}
+    assert judged["silent"].verdict == "fail"
+
+
 def test_verify_on_the_two_real_servers_is_offline_and_names_the_server(tmp_path: Path) -> None:
     result = harness(
         "verify", "--reference", "local-gemma3-270m", "--against", "local-llamacpp-gemma3-270m", "--json"

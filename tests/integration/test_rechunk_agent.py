@@ -1,0 +1,58 @@
+"""Re-chunked replay of the user's agent (`harness run --rechunk N`): its own streaming client
+receives every recorded stream re-sliced into chunks of 1..N bytes and at line ends, offline.
+
+The streaming example agent (the official openai SDK, over httpx2) does the same at every
+slicing; an agent with a naive frame parser (tests/helpers/naive_stream_agent.py, async httpx)
+works on the streams in one piece and is caught re-sliced, with the cassette, the chunk size and
+the byte offset of the first cut that breaks it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from harness.api import load_scenarios, run
+from harness.records import RunRecord
+from harness.targets import Target, load_config
+from tests.helpers.cli import REPO
+
+EXAMPLES = REPO / "examples"
+
+
+def rechunk_findings(record: RunRecord) -> list[tuple[bool, str]]:
+    conduct = next(c for c in record.checks if c.id == "protocol.agent_conduct")
+    return [(f.passed, f.detail) for f in conduct.findings if f.check_id == "agent.stream_rechunk"]
+
+
+def test_the_streaming_example_agent_does_the_same_at_every_slicing() -> None:
+    suite = load_scenarios(REPO / "scenarios", select_=["parallel", "todo.sequential.*"])
+    target = load_config(EXAMPLES / "harness.toml").targets["openai-sdk-agent-stream"]
+    result = run(suite, [target], cassettes=EXAMPLES / "cassettes", rechunk=16)
+    assert not result.errors and len(result.records) == len(suite) >= 6
+    for record in result.records:
+        ((passed, detail),) = rechunk_findings(record)
+        assert passed and "1..16-byte chunks" in detail, (record.scenario, detail)
+        assert record.score == 100, record.scenario
+
+
+def test_a_naive_stream_parser_is_caught_with_its_chunk_size_and_offset(tmp_path: Path) -> None:
+    naive = Target.build(
+        "naive-agent",
+        format="openai-chat",
+        model="sim-conformant",
+        base_url="sim",
+        stream=True,
+        agent="naive_stream_agent.py:run",
+        origin=str(REPO / "tests" / "helpers" / "harness.toml"),
+    )
+    (scenario,) = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+    (recorded,) = run([scenario], [naive], mode="record", cassettes=tmp_path).records
+    assert recorded.score == 100  # in one piece the naive parser works
+    (whole,) = run([scenario], [naive], cassettes=tmp_path).records
+    assert whole.score == 100 and rechunk_findings(whole) == []  # and so it does in plain replay
+    (swept,) = run([scenario], [naive], cassettes=tmp_path, rechunk=8).records
+    ((passed, detail),) = rechunk_findings(swept)
+    assert not passed and not swept.passed and swept.score is not None and swept.score < 100
+    assert "naive-agent/weather.single.paris.yaml: re-sliced into 1-byte chunks" in detail
+    assert re.search(r"the cut at byte \d+ of streamed response 1 alone changes it", detail), detail
+    assert "ran no further tool instead of get_weather" in detail, detail
