@@ -25,7 +25,7 @@ from harness.errors import ConfigError
 from harness.recording import Mode, RecordMode
 from harness.records import RunRecord, read_sorted
 from harness.records import read as read_results_file
-from harness.runner import OnResult, RunConfig
+from harness.runner import OnResult, RunConfig, Shard
 from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
 from harness.scenarios import load as load_scenario_files
@@ -149,6 +149,7 @@ def run(
     skip: Iterable[tuple[str, str, int]] = (),
     stop: threading.Event | None = None,
     rechunk: int = 0,
+    shard: Shard | None = None,
 ) -> RunResult:
     """Run ``scenarios`` against ``targets`` and return the scored records.
 
@@ -162,6 +163,7 @@ def run(
     server is started when a live or record run needs it, and always stopped.
     ``rechunk`` (replay) runs each agent target's scenarios again with every stream
     re-sliced into chunks of 1..``rechunk`` bytes (:func:`harness.rechunk.sweep_agent`).
+    ``shard`` runs one :class:`~harness.runner.Shard` of the (target, scenario) pairs.
 
     Example::
 
@@ -184,6 +186,7 @@ def run(
         record_mode=record_mode,
         live_mcp=live_mcp,
         rechunk=rechunk,
+        shard=shard,
         skip=frozenset(skip),
         stop=stop,
     )
@@ -261,6 +264,39 @@ def verify_endpoints(
     ran = records(endpoints, 1)
     by_endpoint = {t.name: [r for r in ran if r.target.name == t.name] for t in endpoints}
     return verify_records(reference_records, by_endpoint, settings or Settings())
+
+
+def merge_results(shards: Sequence[str | Path], out: str | Path) -> list[RunRecord]:
+    """The records of several ``harness run --shard K/N`` jobs (each a results file or the folder
+    holding ``results.jsonl``), written together to ``out`` sorted by (target, scenario, repeat).
+    A run found in two shards is a :class:`ConfigError` naming both: they were not shards of
+    one run.
+
+    Example::
+
+        records = harness.api.merge_results(["shard-1", "shard-2", "shard-3"], "reports/results.jsonl")
+    """
+    from harness.records import record_line
+
+    seen: dict[tuple[str, str, int], Path] = {}
+    records: list[RunRecord] = []
+    for shard in shards:
+        path = Path(shard) / "results.jsonl" if Path(shard).is_dir() else Path(shard)
+        if not path.is_file():
+            raise ConfigError(f"{shard}: no results.jsonl (a shard is a results file or its folder)")
+        for record in read_results_file(path):
+            if record.key in seen:
+                target, scenario, repeat = record.key
+                raise ConfigError(
+                    f"{target} {scenario} (repeat {repeat}) is in both {seen[record.key]} and {path}: "
+                    "these are not shards of one run"
+                )
+            seen[record.key] = path
+            records.append(record)
+    records.sort(key=lambda r: r.key)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_bytes(b"".join(record_line(r) + b"\n" for r in records))
+    return records
 
 
 def read_results(path: str | Path) -> list[RunRecord]:

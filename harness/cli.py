@@ -94,6 +94,13 @@ def _run_options(fn: Any) -> Any:
         ),
         click.option("--strict", is_flag=True, help="Exit 1 when any run fails."),
         click.option(
+            "--shard",
+            default=None,
+            metavar="K/N",
+            help="Run only shard K of N: a stable share of the (target, scenario) pairs, for N CI "
+            "jobs; put their results together with `harness merge`.",
+        ),
+        click.option(
             "--resume",
             "resume",
             is_flag=False,
@@ -169,6 +176,7 @@ def _run(
     min_score: float | None,
     strict: bool,
     resume: str | None,
+    shard: str | None,
     baseline: Path | None = None,
     tolerance: float = 0.0,
     rechunk: int = 0,
@@ -180,10 +188,12 @@ def _run(
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
     from harness.reports import gate, write_built
+    from harness.runner import Shard
     from harness.targets import load_targets
 
     if rechunk and mode != "replay":
         raise ConfigError(f"--rechunk re-slices recorded streams: it needs --mode replay, not {mode}")
+    part = Shard.parse(shard) if shard else None
     known = load_targets(config)
     base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
     folder: api.RunFolder
@@ -191,6 +201,7 @@ def _run(
         folder = api.RunFolder.resume(out, None if resume == "latest" else resume)
         manifest = folder.manifest
         mode, record_mode, repeat = manifest["mode"], manifest["record_mode"], manifest["repeats"]
+        part = Shard.parse(manifest["shard"]) if manifest.get("shard") else None
         cassettes = Path(manifest["cassettes"])
         chosen = [known[name] for name in manifest["targets"] if name in known]
         wanted = set(manifest["scenarios"])
@@ -208,14 +219,18 @@ def _run(
             "scenario_dir": scenario_dir,
             "targets": [t.name for t in chosen],
             "scenarios": [s.id for s in selected],
+            "shard": str(part) if part else None,
         }
         folder = api.RunFolder.create(out, manifest)
     done = folder.done()
     err = console(stderr=True)
-    total = len(chosen) * len(selected) * repeat
+    pairs = sum(1 for t in chosen for s in selected if part is None or part.holds(t.name, s.id))
+    total = pairs * repeat
     left = total - len(done)
+    size = f"{len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat}"
     err.print(
-        escape(f"{mode}: {len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat} = {total} run(s)")
+        escape(f"{mode}: {size} = {len(chosen) * len(selected) * repeat} run(s)")
+        + (escape(f"; shard {part}: {total} of them") if part else "")
         + (escape(f"; resuming {folder.run_id}: {len(done)} done, {left} to go") if done else "")
     )
     stop = threading.Event()
@@ -259,6 +274,7 @@ def _run(
                 skip={r.key for r in done},
                 stop=stop,
                 rechunk=rechunk,
+                shard=part,
             )
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -552,6 +568,41 @@ def report(results: Path, out: Path, config: str | None) -> None:
     paths = write_built(built, records, out)
     print_table(built)
     click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+
+
+@main.command()
+@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
+@click.option("--config", default=None, help="Targets file (default ./harness.toml if present).")
+@click.option("--min-score", default=None, type=click.FloatRange(0, 100), help="Exit 1 below this score.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any run fails.")
+def merge(
+    shards: tuple[Path, ...], out: Path, config: str | None, min_score: float | None, strict: bool
+) -> None:
+    """Put the results of `harness run --shard K/N` jobs together: one results.jsonl and one
+    report, the same as one unsharded run's (each SHARD is a results file or its folder)."""
+    from harness import api
+    from harness.reports import gate, write_built
+    from harness.targets import load_targets
+
+    known = load_targets(config)
+    records = api.merge_results(shards, out / "results.jsonl")
+    built = _build_report(records, known)
+    paths = write_built(built, records, out)
+    print_table(built)
+    github_step_summary(built, out)
+    wrote = ", ".join(map(str, [out / "results.jsonl", *paths]))
+    click.echo(f"merged {len(records)} run(s) of {len(shards)} shard(s); wrote {wrote}", err=True)
+    code, message = gate(
+        built,
+        records,
+        min_score=min_score,
+        strict=strict,
+        min_scores={t.name: t.min_score for t in known.values() if t.min_score is not None},
+    )
+    if code:
+        console(stderr=True).print(f"[red]{escape(message)}[/red]", markup=True, soft_wrap=True)
+        sys.exit(code)
 
 
 @main.command(name="compare")

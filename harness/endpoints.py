@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import ConfigError
 from harness.recording import Mode
 from harness.targets import Target
-from harness.transport import Endpoint, api_key, live_transport
+from harness.transport import Endpoint, RateLimiter, api_key, live_transport
 
 if TYPE_CHECKING:
     from harness.scenarios import Scenario
@@ -46,7 +46,10 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
     headers = dict(target.profile.headers)
     if key:
         headers.update(target.adapter().auth_headers(key))
-    return Endpoint(base_url, headers, live_transport(keep_alive=keep_alive), limit=limit)
+    limiter = None
+    if target.requests_per_minute or target.tokens_per_minute:
+        limiter = RateLimiter(target.requests_per_minute, target.tokens_per_minute)
+    return Endpoint(base_url, headers, live_transport(keep_alive=keep_alive), limit=limit, limiter=limiter)
 
 
 def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:

@@ -236,9 +236,10 @@ class CassetteTransport(httpx.BaseTransport):
             "serializer": CACHED_YAML,
             "record_mode": vcr_mode,
             "match_on": MATCH_ON,
-            "before_record_request": scrub_request,
-            "before_record_response": scrub_response,
+            "before_record_request": scrub_request,  # also what a request is matched as
         }
+        if mode != "replay":  # a replayed cassette is never written: its responses need no scrubbing
+            settings["before_record_response"] = scrub_response
         # "all" starts from an empty cassette: a fresh recording replaces the old one entirely.
         fresh = mode == "record" and record_mode == "all"
         if fresh:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
+import re
 import threading
 import time
 import traceback
@@ -36,7 +38,7 @@ from harness.agent.external import (
 )
 from harness.agent.loop import LoopSettings, run_loop
 from harness.checks import RunContext, run_checks
-from harness.errors import CassetteError, UserError
+from harness.errors import CassetteError, ConfigError, UserError
 from harness.model import Finding, ToolExecution, Transcript
 from harness.outcomes import outcome_of, untestable
 from harness.providers import RequestOptions
@@ -51,6 +53,32 @@ from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.naming import declared_namer
 from harness.tools.registry import ToolRegistry
 from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, RetryPolicy, Timeouts, Transport
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` (``--shard K/N``, 1-based): the (target, scenario) pairs whose
+    SHA-256 falls to it, with all their repeats. The assignment is stable: a pair stays in its
+    shard whatever other targets or scenarios are added, on any machine, so N CI jobs split a
+    suite without talking to each other and ``harness merge`` puts the results back together."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"K/N"`` with 1 <= K <= N."""
+        match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+        if not match or not 1 <= int(match[1]) <= int(match[2]):
+            raise ConfigError(f"--shard {text!r}: expected K/N with 1 <= K <= N, such as 2/3")
+        return cls(int(match[1]), int(match[2]))
+
+    def holds(self, target: str, scenario: str) -> bool:
+        digest = hashlib.sha256(f"{target}\0{scenario}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
 
 
 @dataclass
@@ -78,6 +106,7 @@ class RunConfig:
     stop: threading.Event | None = None  # set to interrupt (Ctrl-C)
     processes: int = 0  # replay: worker processes sharing the runs (0: one per core; 1: none)
     rechunk: int = 0  # replay: sweep each agent target's run at stream chunk sizes 1..N (0: no)
+    shard: Shard | None = None  # run only this shard's (target, scenario) pairs
 
 
 OnResult = Callable[[RunRecord], None]
@@ -280,6 +309,7 @@ def _run_loop(
         sleep=(lambda s: None) if config.mode == "replay" else config.stop.wait if config.stop else None,
         deadline=deadline,
         interrupted=config.stop,
+        limiter=endpoint.limiter,
     )
     options = RequestOptions(
         target.model,
@@ -291,7 +321,11 @@ def _run_loop(
         dict(target.request_options),
     )
     settings = LoopSettings(
-        scenario.max_turns, scenario.tool_choice, options, tuple(f.content for f in scenario.follow_ups)
+        scenario.max_turns,
+        scenario.tool_choice,
+        options,
+        tuple(f.content for f in scenario.follow_ups),
+        endpoint.limiter.charge if endpoint.limiter is not None else None,
     )
     try:
         run_loop(transcript, target.adapter(), transport.send, registry, scenario.messages, settings)
@@ -379,7 +413,8 @@ def run(
     to ``config.results`` (when set) as its run ends. Returns the records sorted by (target,
     scenario, repeat).
 
-    ``config.skip`` lists (target, scenario, repeat) keys already done (a resumed run).
+    ``config.skip`` lists (target, scenario, repeat) keys already done (a resumed run);
+    ``config.shard`` keeps one shard's pairs.
     ``config.stop`` interrupts: no new run starts, the endpoints' connections are closed so
     requests in flight end at once, and runs cut short that way are not recorded."""
     records: list[RunRecord] = []
@@ -392,7 +427,7 @@ def run(
         for s in scenarios
         for k in range(config.repeats)
         for t in targets
-        if (t.name, s.id, k) not in config.skip
+        if (t.name, s.id, k) not in config.skip and (config.shard is None or config.shard.holds(t.name, s.id))
     ]
     with contextlib.ExitStack() as stack:
         out: IO[bytes] | None = None

@@ -120,6 +120,8 @@ class Target:
     retries: int = 2
     retry_max_wait_s: float = 30.0
     concurrency: int = 4
+    requests_per_minute: float | None = None  # the provider's limits, kept to in live and record runs
+    tokens_per_minute: float | None = None
     request_options: dict[str, Any] = field(default_factory=dict)
     agent: str | None = None
     headers: dict[str, str] = field(default_factory=dict)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import email.utils
+import http.cookiejar
 import math
 import os
 import socket
@@ -35,6 +36,65 @@ from harness.model import Attempt, Finding, SentRequest, WireRequest, WireRespon
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})
 
 
+class RateLimiter:
+    """A provider's requests-per-minute and tokens-per-minute limits for one endpoint, shared by
+    all of its runs (a provider limits the key, not one run).
+
+    :meth:`delay` says how long a request must wait (0: it may go now, and is counted);
+    :meth:`charge` takes the tokens a response reports. Both budgets refill continuously, a
+    minute's budget spread over the minute (a burst of at most one second's requests), and
+    tokens may run into debt, which the next request waits out: the usage of a response is
+    known only once it is back.
+
+    Example::
+
+        limiter = RateLimiter(requests_per_minute=500, tokens_per_minute=200_000)
+        while (seconds := limiter.delay()) > 0:
+            time.sleep(seconds)
+    """
+
+    def __init__(
+        self,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.rpm, self.tpm = requests_per_minute, tokens_per_minute
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._at = clock()
+        self._requests = self._request_cap = max(1.0, self.rpm / 60) if self.rpm else math.inf
+        self._tokens = self._token_cap = self.tpm / 60 if self.tpm else math.inf
+
+    def _refill(self) -> None:
+        now = self._clock()
+        elapsed, self._at = now - self._at, now
+        if self.rpm:
+            self._requests = min(self._request_cap, self._requests + elapsed * self.rpm / 60)
+        if self.tpm:
+            self._tokens = min(self._token_cap, self._tokens + elapsed * self.tpm / 60)
+
+    def delay(self) -> float:
+        """Seconds until a request may go; 0 means it goes now and is counted."""
+        with self._lock:
+            self._refill()
+            wait = 0.0
+            if self.rpm and self._requests < 1:
+                wait = (1 - self._requests) * 60 / self.rpm
+            if self.tpm and self._tokens < 0:
+                wait = max(wait, -self._tokens * 60 / self.tpm)
+            if wait == 0 and self.rpm:
+                self._requests -= 1
+            return wait
+
+    def charge(self, tokens: int) -> None:
+        """Take ``tokens`` (a response's reported usage) from the token budget."""
+        if self.tpm and tokens > 0:
+            with self._lock:
+                self._refill()
+                self._tokens -= tokens
+
+
 @dataclass
 class Endpoint:
     """Where one target's requests go for a run: the base URL, the headers sent with every
@@ -48,6 +108,7 @@ class Endpoint:
     transport: httpx.BaseTransport | None = None
     limit: str = ""
     facts: dict[str, Any] = field(default_factory=dict)
+    limiter: RateLimiter | None = None  # the target's requests / tokens per minute (live, record)
 
     def close(self) -> None:
         if self.transport is not None:
@@ -207,8 +268,10 @@ class Transport:
         sleep: Callable[[float], object] | None = None,
         deadline: float | None = None,
         interrupted: threading.Event | None = None,
+        limiter: RateLimiter | None = None,
     ):
         self.base_url = base_url.rstrip("/")
+        self.limiter = limiter
         self.auth_headers = auth_headers or {}
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
@@ -218,6 +281,7 @@ class Transport:
         self.client = httpx.Client(
             transport=client_transport,
             timeout=httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s),
+            cookies=httpx.Cookies(_NoCookies()),
         )
 
     def close(self) -> None:
@@ -295,6 +359,9 @@ class Transport:
         self, wire: WireRequest, headers: dict[str, str], attempts: list[Attempt]
     ) -> tuple[WireResponse, float | None]:
         url = self.url(wire.path)
+        if self.limiter is not None:  # every attempt counts against the provider's limits
+            while (seconds := self.limiter.delay()) > 0 and not self.interrupted.is_set():
+                self.sleep(seconds)
         if self.interrupted.is_set():
             attempts.append(Attempt(None, "interrupted", 0.0))
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
@@ -388,6 +455,18 @@ def retry_after(headers: dict[str, str], default: float = 1.0) -> float:
                 return max(0.0, seconds)
             return seconds if math.isfinite(seconds) and seconds >= 0 else default
     return default
+
+
+class _NoCookies(http.cookiejar.CookieJar):
+    """A cookie jar that keeps nothing: a provider's Set-Cookie (a load balancer's, a bot
+    manager's) never changes the next request, so a run sends what its scenario says, live or
+    replayed (and parsing the header costs nothing)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None
 
 
 class Borrowed(httpx.BaseTransport):

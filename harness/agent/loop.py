@@ -47,6 +47,7 @@ class LoopSettings:
     tool_choice: ToolChoice
     options: RequestOptions
     follow_ups: Sequence[str] = ()
+    on_usage: Callable[[int], None] | None = None  # each response's reported tokens (rate limits)
 
 
 def call_signature(calls: Sequence[ToolCall]) -> list[tuple[str, str]]:
@@ -133,6 +134,8 @@ def _turn(
         transcript.exchanges.append(Exchange(turn, request, None, parsed, attempts=attempts))
         return "transport_error"
     parsed = adapter.parse(sent.response, stream=wire.stream, tools=transcript.tools)
+    if settings.on_usage is not None and parsed.usage is not None and parsed.usage.total:
+        settings.on_usage(parsed.usage.total)
     parsed.findings = [finding.at(turn) for finding in parsed.findings]
     transcript.findings.extend(finding.at(turn) for finding in sent.findings)
     attempts = sent.attempts if len(sent.attempts) > 1 else []

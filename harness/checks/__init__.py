@@ -57,12 +57,19 @@ def check(*, kind: Kind, weight: float = 1.0) -> Callable[[CheckFn], CheckFn]:
     return mark
 
 
+_BUILT: dict[tuple[str, Any], Check] = {}
+
+
 def get_check(check_id: str) -> Check:
-    """The check registered as ``check_id``."""
+    """The check registered as ``check_id`` (built once per registered function)."""
     from harness.registry import CHECKS
 
     fn = CHECKS.get(check_id)
-    return Check(check_id, fn.check_kind, fn.check_weight, (fn.__doc__ or "").strip(), fn)
+    built = _BUILT.get((check_id, fn))
+    if built is None:
+        built = Check(check_id, fn.check_kind, fn.check_weight, (fn.__doc__ or "").strip(), fn)
+        _BUILT[(check_id, fn)] = built
+    return built
 
 
 def all_checks() -> list[Check]:

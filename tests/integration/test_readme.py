@@ -21,7 +21,7 @@ from tests.helpers.cli import REPO
 
 README = (REPO / "README.md").read_text()
 BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```", README, flags=re.S | re.M)
-OFFLINE = {"run", "validate", "list", "report", "audit", "baseline", "compare", "verify"}
+OFFLINE = {"run", "validate", "list", "report", "audit", "baseline", "compare", "verify", "merge"}
 VERDICTS = {"verify": {0, 6, 7}}
 """Commands whose documented exit codes carry a verdict, not a failure of the command."""
 

@@ -12,7 +12,7 @@ from harness.agent.loop import LoopSettings, run_loop, turn_choice
 from harness.model import Message, ToolChoice, ToolSpec, Transcript
 from harness.providers import RequestOptions, adapter_class
 from harness.tools.registry import Tool, ToolRegistry
-from harness.transport import RetryPolicy, Transport
+from harness.transport import RateLimiter, RetryPolicy, Transport
 
 SPEC = ToolSpec("lookup", "Look a key up.", {"type": "object", "properties": {"key": {"type": "string"}}})
 
@@ -221,3 +221,67 @@ def test_a_phase_that_does_not_end_in_an_answer_stops_the_follow_ups() -> None:
     )
     assert transcript.stop_reason == "max_turns" and transcript.phases == [0] and len(seen) == 2
     assert transcript.phase(1) is None
+
+
+class FakeClock:
+    """Time that passes only when the transport sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_requests_per_minute_are_kept_to_after_a_one_second_burst() -> None:
+    clock = FakeClock()
+    sent_at: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent_at.append(clock.now)
+        return httpx.Response(200, json=completion(text="hi"))
+
+    limiter = RateLimiter(requests_per_minute=120, clock=clock)  # 2 a second
+    transport = Transport(
+        "http://test", client_transport=httpx.MockTransport(handler), sleep=clock.sleep, limiter=limiter
+    )
+    wire = adapter_class("openai-chat")().build_request(
+        [Message("user", "x")], [], ToolChoice(), RequestOptions("m")
+    )
+    for _ in range(6):
+        transport.send(wire)
+    assert [round(t - 100.0, 3) for t in sent_at] == [0.0, 0.0, 0.5, 1.0, 1.5, 2.0]
+
+
+def test_tokens_per_minute_are_charged_from_reported_usage_and_waited_out() -> None:
+    clock = FakeClock()
+    sent_at: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent_at.append(clock.now)
+        answer = completion([("lookup", {"key": "a"})]) if len(sent_at) == 1 else completion(text="done")
+        answer["usage"] = {"prompt_tokens": 900, "completion_tokens": 100}  # 1,000 a response
+        return httpx.Response(200, json=answer)
+
+    limiter = RateLimiter(tokens_per_minute=6000, clock=clock)  # 100 a second, a second's burst
+    transport = Transport(
+        "http://test", client_transport=httpx.MockTransport(handler), sleep=clock.sleep, limiter=limiter
+    )
+    registry = ToolRegistry()
+    registry.add(Tool(SPEC, lambda a: {"value": a.get("key")}))
+    settings = LoopSettings(5, ToolChoice("auto"), RequestOptions("m"), on_usage=limiter.charge)
+    transcript = Transcript("t", "s")
+    run_loop(
+        transcript,
+        adapter_class("openai-chat")(),
+        transport.send,
+        registry,
+        [Message("user", "go")],
+        settings,
+    )
+    assert transcript.stop_reason == "final"
+    # the first response leaves the budget 900 tokens in debt: 9 s at 100 tokens a second
+    assert [round(t - 100.0, 3) for t in sent_at] == [0.0, 9.0]

@@ -1,0 +1,422 @@
+"""Speed and scale: every goal of the speed issue, each printed beside an anchor measured in the
+same run (ratios hold from one machine to another; absolute times do not).
+
+    python benchmarks/speed.py [--runs 500,5000] [--live-runs 200] [--only help,replay,...]
+
+Parts (``--only`` picks some):
+
+- ``help``: ``harness --help``, wall, beside ``python -c pass`` (goal: under 0.2 s).
+- ``replay``: the default suite replayed in-process and through the forked workers: CPU per
+  interaction (goal: at most 1 ms, and at most 0.5x the anchor), beside vcrpy's own replay of a
+  small cassette through httpx (vcrpy's public ``use_cassette``, same process); the time for
+  1,000 scenario-runs (goal: under 5 s).
+- ``cassette``: one synthetic cassette of 5, 50 and 500 interactions replayed through the
+  harness's cassette transport: CPU per interaction (goal: flat).
+- ``runs``: ``--runs`` replayed runs (sim-openai's cassettes, repeated), each count in a fresh
+  process: CPU per run and peak memory (goal: flat).
+- ``live``: 2-turn runs against a scripted uvicorn endpoint in its own process, 100 ms latency, 50
+  concurrent: efficiency (ideal wall / wall; goal: at least 0.6) and CPU per exchange beside a
+  bare shared ``httpx.Client`` sending as many requests from 50 threads (goal: at most 1.5x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+PARTS = ("help", "replay", "cassette", "runs", "live")
+
+
+def line(goal: str, figure: str, anchor: str, met: bool | None) -> None:
+    verdict = "" if met is None else ("  [met]" if met else "  [NOT MET]")
+    print(f"  {goal:<44} {figure:<34} {anchor}{verdict}")
+
+
+def cpu_now() -> float:
+    """CPU seconds of this process and its finished children."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def best_wall(command: list[str], rounds: int = 5) -> float:
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True, cwd=REPO)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def help_time() -> None:
+    print("harness --help")
+    bare = best_wall([sys.executable, "-c", "pass"])
+    helped = best_wall([sys.executable, "-m", "harness", "--help"])
+    line(
+        "--help under 0.2 s", f"{helped * 1000:.0f} ms", f"python -c pass: {bare * 1000:.0f} ms", helped < 0.2
+    )
+
+
+def vcrpy_anchor(rounds: int = 300) -> float:
+    """CPU ms per request of vcrpy's own replay of a small cassette, through an httpx client."""
+    import httpx
+    import vcr
+    import yaml
+
+    path = REPO / "cassettes" / "sim-openai" / "weather.single.paris.yaml"
+    interactions = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)["interactions"]
+    recorder = vcr.VCR(record_mode="none", match_on=["method", "path", "body"])
+    client = httpx.Client()  # one client, as the harness has one transport per endpoint
+    started, count = time.process_time(), 0
+    for _ in range(rounds):
+        with recorder.use_cassette(str(path)):
+            for interaction in interactions:
+                request = interaction["request"]
+                client.request(request["method"], request["uri"], content=request["body"].encode()).read()
+                count += 1
+    return (time.process_time() - started) * 1000 / count
+
+
+def replay() -> None:
+    from harness import scenarios
+    from harness.api import run_targets
+    from harness.runner import RunConfig
+    from harness.targets import load_targets
+
+    print("replay of the default suite")
+    anchor = vcrpy_anchor()
+    suite = scenarios.load([REPO / "scenarios"])
+    targets = [t for name, t in sorted(load_targets().items()) if (REPO / "cassettes" / name).is_dir()]
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, processes in (("one process", 1), ("forked workers", 0)):
+            config = RunConfig(
+                cassettes=REPO / "cassettes", results=Path(tmp) / "r.jsonl", processes=processes
+            )
+            run_targets(targets, suite, config)  # warm: the cassette cache
+            cpu, wall = cpu_now(), time.perf_counter()
+            records = run_targets(targets, suite, config)
+            cpu, wall = cpu_now() - cpu, time.perf_counter() - wall
+            interactions = sum(len(r.transcript.exchanges) for r in records)
+            per = cpu * 1000 / interactions
+            print(
+                f"  {label}: {len(records)} runs, {interactions} interactions, "
+                f"{cpu:.2f} s CPU, {wall:.2f} s wall"
+            )
+            line("CPU per interaction at most 1 ms", f"{per:.2f} ms", "", per <= 1.0)
+            line(
+                "at most 0.5x vcrpy's small-cassette replay",
+                f"{per / anchor:.2f}x",
+                f"vcrpy: {anchor:.2f} ms per request",
+                per / anchor <= 0.5,
+            )
+            thousand = wall * 1000 / len(records)
+            line(
+                "1,000 scenario-runs under 5 s",
+                f"{thousand:.2f} s",
+                f"({len(records)} in {wall:.2f} s)",
+                thousand < 5,
+            )
+    replay_only(anchor)
+
+
+def replay_only(anchor: float) -> None:
+    """Every recorded request of the bundled cassettes sent again through the harness's cassette
+    transport (load, match, play back through httpx): the replay without the agent loop, checks,
+    scoring and results."""
+    import httpx
+    import yaml
+
+    from harness.recording import CassetteTransport
+
+    paths = sorted(p for p in (REPO / "cassettes").rglob("*.yaml") if not p.name.endswith(".mcp.yaml"))
+    requests = []
+    for path in paths:
+        data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+        requests.append(
+            (
+                path,
+                [
+                    (i["request"]["method"], i["request"]["uri"], i["request"]["body"])
+                    for i in data["interactions"]
+                ],
+            )
+        )
+    started, count = time.process_time(), 0
+    for path, interactions in requests:
+        transport = CassetteTransport(path, mode="replay", target="t", scenario_id=path.stem)
+        with httpx.Client(transport=transport) as client:
+            for method, uri, body in interactions:
+                client.request(method, uri, content=body.encode() if isinstance(body, str) else body).read()
+                count += 1
+    per = (time.process_time() - started) * 1000 / count
+    print(f"  the replay alone: {len(paths)} cassettes, {count} interactions")
+    line("CPU per interaction at most 1 ms", f"{per:.2f} ms", "", per <= 1.0)
+    line(
+        "at most 0.5x vcrpy's small-cassette replay",
+        f"{per / anchor:.2f}x",
+        f"vcrpy: {anchor:.2f} ms per request",
+        per / anchor <= 0.5,
+    )
+
+
+def synthetic_cassette(folder: Path, size: int) -> tuple[Path, list[bytes]]:
+    """A cassette of ``size`` interactions, recorded through the harness's own transport."""
+    import httpx
+
+    from harness.recording import CassetteTransport
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, json={"choices": [{"message": {"content": "ok"}}], "echo": len(request.content)}
+        )
+
+    path = folder / f"c{size}.yaml"
+    bodies = [
+        json.dumps({"messages": [{"role": "user", "content": f"question {i}"}]}).encode() for i in range(size)
+    ]
+    transport = CassetteTransport(
+        path, mode="record", target="t", scenario_id="s", inner=httpx.MockTransport(answer)
+    )
+    with httpx.Client(transport=transport, base_url="http://bench.invalid") as client:
+        for body in bodies:
+            client.post("/v1/chat/completions", content=body).read()
+    transport.save()
+    return path, bodies
+
+
+def cassette() -> None:
+    import httpx
+
+    from harness.recording import CassetteTransport
+
+    print("one cassette, growing")
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (5, 50, 500):
+            path, bodies = synthetic_cassette(Path(tmp), size)
+            rounds = max(1, 2000 // size)
+            started = time.process_time()
+            for _ in range(rounds):
+                transport = CassetteTransport(path, mode="replay", target="t", scenario_id="s")
+                with httpx.Client(transport=transport, base_url="http://bench.invalid") as client:
+                    for body in bodies:
+                        client.post("/v1/chat/completions", content=body).read()
+            figures[size] = (time.process_time() - started) * 1000 / (rounds * size)
+    shown = ", ".join(f"{size}: {ms:.3f} ms" for size, ms in figures.items())
+    ratio = figures[500] / figures[5]
+    line("flat from 5 to 500 interactions", f"500/5 = {ratio:.2f}x", shown, ratio <= 1.5)
+
+
+RUNS_CHILD = """
+import json, sys, time
+from pathlib import Path
+from harness import scenarios
+from harness.api import run_targets
+from harness.runner import RunConfig
+from harness.targets import load_targets
+cassettes, repeats, results = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+suite = scenarios.load([Path(sys.argv[4])])
+started, wall = time.process_time(), time.perf_counter()
+config = RunConfig(cassettes=cassettes, results=results, repeats=repeats, processes=1)
+records = run_targets([load_targets()["sim-openai"]], suite, config)
+cpu, wall = time.process_time() - started, time.perf_counter() - wall
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over an exec from the process that forked it
+status = Path("/proc/self/status").read_text().splitlines()
+peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+print(json.dumps({"runs": len(records), "cpu": cpu, "wall": wall, "rss_kb": peak}))
+"""
+
+
+def runs(counts: list[int]) -> None:
+    from harness.recording import cassette_path
+
+    print("many runs (sim-openai's recordings, repeated; one process)")
+    source = REPO / "cassettes" / "sim-openai"
+    per_repeat = len(list(source.glob("*.yaml"))) - len(list(source.glob("*.mcp.yaml")))
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for count in counts:
+            repeats = max(1, round(count / per_repeat))
+            folder = Path(tmp) / f"c{count}"
+            for repeat in range(repeats):
+                for file in source.glob("*.yaml"):
+                    scenario = file.name.removesuffix(".yaml").removesuffix(".mcp")
+                    target = cassette_path(folder, "sim-openai", scenario, repeat)
+                    if file.name.endswith(".mcp.yaml"):
+                        target = target.with_name(target.name.removesuffix(".yaml") + ".mcp.yaml")
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.link(file, target) if not target.exists() else None
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    RUNS_CHILD,
+                    str(folder),
+                    str(repeats),
+                    str(Path(tmp) / f"r{count}.jsonl"),
+                    str(REPO / "scenarios"),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=REPO,
+            )
+            figures[count] = json.loads(out.stdout.splitlines()[-1])
+            shutil.rmtree(folder)
+    for found in figures.values():
+        print(
+            f"  {found['runs']} runs: {found['cpu'] * 1000 / found['runs']:.2f} ms CPU per run, "
+            f"{found['wall']:.1f} s wall, peak {found['rss_kb'] / 1024:.0f} MB"
+        )
+    low, high = figures[counts[0]], figures[counts[-1]]
+    cost = (high["cpu"] / high["runs"]) / (low["cpu"] / low["runs"])
+    line(f"CPU per run flat, {low['runs']} -> {high['runs']} runs", f"{cost:.2f}x", "", cost <= 1.2)
+    grow = (high["rss_kb"] - low["rss_kb"]) / (high["runs"] - low["runs"])
+    line(
+        "memory flat in the number of runs",
+        f"+{grow:.1f} KB per run",
+        f"peak {low['rss_kb'] / 1024:.0f} -> {high['rss_kb'] / 1024:.0f} MB",
+        grow < 1.0,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+LATENCY_SERVER = """
+import asyncio, json, sys, uvicorn
+def completion(message, finish):
+    return {"id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "bench",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+CALL = completion({"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
+    "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}]}, "tool_calls")
+TEXT = completion({"role": "assistant", "content": "It is 18 C and raining lightly in Paris."}, "stop")
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body, more = body + message.get("body", b""), message.get("more_body", False)
+    await asyncio.sleep(float(sys.argv[2]))
+    last = (json.loads(body or b"{}").get("messages") or [{}])[-1]
+    data = json.dumps(TEXT if last.get("role") == "tool" else CALL).encode()
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", backlog=512)
+"""
+"""A scripted OpenAI-format endpoint on uvicorn (asyncio): a call, then a text answer once a tool
+result is sent; every answer after the given latency."""
+
+
+def live(count: int) -> None:
+    import httpx
+
+    from harness import scenarios
+    from harness.api import run_targets
+    from harness.runner import RunConfig
+    from harness.targets import Target
+
+    latency = 0.1
+    print(
+        f"live: {count} two-turn runs, 100 ms latency, 50 concurrent (a uvicorn endpoint in its own process)"
+    )
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-c", LATENCY_SERVER, str(port), str(latency)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=0.2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        (paris,) = [s for s in scenarios.load([REPO / "scenarios"]) if s.id == "weather.single.paris"]
+        target = Target.build(
+            "live-bench", format="openai-chat", model="sim-conformant", base_url=base, concurrency=50
+        )
+        config = RunConfig(mode="live", results=None, repeats=count, concurrency=50)
+        cpu, wall = time.process_time(), time.perf_counter()
+        records = run_targets([target], [paris], config)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        exchanges = sum(len(r.transcript.exchanges) for r in records)
+        turns = max(len(r.transcript.exchanges) for r in records)
+        ideal = -(-count // 50) * turns * latency
+        body = records[0].transcript.exchanges[0].request.body
+
+        def send(client: httpx.Client) -> Callable[[int], Any]:
+            return lambda _: client.post(f"{base}/v1/chat/completions", json=body).read()
+
+        with httpx.Client(limits=httpx.Limits(max_connections=50)) as client, ThreadPoolExecutor(50) as pool:
+            list(pool.map(send(client), range(50)))  # warm: connections open
+            bare_cpu, bare_wall = time.process_time(), time.perf_counter()
+            list(pool.map(send(client), range(exchanges)))
+            bare_cpu, bare_wall = time.process_time() - bare_cpu, time.perf_counter() - bare_wall
+    finally:
+        server.terminate()
+        server.wait(10)
+    per, bare = cpu * 1000 / exchanges, bare_cpu * 1000 / exchanges
+    bare_ideal = -(-exchanges // 50) * latency
+    print(
+        f"  {len(records)} runs, {exchanges} exchanges in {wall:.2f} s (ideal {ideal:.2f} s); "
+        f"bare httpx: {bare_wall:.2f} s (ideal {bare_ideal:.2f} s)"
+    )
+    line(
+        "efficiency at least 0.6",
+        f"{ideal / wall:.2f}",
+        f"bare httpx: {bare_ideal / bare_wall:.2f}",
+        ideal / wall >= 0.6,
+    )
+    line(
+        "CPU per exchange at most 1.5x bare httpx",
+        f"{per / bare:.2f}x ({per:.2f} ms)",
+        f"bare httpx: {bare:.2f} ms",
+        per / bare <= 1.5,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", default="500,5000", help="Run counts for the scale part (comma-separated).")
+    parser.add_argument("--live-runs", type=int, default=200)
+    parser.add_argument("--only", default=",".join(PARTS))
+    args = parser.parse_args()
+    chosen = args.only.split(",")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    if "help" in chosen:
+        help_time()
+    if "replay" in chosen:
+        replay()
+    if "cassette" in chosen:
+        cassette()
+    if "runs" in chosen:
+        runs([int(n) for n in args.runs.split(",")])
+    if "live" in chosen:
+        live(args.live_runs)
+
+
+if __name__ == "__main__":
+    main()
