@@ -150,6 +150,7 @@ def run(
     stop: threading.Event | None = None,
     rechunk: int = 0,
     shard: Shard | None = None,
+    processes: int = 0,
 ) -> RunResult:
     """Run ``scenarios`` against ``targets`` and return the scored records.
 
@@ -164,6 +165,9 @@ def run(
     ``rechunk`` (replay) runs each agent target's scenarios again with every stream
     re-sliced into chunks of 1..``rechunk`` bytes (:func:`harness.rechunk.sweep_agent`).
     ``shard`` runs one :class:`~harness.runner.Shard` of the (target, scenario) pairs.
+    ``processes``: worker processes (a replay uses one per core unless this is 1; a live or
+    recording run forks only when this is above 1, each worker with its share of every
+    target's concurrency and rate limits).
 
     Example::
 
@@ -187,6 +191,7 @@ def run(
         live_mcp=live_mcp,
         rechunk=rechunk,
         shard=shard,
+        processes=processes,
         skip=frozenset(skip),
         stop=stop,
     )

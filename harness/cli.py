@@ -94,6 +94,13 @@ def _run_options(fn: Any) -> Any:
         ),
         click.option("--strict", is_flag=True, help="Exit 1 when any run fails."),
         click.option(
+            "--processes",
+            default=0,
+            type=click.IntRange(0, 64),
+            help="Worker processes (Linux). Replay: one per core unless 1. Live and record: only when "
+            "above 1, each with its share of every target's concurrency and rate limits.",
+        ),
+        click.option(
             "--shard",
             default=None,
             metavar="K/N",
@@ -177,6 +184,7 @@ def _run(
     strict: bool,
     resume: str | None,
     shard: str | None,
+    processes: int,
     baseline: Path | None = None,
     tolerance: float = 0.0,
     rechunk: int = 0,
@@ -224,6 +232,11 @@ def _run(
         folder = api.RunFolder.create(out, manifest)
     done = folder.done()
     err = console(stderr=True)
+    if rechunk and not any(t.agent for t in chosen):
+        err.print(
+            "--rechunk re-slices the streams of agent targets only, and none is chosen; the harness's "
+            "own adapters are swept by `harness audit --rechunk N`"
+        )
     pairs = sum(1 for t in chosen for s in selected if part is None or part.holds(t.name, s.id))
     total = pairs * repeat
     left = total - len(done)
@@ -275,6 +288,7 @@ def _run(
                 stop=stop,
                 rechunk=rechunk,
                 shard=part,
+                processes=processes,
             )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -49,7 +49,8 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
     limiter = None
     if target.requests_per_minute or target.tokens_per_minute:
         limiter = RateLimiter(target.requests_per_minute, target.tokens_per_minute)
-    return Endpoint(base_url, headers, live_transport(keep_alive=keep_alive), limit=limit, limiter=limiter)
+    transport = live_transport(keep_alive=keep_alive, connections=target.concurrency)
+    return Endpoint(base_url, headers, transport, limit=limit, limiter=limiter)
 
 
 def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:

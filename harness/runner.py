@@ -104,7 +104,7 @@ class RunConfig:
     live_mcp: bool = False  # start MCP servers even in replay (their results must match the recording)
     skip: frozenset[tuple[str, str, int]] = frozenset()  # runs already done (a resumed run)
     stop: threading.Event | None = None  # set to interrupt (Ctrl-C)
-    processes: int = 0  # replay: worker processes sharing the runs (0: one per core; 1: none)
+    processes: int = 0  # worker processes: replay 0 = one per core; live and record only when > 1
     rechunk: int = 0  # replay: sweep each agent target's run at stream chunk sizes 1..N (0: no)
     shard: Shard | None = None  # run only this shard's (target, scenario) pairs
 
@@ -359,7 +359,10 @@ def run_user_agent(
         record_mode=config.record_mode,
         executed=executed,
     )
-    if config.rechunk and config.mode == "replay" and not scenario.mcp_servers:
+    if config.rechunk and config.mode == "replay" and scenario.mcp_servers:
+        why = "not re-sliced: the scenario's MCP servers answer once per run (replay it without --rechunk)"
+        transcript.findings.append(Finding("agent.stream_rechunk", "info", True, why))
+    elif config.rechunk and config.mode == "replay":
         found = sweep_agent(
             fn,
             lambda: _agent_task(target, scenario, build_registry(scenario), endpoint, config),
@@ -444,29 +447,41 @@ def run(
             if on_result is not None:
                 on_result(record)
 
-        workers = _workers(config, len(jobs))
+        workers = _workers(config, jobs)
         if workers > 1:  # before any thread starts here: the workers are forked
             jobs = _run_forked(jobs, workers, config, endpoints, keep, stop)
         finished = threading.Event()
         watcher = threading.Thread(target=_cut_on_stop, args=(stop, finished, endpoints), daemon=True)
         watcher.start()
         stack.callback(finished.set)
+        _run_threads(jobs, config, endpoints, limits, keep, stop)
+    return sorted(records, key=lambda r: r.key)
 
-        def task(target: Target, scenario: Scenario, repeat: int) -> None:
+
+def _run_threads(
+    jobs: Sequence[Job],
+    config: RunConfig,
+    endpoints: Mapping[str, Endpoint],
+    limits: Mapping[str, threading.Semaphore],
+    keep: Callable[[RunRecord], None],
+    stop: threading.Event,
+) -> None:
+    """Run ``jobs`` on ``config.concurrency`` threads, each target within its limit."""
+
+    def task(target: Target, scenario: Scenario, repeat: int) -> None:
+        if stop.is_set():
+            return
+        with limits[target.name]:
             if stop.is_set():
                 return
-            with limits[target.name]:
-                if stop.is_set():
-                    return
-                record = run_one(target, scenario, repeat, endpoints[target.name], config)
-            if stop.is_set() and record.outcome == "error":
-                return  # cut short by the interruption: it is not a result
-            keep(record)
+            record = run_one(target, scenario, repeat, endpoints[target.name], config)
+        if stop.is_set() and record.outcome == "error":
+            return  # cut short by the interruption: it is not a result
+        keep(record)
 
-        with ThreadPoolExecutor(max_workers=max(1, config.concurrency), thread_name_prefix="run") as pool:
-            for future in [pool.submit(task, *job) for job in jobs]:
-                _wait(future)
-    return sorted(records, key=lambda r: r.key)
+    with ThreadPoolExecutor(max_workers=max(1, config.concurrency), thread_name_prefix="run") as pool:
+        for future in [pool.submit(task, *job) for job in jobs]:
+            _wait(future)
 
 
 Job = tuple[Target, Scenario, int]
@@ -475,16 +490,23 @@ MIN_JOBS_PER_WORKER = 50
 """A replay forks workers only when each gets at least this many runs (a fork costs ~10 ms)."""
 
 
-def _workers(config: RunConfig, jobs: int) -> int:
-    """How many processes share a replay: never for live runs (their endpoints and rate limits
-    are this process's), and only on Linux, where forking a process is safe and cheap; at most
-    one per core."""
+def _workers(config: RunConfig, jobs: Sequence[Job]) -> int:
+    """How many processes share the runs, on Linux only (where forking a process is safe and
+    cheap). A replay: one per core, each with at least :data:`MIN_JOBS_PER_WORKER` runs. A live
+    or recording run only when ``config.processes`` asks, and at most the smallest target
+    concurrency, since each worker gets its share of every target's concurrency and rate limits
+    (a local model server, one request at a time, keeps the run in one process)."""
     import sys
 
-    if config.mode != "replay" or config.live_mcp or config.processes == 1 or sys.platform != "linux":
+    if config.processes == 1 or sys.platform != "linux" or not jobs:
+        return 1
+    if config.mode != "replay":
+        smallest = min(target.concurrency for target, _, _ in jobs)
+        return max(1, min(config.processes, smallest, len(jobs)))
+    if config.live_mcp:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(config.processes or cores, jobs // MIN_JOBS_PER_WORKER))
+    return max(1, min(config.processes or cores, len(jobs) // MIN_JOBS_PER_WORKER))
 
 
 def _run_forked(
@@ -509,8 +531,22 @@ def _run_forked(
 
     def work(share: list[Job], conn: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
-        for target, scenario, repeat in share:
-            conn.send_bytes(record_line(run_one(target, scenario, repeat, endpoints[target.name], config)))
+        if config.mode == "replay":  # bound by the CPU: one run at a time
+            for target, scenario, repeat in share:
+                conn.send_bytes(
+                    record_line(run_one(target, scenario, repeat, endpoints[target.name], config))
+                )
+        else:  # bound by the network: threads, within this worker's share of every limit
+            own = {name: endpoint.share(workers) for name, endpoint in endpoints.items()}
+            targets = list({target.name: target for target, _, _ in share}.values())
+            lock = threading.Lock()
+
+            def send(record: RunRecord) -> None:
+                with lock:
+                    conn.send_bytes(record_line(record))
+
+            part = dataclasses.replace(config, concurrency=max(1, config.concurrency // workers))
+            _run_threads(share, part, own, _limits(targets, own, workers), send, threading.Event())
         conn.close()
 
     pending: dict[Any, Any] = {}
@@ -559,13 +595,17 @@ def _cut_on_stop(stop: threading.Event, finished: threading.Event, endpoints: Ma
             return
 
 
-def _limits(targets: Sequence[Target], endpoints: Mapping[str, Endpoint]) -> dict[str, threading.Semaphore]:
+def _limits(
+    targets: Sequence[Target], endpoints: Mapping[str, Endpoint], parts: int = 1
+) -> dict[str, threading.Semaphore]:
     """One concurrency limit per endpoint ``limit`` key; targets sharing one (a local model
-    server answers one request at a time) share the smallest of their limits."""
+    server answers one request at a time) share the smallest of their limits; a forked worker,
+    one of ``parts``, gets its share."""
     shared: dict[str, threading.Semaphore] = {}
     return {
         target.name: shared.setdefault(
-            endpoints[target.name].limit or target.name, threading.Semaphore(max(1, target.concurrency))
+            endpoints[target.name].limit or target.name,
+            threading.Semaphore(max(1, target.concurrency // parts)),
         )
         for target in sorted(targets, key=lambda t: t.concurrency)
     }

@@ -87,6 +87,12 @@ class RateLimiter:
                 self._requests -= 1
             return wait
 
+    def share(self, parts: int) -> RateLimiter:
+        """A limiter for one of ``parts`` processes splitting this one's budget evenly."""
+        return RateLimiter(
+            self.rpm / parts if self.rpm else None, self.tpm / parts if self.tpm else None, self._clock
+        )
+
     def charge(self, tokens: int) -> None:
         """Take ``tokens`` (a response's reported usage) from the token budget."""
         if self.tpm and tokens > 0:
@@ -118,6 +124,13 @@ class Endpoint:
         """End every request in flight on this endpoint now (an interrupted run)."""
         if isinstance(self.transport, LiveTransport):
             self.transport.cut()
+
+    def share(self, parts: int) -> Endpoint:
+        """This endpoint for one of ``parts`` forked worker processes: its own connections and
+        its share of the rate limits."""
+        transport = self.transport.fresh() if isinstance(self.transport, LiveTransport) else self.transport
+        limiter = self.limiter.share(parts) if self.limiter is not None else None
+        return dataclasses.replace(self, transport=transport, limiter=limiter)
 
 
 @dataclass
@@ -506,18 +519,26 @@ class LiveTransport(httpx.HTTPTransport):
     """The real network transport, with :meth:`cut` to end every request in flight at once
     (Ctrl-C)."""
 
-    def __init__(self, *, keep_alive: bool = True) -> None:
-        limits = httpx.Limits() if keep_alive else httpx.Limits(max_keepalive_connections=0)
-        super().__init__(limits=limits)
+    def __init__(self, *, keep_alive: bool = True, connections: int = 20) -> None:
+        # as many kept-alive connections as requests can be in flight: httpx keeps 20 by default,
+        # so 50 concurrent requests would reconnect for 30 of them, every time
+        kept = max(1, connections) if keep_alive else 0
+        super().__init__(limits=httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept))
+        self.keep_alive, self.connections = keep_alive, connections
         self._backend = _TrackingBackend()
         self._pool._network_backend = self._backend
+
+    def fresh(self) -> LiveTransport:
+        """A new transport like this one, sharing no connection with it (a forked worker's own)."""
+        return LiveTransport(keep_alive=self.keep_alive, connections=self.connections)
 
     def cut(self) -> None:
         """Shut down every connection: requests in flight fail now, whoever is waiting on them."""
         self._backend.cut()
 
 
-def live_transport(*, keep_alive: bool = True) -> httpx.BaseTransport:
+def live_transport(*, keep_alive: bool = True, connections: int = 20) -> httpx.BaseTransport:
     """The real network transport (record and live modes): one per endpoint for a whole run, so
-    the CA bundle is loaded once and, with ``keep_alive``, connections are reused."""
-    return LiveTransport(keep_alive=keep_alive)
+    the CA bundle is loaded once and, with ``keep_alive``, up to ``connections`` connections (the
+    target's concurrency) are reused."""
+    return LiveTransport(keep_alive=keep_alive, connections=connections)

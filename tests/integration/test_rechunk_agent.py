@@ -56,3 +56,14 @@ def test_a_naive_stream_parser_is_caught_with_its_chunk_size_and_offset(tmp_path
     assert "naive-agent/weather.single.paris.yaml: re-sliced into 1-byte chunks" in detail
     assert re.search(r"the cut at byte \d+ of streamed response 1 alone changes it", detail), detail
     assert "ran no further tool instead of get_weather" in detail, detail
+
+
+def test_rechunk_says_when_no_agent_target_is_chosen(tmp_path: Path) -> None:
+    from tests.helpers.cli import harness
+
+    out = harness(
+        "run", "-t", "sim-openai", "-s", "weather.single.paris", "--rechunk", "4", "--out", tmp_path
+    )
+    assert out.returncode == 0 and "--rechunk re-slices the streams of agent targets only" in out.stderr
+    live = harness("run", "--live", "-t", "sim-openai", "--rechunk", "4", "--out", tmp_path / "live")
+    assert live.returncode == 2 and "it needs --mode replay" in live.stderr

@@ -1,5 +1,6 @@
 """A replay shared by forked worker processes gives the same records as one process, and writes
-each once to the results file."""
+each once to the results file; so does a live run asked to fork (--processes), each worker with
+its share of every limit."""
 
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def test_forked_workers_give_the_records_one_process_gives(
     targets = pick(load_targets(), ["sim-openai", "sim-anthropic-stream", "local-gemma3-270m"])
     monkeypatch.setattr(runner, "MIN_JOBS_PER_WORKER", 1)
     config = RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "forked.jsonl", processes=2)
-    assert runner._workers(config, 40) == 2
+    assert runner._workers(config, [(targets[0], suite[0], 0)] * 100) == 2
     forked = api.run_targets(targets, suite, config)
     one = api.run_targets(
         targets, suite, RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "one.jsonl", processes=1)
@@ -30,3 +31,23 @@ def test_forked_workers_give_the_records_one_process_gives(
     ]
     written = sorted(read(tmp_path / "forked.jsonl"), key=lambda r: r.key)
     assert [r.key for r in written] == [r.key for r in forked]
+
+
+def test_a_live_run_on_forked_workers_gives_the_records_one_process_gives(tmp_path: Path) -> None:
+    suite = api.load_scenarios(REPO / "scenarios", select_=["single", "parallel", "sequential"])
+    targets = pick(load_targets(), ["sim-openai", "sim-gemini-stream"])
+    forked = api.run(suite, targets, mode="live", results=tmp_path / "forked.jsonl", processes=2).records
+    one = api.run(suite, targets, mode="live", results=None, processes=1).records
+    assert len(forked) == len(suite) * len(targets) and all(r.score == 100 for r in forked)
+    assert [(r.key, r.score, r.outcome) for r in forked] == [(r.key, r.score, r.outcome) for r in one]
+    assert sorted(r.key for r in read(tmp_path / "forked.jsonl")) == [r.key for r in forked]
+
+
+def test_a_live_run_forks_no_more_workers_than_its_smallest_target_concurrency() -> None:
+    suite = api.load_scenarios(REPO / "scenarios", select_=["weather.*"])
+    known = load_targets()
+    jobs = [(known[name], scenario, 0) for name in ("sim-openai", "local-gemma3-270m") for scenario in suite]
+    live = RunConfig(mode="live", processes=4)
+    assert runner._workers(live, jobs) == 1  # the local model server answers one request at a time
+    assert runner._workers(live, [j for j in jobs if j[0].name == "sim-openai"]) == 4
+    assert runner._workers(RunConfig(mode="live"), jobs[:5]) == 1  # live forks only when asked

@@ -254,6 +254,8 @@ def test_requests_per_minute_are_kept_to_after_a_one_second_burst() -> None:
     for _ in range(6):
         transport.send(wire)
     assert [round(t - 100.0, 3) for t in sent_at] == [0.0, 0.0, 0.5, 1.0, 1.5, 2.0]
+    half = limiter.share(2)  # a forked worker's share of the budget
+    assert (half.rpm, half.tpm) == (60, None)
 
 
 def test_tokens_per_minute_are_charged_from_reported_usage_and_waited_out() -> None:
