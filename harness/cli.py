@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from harness import cli_results
+from harness.cli_results import build_report, exit_on_gate
 from harness.console import (
     console,
     escape,
@@ -29,7 +30,7 @@ from harness.console import (
 from harness.errors import UserError
 
 if TYPE_CHECKING:
-    from harness.targets import Target
+    pass
 
 
 class HarnessGroup(click.Group):
@@ -50,6 +51,10 @@ class HarnessGroup(click.Group):
 @click.version_option(package_name="toolcall-harness")
 def main() -> None:
     """Provider conformance tests for LLM tool calling."""
+
+
+for _command in cli_results.COMMANDS:  # report, merge, compare, baseline, capabilities
+    main.add_command(_command)
 
 
 def _run_options(fn: Any) -> Any:
@@ -195,7 +200,7 @@ def _run(
     from harness import api, compare
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
-    from harness.reports import gate, write_built
+    from harness.reports import write_built
     from harness.runner import Shard
     from harness.targets import load_targets
 
@@ -293,7 +298,7 @@ def _run(
     finally:
         signal.signal(signal.SIGINT, previous)
     records = sorted([*done, *result.records], key=lambda r: r.key)
-    report = _build_report(records, known)
+    report = build_report(records, known)
     comparison = None
     if base is not None:
         comparison = compare.compare(base, compare.from_records(records, str(folder.path)), tolerance)
@@ -324,28 +329,8 @@ def _run(
     if stop.is_set():
         err.print(escape(f"interrupted: {len(records)} of {total} run(s) finished; continue with --resume"))
         sys.exit(130)
-    code, message = gate(
-        report,
-        records,
-        min_score=min_score,
-        strict=strict,
-        min_scores={t.name: t.min_score for t in known.values() if t.min_score is not None},
-        regressions=comparison.regressions if comparison is not None else (),
-    )
-    if code:
-        err.print(f"[red]{escape(message)}[/red]", markup=True, soft_wrap=True)
-        sys.exit(code)
-
-
-def _build_report(records: list[Any], targets: Mapping[str, Target]) -> dict[str, Any]:
-    """The report of ``records``, with the runs each target expects to fail (``report["xfail"]``,
-    read by the JUnit writer and the gate)."""
-    from harness.reports import expected_failures
-    from harness.reports.json_report import build
-
-    report = build(records)
-    report["xfail"] = expected_failures(records, targets)
-    return report
+    regressions = comparison.regressions if comparison is not None else ()
+    exit_on_gate(report, records, known, min_score=min_score, strict=strict, regressions=regressions)
 
 
 @main.command()
@@ -568,90 +553,6 @@ def build(version: str | None) -> None:
 
 
 @main.command()
-@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
-@click.option("--config", default=None, help="Targets file for xfail (default ./harness.toml if present).")
-def report(results: Path, out: Path, config: str | None) -> None:
-    """Rebuild the reports from a results file."""
-    from harness.records import read_sorted
-    from harness.reports import write_built
-    from harness.targets import load_targets
-
-    records = read_sorted(results)
-    built = _build_report(records, load_targets(config))
-    paths = write_built(built, records, out)
-    print_table(built)
-    click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
-
-
-@main.command()
-@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
-@click.option("--config", default=None, help="Targets file (default ./harness.toml if present).")
-@click.option("--min-score", default=None, type=click.FloatRange(0, 100), help="Exit 1 below this score.")
-@click.option("--strict", is_flag=True, help="Exit 1 when any run fails.")
-def merge(
-    shards: tuple[Path, ...], out: Path, config: str | None, min_score: float | None, strict: bool
-) -> None:
-    """Put the results of `harness run --shard K/N` jobs together: one results.jsonl and one
-    report, the same as one unsharded run's (each SHARD is a results file or its folder)."""
-    from harness import api
-    from harness.reports import gate, write_built
-    from harness.targets import load_targets
-
-    known = load_targets(config)
-    records = api.merge_results(shards, out / "results.jsonl")
-    built = _build_report(records, known)
-    paths = write_built(built, records, out)
-    print_table(built)
-    github_step_summary(built, out)
-    wrote = ", ".join(map(str, [out / "results.jsonl", *paths]))
-    click.echo(f"merged {len(records)} run(s) of {len(shards)} shard(s); wrote {wrote}", err=True)
-    code, message = gate(
-        built,
-        records,
-        min_score=min_score,
-        strict=strict,
-        min_scores={t.name: t.min_score for t in known.values() if t.min_score is not None},
-    )
-    if code:
-        console(stderr=True).print(f"[red]{escape(message)}[/red]", markup=True, soft_wrap=True)
-        sys.exit(code)
-
-
-@main.command(name="compare")
-@click.argument("base", type=click.Path(exists=True, path_type=Path))
-@click.argument("new", type=click.Path(exists=True, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-@click.option(
-    "--tolerance",
-    default=0.0,
-    show_default=True,
-    type=click.FloatRange(0, 100),
-    help="Score drops of at most this many points are not regressions.",
-)
-def compare_(base: Path, new: Path, as_json: bool, tolerance: float) -> None:
-    """List what changed from BASE to NEW, per target x scenario x check: new failures, fixes,
-    score changes, new and gone findings, new errors and errors gone.
-
-    Each is a results file, a folder holding results.jsonl (reports/, reports/runs/<id>/) or a
-    baseline file (`harness baseline`). Exits 5 when there is a regression (a scenario or check
-    that passed and now fails, a run newly in error, a score drop beyond --tolerance), else 0."""
-    import json
-
-    from harness import compare
-
-    comparison = compare.compare(compare.load(base), compare.load(new), tolerance)
-    if as_json:
-        click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
-    else:
-        click.echo(f"base: {comparison.base}\nnew:  {comparison.new}")
-        click.echo("\n".join(comparison.lines()))
-    if comparison.regressions:
-        sys.exit(5)
-
-
-@main.command()
 @click.option("--reference", required=True, help="The target whose answers are the reference.")
 @click.option("--against", "against", required=True, multiple=True, help="A target to verify (then more).")
 @click.argument("more", nargs=-1)
@@ -754,55 +655,6 @@ def verify(
 
         click.echo("\n".join(verification_lines(ref.name, [j.to_data() for j in judged])))
     sys.exit(verification.exit_code(judged))
-
-
-@main.command()
-@click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    default="harness-baseline.json",
-    show_default=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The baseline file to write (commit it; `harness run --baseline` reads it).",
-)
-def baseline(results: Path, out: Path) -> None:
-    """Write the baseline file of RESULTS (a results file or a run folder; default
-    reports/results.jsonl): one sorted line per target x scenario with its outcome, score,
-    failed checks and findings."""
-    from harness import compare
-
-    items = list(compare.load(results).entries.values())
-    out.write_text(compare.render_baseline(items), encoding="utf-8")
-    failing = sum(1 for e in items if e.outcome == "fail")
-    errors = sum(1 for e in items if e.outcome == "error")
-    targets = len({e.target for e in items})
-    click.echo(
-        f"wrote {out}: {len(items)} target x scenario entries ({targets} target(s); "
-        f"{failing} failing, {errors} in error)",
-        err=True,
-    )
-
-
-@main.command(name="capabilities")
-@click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="The grid as JSON, with the runs behind each cell.")
-def capabilities_command(results: Path, as_json: bool) -> None:
-    """What each target was measured to do, from the runs of RESULTS (a results file or a run
-    folder; default reports/results.jsonl): native and parallel calls, each tool_choice mode,
-    streamed calls, MCP tools and the JSON Schema features the endpoint accepted."""
-    import json
-
-    from harness.capabilities import capabilities, render_capabilities_text
-    from harness.records import read_sorted
-
-    path = results / "results.jsonl" if results.is_dir() else results
-    if not path.is_file():
-        raise click.UsageError(f"no results file at {path}: run `harness run` first")
-    grid = capabilities(read_sorted(path))
-    if as_json:
-        click.echo(json.dumps(grid, indent=2))
-    else:
-        click.echo(render_capabilities_text(grid, console().width))
 
 
 @main.group(name="import")

@@ -1,0 +1,181 @@
+"""The ``harness`` commands over results files: ``report``, ``merge``, ``compare``, ``baseline``
+and ``capabilities`` (registered on the ``harness`` group by :mod:`harness.cli`), and the report
+and gate every command that writes reports shares."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from harness.console import console, escape, github_step_summary, print_table
+
+if TYPE_CHECKING:
+    from harness.targets import Target
+
+
+def build_report(records: list[Any], targets: Mapping[str, Target]) -> dict[str, Any]:
+    """The report of ``records``, with the runs each target expects to fail (``report["xfail"]``,
+    read by the JUnit writer and the gate)."""
+    from harness.reports import expected_failures
+    from harness.reports.json_report import build
+
+    report = build(records)
+    report["xfail"] = expected_failures(records, targets)
+    return report
+
+
+@click.command()
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
+@click.option("--config", default=None, help="Targets file for xfail (default ./harness.toml if present).")
+def report(results: Path, out: Path, config: str | None) -> None:
+    """Rebuild the reports from a results file."""
+    from harness.records import read_sorted
+    from harness.reports import write_built
+    from harness.targets import load_targets
+
+    records = read_sorted(results)
+    built = build_report(records, load_targets(config))
+    paths = write_built(built, records, out)
+    print_table(built)
+    click.echo("wrote " + ", ".join(str(p) for p in paths), err=True)
+
+
+@click.command()
+@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", default="reports", show_default=True, type=click.Path(path_type=Path))
+@click.option("--config", default=None, help="Targets file (default ./harness.toml if present).")
+@click.option("--min-score", default=None, type=click.FloatRange(0, 100), help="Exit 1 below this score.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any run fails.")
+def merge(
+    shards: tuple[Path, ...], out: Path, config: str | None, min_score: float | None, strict: bool
+) -> None:
+    """Put the results of `harness run --shard K/N` jobs together: one results.jsonl and one
+    report, the same as one unsharded run's (each SHARD is a results file or its folder)."""
+    from harness import api
+    from harness.reports import write_built
+    from harness.targets import load_targets
+
+    known = load_targets(config)
+    records = api.merge_results(shards, out / "results.jsonl")
+    built = build_report(records, known)
+    paths = write_built(built, records, out)
+    print_table(built)
+    github_step_summary(built, out)
+    wrote = ", ".join(map(str, [out / "results.jsonl", *paths]))
+    click.echo(f"merged {len(records)} run(s) of {len(shards)} shard(s); wrote {wrote}", err=True)
+    exit_on_gate(built, records, known, min_score=min_score, strict=strict)
+
+
+@click.command(name="compare")
+@click.argument("base", type=click.Path(exists=True, path_type=Path))
+@click.argument("new", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option(
+    "--tolerance",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 100),
+    help="Score drops of at most this many points are not regressions.",
+)
+def compare_(base: Path, new: Path, as_json: bool, tolerance: float) -> None:
+    """List what changed from BASE to NEW, per target x scenario x check: new failures, fixes,
+    score changes, new and gone findings, new errors and errors gone.
+
+    Each is a results file, a folder holding results.jsonl (reports/, reports/runs/<id>/) or a
+    baseline file (`harness baseline`). Exits 5 when there is a regression (a scenario or check
+    that passed and now fails, a run newly in error, a score drop beyond --tolerance), else 0."""
+    import json
+
+    from harness import compare
+
+    comparison = compare.compare(compare.load(base), compare.load(new), tolerance)
+    if as_json:
+        click.echo(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"base: {comparison.base}\nnew:  {comparison.new}")
+        click.echo("\n".join(comparison.lines()))
+    if comparison.regressions:
+        sys.exit(5)
+
+
+@click.command()
+@click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    default="harness-baseline.json",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The baseline file to write (commit it; `harness run --baseline` reads it).",
+)
+def baseline(results: Path, out: Path) -> None:
+    """Write the baseline file of RESULTS (a results file or a run folder; default
+    reports/results.jsonl): one sorted line per target x scenario with its outcome, score,
+    failed checks and findings."""
+    from harness import compare
+
+    items = list(compare.load(results).entries.values())
+    out.write_text(compare.render_baseline(items), encoding="utf-8")
+    failing = sum(1 for e in items if e.outcome == "fail")
+    errors = sum(1 for e in items if e.outcome == "error")
+    targets = len({e.target for e in items})
+    click.echo(
+        f"wrote {out}: {len(items)} target x scenario entries ({targets} target(s); "
+        f"{failing} failing, {errors} in error)",
+        err=True,
+    )
+
+
+@click.command(name="capabilities")
+@click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="The grid as JSON, with the runs behind each cell.")
+def capabilities_command(results: Path, as_json: bool) -> None:
+    """What each target was measured to do, from the runs of RESULTS (a results file or a run
+    folder; default reports/results.jsonl): native and parallel calls, each tool_choice mode,
+    streamed calls, MCP tools and the JSON Schema features the endpoint accepted."""
+    import json
+
+    from harness.capabilities import capabilities, render_capabilities_text
+    from harness.records import read_sorted
+
+    path = results / "results.jsonl" if results.is_dir() else results
+    if not path.is_file():
+        raise click.UsageError(f"no results file at {path}: run `harness run` first")
+    grid = capabilities(read_sorted(path))
+    if as_json:
+        click.echo(json.dumps(grid, indent=2))
+    else:
+        click.echo(render_capabilities_text(grid, console().width))
+
+
+def exit_on_gate(
+    report: dict[str, Any],
+    records: list[Any],
+    targets: Mapping[str, Target],
+    *,
+    min_score: float | None,
+    strict: bool,
+    regressions: Sequence[str] = (),
+) -> None:
+    """Exit with the gate's code and its reason when it fails (:func:`harness.reports.gate`;
+    each target's own ``min_score`` counts)."""
+    from harness.reports import gate
+
+    code, message = gate(
+        report,
+        records,
+        min_score=min_score,
+        strict=strict,
+        min_scores={t.name: t.min_score for t in targets.values() if t.min_score is not None},
+        regressions=regressions,
+    )
+    if code:
+        console(stderr=True).print(f"[red]{escape(message)}[/red]", markup=True, soft_wrap=True)
+        sys.exit(code)
+
+
+COMMANDS = (report, merge, compare_, baseline, capabilities_command)
