@@ -323,8 +323,7 @@ def _difference(expected: Behaviour, got: Behaviour) -> str:
     if got.raised != expected.raised and got.raised:
         return f"raised {got.raised}"
     if got.tools != expected.tools:
-        ran = next((g for g, e in itertools.zip_longest(got.tools, expected.tools) if g != e), None)
-        instead = next((e for g, e in itertools.zip_longest(got.tools, expected.tools) if g != e), None)
+        ran, instead = next((g, e) for g, e in itertools.zip_longest(got.tools, expected.tools) if g != e)
         return f"ran {ran or 'no further tool'} instead of {instead or 'nothing more'}"
     if got.unrecorded:
         return f"sent {got.unrecorded} request(s) the cassette does not hold"

@@ -3,7 +3,7 @@
 A :class:`RunRecord` is everything one run of one scenario against one target
 produced: the transcript (every exchange with its wire request and response),
 the check results, the score, and the figures reports show. ``results.jsonl``
-holds one record per line, written as each run ends by :func:`dump`; its JSON
+holds one record per line, written as each run ends by :func:`record_line`; its JSON
 Schema ships in the package (``schemas/results.schema.json``, generated from
 these types) and every line carries the format version in ``schema``.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -165,11 +165,6 @@ class RunRecord:
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(RunRecord)
-
-
-def dump(record: RunRecord, out: IO[bytes]) -> None:
-    """Write ``record`` as one line of a results file."""
-    out.write(record_line(record) + b"\n")
 
 
 def record_line(record: RunRecord) -> bytes:

@@ -517,9 +517,11 @@ def _run_forked(
     keep: Callable[[RunRecord, bytes], None],
     stop: threading.Event,
 ) -> list[Job]:
-    """Replay ``jobs`` in ``workers`` forked processes (the GIL, not the disk, bounds a replay),
-    every record coming back encoded, in the order runs end; returns the jobs no worker reported
-    (a worker that died, an interruption), for this process to run or leave."""
+    """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
+    record coming back encoded, in the order runs end; returns the jobs no worker reported (a
+    worker that died, an interruption), for this process to run or leave. A replay worker runs
+    one run at a time (it is bound by the CPU); a live one runs threads within its share of every
+    endpoint's connections, concurrency and rate limits."""
     import multiprocessing
     import signal
     from multiprocessing.connection import Connection, wait
@@ -531,22 +533,17 @@ def _run_forked(
 
     def work(share: list[Job], conn: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
-        if config.mode == "replay":  # bound by the CPU: one run at a time
-            for target, scenario, repeat in share:
-                conn.send_bytes(
-                    record_line(run_one(target, scenario, repeat, endpoints[target.name], config))
-                )
-        else:  # bound by the network: threads, within this worker's share of every limit
-            own = {name: endpoint.share(workers) for name, endpoint in endpoints.items()}
-            targets = list({target.name: target for target, _, _ in share}.values())
-            lock = threading.Lock()
+        own = {name: endpoint.share(workers) for name, endpoint in endpoints.items()}
+        targets = list({target.name: target for target, _, _ in share}.values())
+        lock = threading.Lock()
 
-            def send(record: RunRecord) -> None:
-                with lock:
-                    conn.send_bytes(record_line(record))
+        def send(record: RunRecord) -> None:
+            with lock:
+                conn.send_bytes(record_line(record))
 
-            part = dataclasses.replace(config, concurrency=max(1, config.concurrency // workers))
-            _run_threads(share, part, own, _limits(targets, own, workers), send, threading.Event())
+        threads = 1 if config.mode == "replay" else max(1, config.concurrency // workers)
+        part = dataclasses.replace(config, concurrency=threads)
+        _run_threads(share, part, own, _limits(targets, own, workers), send, threading.Event())
         conn.close()
 
     pending: dict[Any, Any] = {}

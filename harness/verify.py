@@ -329,7 +329,8 @@ def judge(
             verdicts[name] = "fail"
         else:
             verdicts[name] = "inconclusive"
-    applicable = [v for name, v in verdicts.items() if headline(found)[name] is not None]
+    values = headline(found)
+    applicable = [v for name, v in verdicts.items() if values[name] is not None]
     overall: Verdict = (
         "fail"
         if "fail" in applicable

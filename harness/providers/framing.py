@@ -233,9 +233,8 @@ class StreamReader:
         tail = self._text.decode(b"", final=True)
         if tail:
             self._take(tail)
-        for line in _NEWLINE.split(
-            "".join(self._pending)
-        ):  # the last lines, as decode_stream's split gives them
+        last = "".join(self._pending)  # the last lines, split as decode_stream splits them
+        for line in _NEWLINE.split(last):
             self._line(line)
         if self._framing is None:
             return DecodedStream("empty")

@@ -160,9 +160,10 @@ def deviate(
         if name == "rate-limit" and sent[key] == 1:
             body = json.dumps({"error": {"message": "rate limited", "type": "rate_limit_error"}})
             return Response(429, "application/json", body, {"retry-after": "0"})
-        draw = hashlib.sha256(f"{key}#{sent[key]}".encode()).digest()[0]
-        if name == "noisy" and reply.calls and draw % NOISY_SHARE == 0:
-            return respond(_no_calls(reply, conversation))
+        if name == "noisy" and reply.calls:
+            draw = hashlib.sha256(f"{key}#{sent[key]}".encode()).digest()[0]
+            if draw % NOISY_SHARE == 0:
+                return respond(_no_calls(reply, conversation))
         return respond(reply)
     if name in REPLY_DEVIATIONS:
         return respond(REPLY_DEVIATIONS[name](reply, conversation))

@@ -123,15 +123,6 @@ def slow(handler: Any, key: str, seen: set[str]) -> Response | None:
     return _error(504, "too slow")
 
 
-LATENCY_S = 0.1
-
-
-def latency(handler: Any, key: str, seen: set[str]) -> Response | None:
-    """Every answer 100 ms late, as a provider across a network (the live speed benchmark)."""
-    time.sleep(LATENCY_S)
-    return None
-
-
 NO_RESPONSE = Response(0, "", "")
 """Returned by faults that already wrote (or cut) the connection themselves."""
 
@@ -147,6 +138,5 @@ FAULTS: dict[str, Callable[[Any, str, set[str]], Response | None]] = {
     "truncated": truncated,
     "drip": drip,
     "slow": slow,
-    "latency": latency,
 }
 """Fault name -> what the endpoint does instead of answering (``None``: answer normally)."""

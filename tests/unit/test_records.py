@@ -3,7 +3,6 @@ shipped JSON Schema that matches the types."""
 
 from __future__ import annotations
 
-import io
 import json
 from importlib import resources
 from pathlib import Path
@@ -20,9 +19,9 @@ from harness.records import (
     RunError,
     RunRecord,
     TargetInfo,
-    dump,
     json_schema,
     read,
+    record_line,
     status_of,
 )
 from tests.helpers.transcripts import call, transcript
@@ -55,8 +54,8 @@ def test_a_record_round_trips_typed(tmp_path: Path) -> None:
     original = record()
     path = tmp_path / "results.jsonl"
     with path.open("wb") as out:
-        dump(original, out)
-        dump(record(repeat=1, error=RunError("HarnessError", "boom", "tb")), out)
+        out.write(record_line(original) + b"\n")
+        out.write(record_line(record(repeat=1, error=RunError("HarnessError", "boom", "tb"))) + b"\n")
     first, second = list(read(path))
     assert first == original
     assert isinstance(first.transcript.exchanges[0].parsed, ParsedTurn)
@@ -72,9 +71,7 @@ def test_the_shipped_schema_is_the_one_the_types_give() -> None:
 
 
 def test_every_line_validates_against_the_shipped_schema() -> None:
-    out = io.BytesIO()
-    dump(record(), out)
-    line = json.loads(out.getvalue())
+    line = json.loads(record_line(record()))
     assert line["schema"] == RESULT_SCHEMA
     jsonschema.Draft202012Validator(json_schema()).validate(line)
 
