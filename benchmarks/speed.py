@@ -240,6 +240,7 @@ print(json.dumps({"runs": len(records), "cpu": cpu, "wall": wall, "rss_kb": peak
 
 def runs(counts: list[int]) -> None:
     from harness.recording import cassette_path
+    from harness.tools.mcp.session import recording_path
 
     print("many runs (sim-openai's recordings, repeated; one process)")
     source = REPO / "cassettes" / "sim-openai"
@@ -254,9 +255,9 @@ def runs(counts: list[int]) -> None:
                     scenario = file.name.removesuffix(".yaml").removesuffix(".mcp")
                     target = cassette_path(folder, "sim-openai", scenario, repeat)
                     if file.name.endswith(".mcp.yaml"):
-                        target = target.with_name(target.name.removesuffix(".yaml") + ".mcp.yaml")
+                        target = recording_path(target)
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    os.link(file, target) if not target.exists() else None
+                    os.link(file, target)
             out = subprocess.run(
                 [
                     sys.executable,
