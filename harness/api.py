@@ -81,7 +81,7 @@ class RunResult:
         paths = result.write_reports("reports")
     """
 
-    records: list[RunRecord]
+    records: Sequence[RunRecord]  # with a results file, a RecordLog reading them from it
     results: Path | None = None
     targets: Mapping[str, Target] = field(default_factory=dict, repr=False)
     _report: dict[str, Any] | None = field(default=None, repr=False)
@@ -91,11 +91,9 @@ class RunResult:
         """The report (what ``report.json`` holds): scores per target, category and scenario, and
         the runs each target expects to fail (its ``xfail``)."""
         if self._report is None:
-            from harness.reports import expected_failures
             from harness.reports.json_report import build
 
-            self._report = build(self.records)
-            self._report["xfail"] = expected_failures(self.records, self.targets)
+            self._report = build(self.records, policies=self.targets)
         return self._report
 
     def score(self, target: str) -> float | None:
@@ -130,7 +128,7 @@ class RunResult:
         from harness.reports import gate
 
         own = {name: t.min_score for name, t in self.targets.items() if t.min_score is not None}
-        return gate(self.report, self.records, min_score=min_score, strict=strict, min_scores=own)
+        return gate(self.report, min_score=min_score, strict=strict, min_scores=own)
 
 
 def run(
@@ -204,7 +202,7 @@ def run_targets(
     scenarios: Sequence[Scenario],
     config: RunConfig | None = None,
     on_result: OnResult | None = None,
-) -> list[RunRecord]:
+) -> Sequence[RunRecord]:
     """The records of running ``scenarios`` against ``targets`` with a :class:`RunConfig`: opens
     their endpoints (starting the simulator or a local model server when needed), runs, and
     always stops them.

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.model import Exchange, ParsedTurn
-from harness.records import CheckResult, RunRecord
+from harness.records import CheckResult, RunRecord, TargetInfo
 
 Value = Literal["yes", "no", "partial", "untested"]
 Rule = Literal["every", "any"]
@@ -79,39 +79,64 @@ COLUMNS: tuple[Column, ...] = (
 """Every column, in the order the grid shows them."""
 
 
-def capabilities(records: list[RunRecord]) -> dict[str, Any]:
-    """The grid of every target in ``records``: ``{"columns": [...], "targets": {name: {column
-    id: cell}}}``, targets sorted by name, columns in :data:`COLUMNS` order (deterministic, so a
-    replay gives the same report.json)."""
-    by_target: dict[str, list[RunRecord]] = {}
+@dataclass(frozen=True)
+class Observed:
+    """What one run showed for the grid, per column (a few :class:`Seen`, without the run's
+    transcript): a report over many runs keeps this much of each."""
+
+    target: TargetInfo
+    key: tuple[str, str, int]
+    tested: bool  # False: an error, which decides nothing
+    seen: dict[str, list[Seen]]
+
+
+def observe(record: RunRecord) -> Observed:
+    """What ``record`` showed about each column that applies to its target."""
+    if record.outcome == "error":
+        return Observed(record.target, record.key, False, {})
+    seen: dict[str, list[Seen]] = {}
+    schemas: dict[str, Seen] | None = None
+    for column in COLUMNS:
+        if _not_applicable(column, record.target.mode, record.target.stream):
+            continue
+        if column.group == "schema":  # one pass over the run's schemas serves every feature
+            schemas = schema_seen(record) if schemas is None else schemas
+            found = schemas.get(column.id.removeprefix("schema_"))
+            shown = [found] if found else []
+        else:
+            shown = OBSERVERS[column.id](record)
+        if shown:
+            seen[column.id] = shown
+    return Observed(record.target, record.key, True, seen)
+
+
+def capabilities(records: Iterable[RunRecord | Observed]) -> dict[str, Any]:
+    """The grid of every target in ``records`` (or their :class:`Observed`): ``{"columns": [...],
+    "targets": {name: {column id: cell}}}``, targets sorted by name, columns in :data:`COLUMNS`
+    order (deterministic, so a replay gives the same report.json)."""
+    by_target: dict[str, list[Observed]] = {}
     for record in records:
-        by_target.setdefault(record.target.name, []).append(record)
+        observed = record if isinstance(record, Observed) else observe(record)
+        by_target.setdefault(observed.target.name, []).append(observed)
     return {
         "columns": [{"id": c.id, "label": c.label, "group": c.group} for c in COLUMNS],
         "targets": {name: target_cells(by_target[name]) for name in sorted(by_target)},
     }
 
 
-def target_cells(runs: list[RunRecord]) -> dict[str, dict[str, Any]]:
+def target_cells(runs: list[Observed]) -> dict[str, dict[str, Any]]:
     """One target's cells, from its runs the harness could test."""
-    tested = sorted((r for r in runs if r.outcome != "error"), key=lambda r: r.key)
+    tested = sorted((r for r in runs if r.tested), key=lambda r: r.key)
     if not tested:
         return {c.id: untested("every run was an error: nothing could be tested") for c in COLUMNS}
     info = tested[0].target
     cells: dict[str, dict[str, Any]] = {}
-    schemas: list[dict[str, Seen]] | None = None
     for column in COLUMNS:
         reason = _not_applicable(column, info.mode, info.stream)
         if reason:
             cells[column.id] = untested(reason)
             continue
-        if column.group == "schema":  # one pass over each run's schemas serves every feature
-            if schemas is None:
-                schemas = [schema_seen(r) for r in tested]
-            feature = column.id.removeprefix("schema_")
-            seen = [found[feature] for found in schemas if feature in found]
-        else:
-            seen = [s for record in tested for s in OBSERVERS[column.id](record)]
+        seen = [s for observed in tested for s in observed.seen.get(column.id, ())]
         cells[column.id] = combine(seen, column.rule, _never_tested(column))
     return cells
 

@@ -200,6 +200,7 @@ def _run(
     from harness import api, compare
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
+    from harness.records import RecordLog
     from harness.reports import write_built
     from harness.runner import Shard
     from harness.targets import load_targets
@@ -279,7 +280,7 @@ def _run(
                     )
                     sys.stderr.flush()
 
-            result = api.run(
+            api.run(
                 selected,
                 chosen,
                 mode=cast(Mode, mode),
@@ -297,7 +298,7 @@ def _run(
             )
     finally:
         signal.signal(signal.SIGINT, previous)
-    records = sorted([*done, *result.records], key=lambda r: r.key)
+    records = RecordLog.open(folder.results)  # the runs done before a resume, and this one's
     report = build_report(records, known)
     comparison = None
     if base is not None:
@@ -317,11 +318,11 @@ def _run(
         console().print(escape(f"compared with the baseline {baseline}:"))
         for line in comparison.lines():
             console().print(line, markup=False, soft_wrap=True)
-    for record_ in records:
-        if record_.error is not None:
+    for run in report["runs"]:
+        if run["error"] is not None:
             err.print(
-                f"[red]{escape(record_.target.name)} {escape(record_.scenario)}:[/red] "
-                f"{escape(record_.error.message)}",
+                f"[red]{escape(run['target'])} {escape(run['scenario'])}:[/red] "
+                f"{escape(run['error']['message'])}",
                 markup=True,
                 soft_wrap=True,
             )
@@ -330,7 +331,7 @@ def _run(
         err.print(escape(f"interrupted: {len(records)} of {total} run(s) finished; continue with --resume"))
         sys.exit(130)
     regressions = comparison.regressions if comparison is not None else ()
-    exit_on_gate(report, records, known, min_score=min_score, strict=strict, regressions=regressions)
+    exit_on_gate(report, known, min_score=min_score, strict=strict, regressions=regressions)
 
 
 @main.command()

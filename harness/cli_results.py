@@ -5,7 +5,7 @@ and gate every command that writes reports shares."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,15 +17,12 @@ if TYPE_CHECKING:
     from harness.targets import Target
 
 
-def build_report(records: list[Any], targets: Mapping[str, Target]) -> dict[str, Any]:
+def build_report(records: Iterable[Any], targets: Mapping[str, Target]) -> dict[str, Any]:
     """The report of ``records``, with the runs each target expects to fail (``report["xfail"]``,
     read by the JUnit writer and the gate)."""
-    from harness.reports import expected_failures
     from harness.reports.json_report import build
 
-    report = build(records)
-    report["xfail"] = expected_failures(records, targets)
-    return report
+    return build(records, policies=targets)
 
 
 @click.command()
@@ -68,7 +65,7 @@ def merge(
     github_step_summary(built, out)
     wrote = ", ".join(map(str, [out / "results.jsonl", *paths]))
     click.echo(f"merged {len(records)} run(s) of {len(shards)} shard(s); wrote {wrote}", err=True)
-    exit_on_gate(built, records, known, min_score=min_score, strict=strict)
+    exit_on_gate(built, known, min_score=min_score, strict=strict)
 
 
 @click.command(name="compare")
@@ -154,7 +151,6 @@ def capabilities_command(results: Path, as_json: bool) -> None:
 
 def exit_on_gate(
     report: dict[str, Any],
-    records: list[Any],
     targets: Mapping[str, Target],
     *,
     min_score: float | None,
@@ -167,7 +163,6 @@ def exit_on_gate(
 
     code, message = gate(
         report,
-        records,
         min_score=min_score,
         strict=strict,
         min_scores={t.name: t.min_score for t in targets.values() if t.min_score is not None},

@@ -49,7 +49,7 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
     limiter = None
     if target.requests_per_minute or target.tokens_per_minute:
         limiter = RateLimiter(target.requests_per_minute, target.tokens_per_minute)
-    transport = live_transport(keep_alive=keep_alive, connections=target.concurrency)
+    transport = live_transport(base_url, keep_alive=keep_alive, connections=target.concurrency)
     return Endpoint(base_url, headers, transport, limit=limit, limiter=limiter)
 
 

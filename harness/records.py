@@ -16,10 +16,10 @@ Encoding and decoding use msgspec: it encodes these dataclasses directly
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import msgspec
 
@@ -244,6 +244,102 @@ def read_sorted(path: str | Path) -> list[RunRecord]:
     return sorted(read(path), key=lambda r: r.key)
 
 
+Key = tuple[str, str, int]
+Place = tuple[Key, int, int, int]
+"""A record's key, and where its line is in the results file: offset, length, line number."""
+
+
+class _Named(msgspec.Struct):
+    name: str
+
+
+class _Head(msgspec.Struct):
+    """The few fields of a results line that place it; the rest is skipped, not decoded."""
+
+    target: _Named
+    scenario: str
+    repeat: int
+
+
+_head_decoder = msgspec.json.Decoder(_Head)
+
+
+def head_key(line: bytes) -> Key:
+    """The (target, scenario, repeat) of a results line, without decoding the rest of it."""
+    head = _head_decoder.decode(line)
+    return (head.target.name, head.scenario, head.repeat)
+
+
+class RecordLog(Sequence[RunRecord]):
+    """Records as written to a results file, sorted by (target, scenario, repeat): in memory only
+    each one's key and place in the file, each record read back when it is asked for. A run of
+    any size holds no transcript in memory; every pass over it reads the file again (a pass costs
+    about as much as decoding the records).
+
+    Example::
+
+        records = harness.RecordLog.open("reports/results.jsonl")
+        print(len(records), records[0].score)
+    """
+
+    def __init__(self, path: str | Path, places: Iterable[Place]):
+        self.path = Path(path)
+        self.places = sorted(places)
+
+    @classmethod
+    def open(cls, path: str | Path) -> RecordLog:
+        """Every record of a results file; a line that is not a harness results line is a
+        :class:`ConfigError` naming it."""
+        places: list[Place] = []
+        offset = 0
+        with Path(path).open("rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    try:
+                        key = head_key(line)
+                    except msgspec.MsgspecError as exc:
+                        raise ConfigError(f"{path}:{number}: not a harness results line: {exc}") from exc
+                    places.append((key, offset, len(line), number))
+                offset += len(line)
+        return cls(path, places)
+
+    def __len__(self) -> int:
+        return len(self.places)
+
+    @overload
+    def __getitem__(self, index: int) -> RunRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RunRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> RunRecord | list[RunRecord]:
+        if isinstance(index, slice):
+            return list(self._read(self.places[index]))
+        return next(self._read([self.places[index]]))
+
+    def __iter__(self) -> Iterator[RunRecord]:
+        return self._read(self.places)
+
+    def keys(self) -> list[Key]:
+        """Every record's key, in order, without reading the records."""
+        return [place[0] for place in self.places]
+
+    def where(self, keep: Callable[[Key], bool]) -> RecordLog:
+        """The records whose key ``keep`` accepts (nothing is read to choose them)."""
+        return RecordLog(self.path, [place for place in self.places if keep(place[0])])
+
+    def _read(self, places: Iterable[Place]) -> Iterator[RunRecord]:
+        with self.path.open("rb") as handle:
+            for _, offset, length, number in places:
+                handle.seek(offset)
+                line = handle.read(length)
+                try:
+                    record = _decoder.decode(line)
+                except msgspec.MsgspecError as exc:
+                    raise ConfigError(f"{self.path}:{number}: invalid results line: {exc}") from exc
+                yield record
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one results line, generated from :class:`RunRecord`."""
     schema: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(msgspec.json.schema(RunRecord)))
@@ -253,3 +349,10 @@ def json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = f"toolcall harness results line ({RESULT_SCHEMA})"
     return schema
+
+
+def select(records: Iterable[RunRecord], keep: Callable[[Key], bool]) -> Iterable[RunRecord]:
+    """The records whose key ``keep`` accepts; from a :class:`RecordLog`, only those are read."""
+    if isinstance(records, RecordLog):
+        return records.where(keep)
+    return [r for r in records if keep(r.key)]

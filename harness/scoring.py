@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from harness.records import CheckResult, RunRecord, to_builtins
+from harness.model import Usage
+from harness.records import CheckResult, RunError, RunRecord, Status, TargetInfo, to_builtins
 
 CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
 GRADES = ((95.0, 5), (85.0, 4), (70.0, 3), (50.0, 2), (25.0, 1))
@@ -52,16 +54,54 @@ ENDPOINT_CHECKS = {
 the runs they failed)."""
 
 
-def endpoint_faults(runs: Iterable[RunRecord]) -> dict[str, int]:
+@dataclass(frozen=True)
+class RunFigures:
+    """What scores need of one run: a record without its transcript and findings, so a report
+    over many runs keeps a few hundred bytes of each (:func:`aggregate` takes these or records)."""
+
+    target: TargetInfo
+    scenario: str
+    category: str
+    repeat: int
+    score: float | None
+    passed: bool
+    outcome: str
+    error: RunError | None
+    statuses: tuple[tuple[str, Status], ...]
+    faults: tuple[str, ...]  # the endpoint faults of this run (see ENDPOINT_CHECKS)
+    latencies: tuple[float, ...]
+    usage: Usage
+
+    @classmethod
+    def of(cls, record: RunRecord) -> RunFigures:
+        faults = [
+            ENDPOINT_CHECKS[c.id] for c in record.checks if c.status == "fail" and c.id in ENDPOINT_CHECKS
+        ]
+        if any(f.evidence and f.evidence.get("not_reached") for f in record.findings()):
+            faults.append("model checks not reached")
+        return cls(
+            record.target,
+            record.scenario,
+            record.category,
+            record.repeat,
+            record.score,
+            record.passed,
+            record.outcome,
+            record.error,
+            tuple((c.id, c.status) for c in record.checks),
+            tuple(faults),
+            tuple(e.elapsed_ms for e in record.transcript.exchanges if e.elapsed_ms is not None),
+            record.usage,
+        )
+
+
+def endpoint_faults(runs: Iterable[RunFigures]) -> dict[str, int]:
     """How many runs each endpoint-caused check failed, and how many runs had model checks the
     endpoint kept from being reached (``not reached``), omitting zeros."""
     counts: dict[str, int] = defaultdict(int)
     for run in runs:
-        for item in run.checks:
-            if item.status == "fail" and item.id in ENDPOINT_CHECKS:
-                counts[ENDPOINT_CHECKS[item.id]] += 1
-        if any(f.evidence and f.evidence.get("not_reached") for f in run.findings()):
-            counts["model checks not reached"] += 1
+        for fault in run.faults:
+            counts[fault] += 1
     return dict(counts)
 
 
@@ -71,7 +111,7 @@ def _percentile(values: list[float], share: float) -> float:
     return values[int(rank) - 1]
 
 
-def check_shares(runs: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
+def check_shares(runs: Iterable[RunFigures]) -> dict[str, dict[str, Any]]:
     """Per check id: how many tested runs it passed, warned and failed, and the share passed (a
     ``warn`` counts half, as in scores), so a check a target always fails stands out. Runs the
     harness could not test (``error``) are left out, as from scores."""
@@ -79,9 +119,9 @@ def check_shares(runs: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
     for run in runs:
         if run.outcome == "error":
             continue
-        for item in run.checks:
-            if item.status in CREDIT:
-                counts[item.id][item.status] += 1
+        for check_id, status in run.statuses:
+            if status in CREDIT:
+                counts[check_id][status] += 1
     shares = {}
     for check_id, found in sorted(counts.items()):
         judged = sum(found.values())
@@ -90,12 +130,12 @@ def check_shares(runs: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
     return shares
 
 
-def latency_and_tokens(runs: Iterable[RunRecord]) -> dict[str, Any]:
+def latency_and_tokens(runs: Iterable[RunFigures]) -> dict[str, Any]:
     """Per-exchange latency p50/p95 (the recorded or measured one; none in a replay of a cassette
     without timings) and tokens per run as the provider reported them, with how many values each
     figure rests on."""
     runs = list(runs)
-    latencies = sorted(e.elapsed_ms for r in runs for e in r.transcript.exchanges if e.elapsed_ms is not None)
+    latencies = sorted(latency for r in runs for latency in r.latencies)
     usage = [r.usage for r in runs if r.usage.total is not None]
     return {
         "latency_ms": {
@@ -128,15 +168,17 @@ def mean_score(values: Iterable[float | None]) -> float | None:
     return round(mean(present), 2) if present else None
 
 
-def aggregate(records: Iterable[RunRecord]) -> dict[str, Any]:
-    """Scores of every target (with its categories and scenarios) and overall, from run records."""
-    by_target: dict[str, list[RunRecord]] = defaultdict(list)
+def aggregate(records: Iterable[RunRecord | RunFigures]) -> dict[str, Any]:
+    """Scores of every target (with its categories and scenarios) and overall, from run records
+    or their :class:`RunFigures`."""
+    by_target: dict[str, list[RunFigures]] = defaultdict(list)
     for record in records:
-        by_target[record.target.name].append(record)
+        figures = record if isinstance(record, RunFigures) else RunFigures.of(record)
+        by_target[figures.target.name].append(figures)
     targets = {}
     for name in sorted(by_target):
         runs = by_target[name]
-        scenarios: dict[str, list[RunRecord]] = defaultdict(list)
+        scenarios: dict[str, list[RunFigures]] = defaultdict(list)
         for run in runs:
             scenarios[run.scenario].append(run)
         scenario_rows = {}

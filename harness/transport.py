@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import email.utils
-import http.cookiejar
 import math
 import os
 import socket
@@ -131,6 +130,23 @@ class Endpoint:
         transport = self.transport.fresh() if isinstance(self.transport, LiveTransport) else self.transport
         limiter = self.limiter.share(parts) if self.limiter is not None else None
         return dataclasses.replace(self, transport=transport, limiter=limiter)
+
+
+@dataclass
+class _Log:
+    """What one send went through: every attempt, and a finding per retry."""
+
+    attempts: list[Attempt] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+CLIENT_HEADERS = {
+    "accept": "*/*",
+    "accept-encoding": "gzip, deflate",
+    "connection": "keep-alive",
+    "user-agent": f"python-httpx/{httpx.__version__}",
+}
+"""What an ``httpx.Client`` would add to each request (the harness sends without one)."""
 
 
 @dataclass
@@ -291,14 +307,28 @@ class Transport:
         self.sleep = sleep or time.sleep  # replay passes a no-op: recorded 429s need no waiting
         self.deadline = deadline
         self.interrupted = interrupted or threading.Event()
-        self.client = httpx.Client(
-            transport=client_transport,
-            timeout=httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s),
-            cookies=httpx.Cookies(_NoCookies()),
+        # requests go straight to the transport, without an httpx.Client around it: a client's
+        # URL and header merging, cookie extraction and redirect bookkeeping cost about as much
+        # CPU as a replayed exchange, and the harness needs none of them (no cookies, no
+        # redirects followed, one base URL)
+        self._inner = client_transport or httpx.HTTPTransport()
+        self._timeout = httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s).as_dict()
+        self._retrying = tenacity.Retrying(  # built once: every send of the run shares it
+            stop=tenacity.stop_any(
+                tenacity.stop_after_attempt(max(1, self.retry.attempts)),
+                _Deadline(self.deadline),
+                _Interrupted(self.interrupted),
+            ),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception_type(_Retryable)
+            | tenacity.retry_if_result(lambda sent: sent[0].status in self.retry.statuses),
+            sleep=self._pause,
+            reraise=True,
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
         )
 
     def close(self) -> None:
-        self.client.close()
+        self._inner.close()
 
     def url(self, path: str) -> str:
         return self.base_url + path
@@ -317,60 +347,50 @@ class Transport:
         if wire.stream:
             headers.setdefault("accept", "text/event-stream")
         record = self.describe(wire, headers)
-        attempts: list[Attempt] = []
-        findings: list[Finding] = []
-
-        def wait(state: tenacity.RetryCallState) -> float:
-            assert state.outcome is not None
-            computed = tenacity.wait_random_exponential(
-                multiplier=self.retry.initial_wait_s, max=self.retry.max_wait_s
-            )(state)
-            if not state.outcome.failed:
-                response: WireResponse = state.outcome.result()[0]
-                computed = min(retry_after(response.headers, default=computed), self.retry.max_wait_s)
-            if self.deadline is not None:
-                computed = max(0.0, min(computed, self.deadline - time.monotonic()))
-            what = f"HTTP {attempts[-1].status}" if attempts[-1].status else str(attempts[-1].error)
-            findings.append(
-                Finding(
-                    "transport.retried",
-                    "info",
-                    False,
-                    f"{what}; retried after {computed:.1f}s "
-                    f"(attempt {len(attempts)} of {self.retry.attempts})",
-                )
-            )
-            attempts[-1] = dataclasses.replace(attempts[-1], waited_s=round(computed, 3))
-            return float(computed)
-
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_any(
-                tenacity.stop_after_attempt(max(1, self.retry.attempts)),
-                _Deadline(self.deadline),
-                _Interrupted(self.interrupted),
-            ),
-            wait=wait,
-            retry=tenacity.retry_if_exception_type(_Retryable)
-            | tenacity.retry_if_result(lambda sent: sent[0].status in self.retry.statuses),
-            sleep=self._pause,
-            reraise=True,
-            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
-        )
+        log = _Log()
         try:
-            response, elapsed = retrying(self._send_once, wire, headers, attempts)
+            response, elapsed = self._retrying(self._send_once, wire, headers, log)
         except TransportError as exc:
             exc.request = record
-            exc.attempts = attempts
-            exc.findings = findings
+            exc.attempts = log.attempts
+            exc.findings = log.findings
             raise
-        return Sent(record, response, elapsed, findings, attempts)
+        return Sent(record, response, elapsed, log.findings, log.attempts)
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Seconds before the next attempt: exponential with full jitter, a ``Retry-After`` honoured,
+        never past the run's deadline; noted as a ``transport.retried`` finding."""
+        assert state.outcome is not None
+        log: _Log = state.args[2]
+        computed = tenacity.wait_random_exponential(
+            multiplier=self.retry.initial_wait_s, max=self.retry.max_wait_s
+        )(state)
+        if not state.outcome.failed:
+            response: WireResponse = state.outcome.result()[0]
+            computed = min(retry_after(response.headers, default=computed), self.retry.max_wait_s)
+        if self.deadline is not None:
+            computed = max(0.0, min(computed, self.deadline - time.monotonic()))
+        last = log.attempts[-1]
+        what = f"HTTP {last.status}" if last.status else str(last.error)
+        log.findings.append(
+            Finding(
+                "transport.retried",
+                "info",
+                False,
+                f"{what}; retried after {computed:.1f}s "
+                f"(attempt {len(log.attempts)} of {self.retry.attempts})",
+            )
+        )
+        log.attempts[-1] = dataclasses.replace(last, waited_s=round(computed, 3))
+        return float(computed)
 
     def _pause(self, seconds: float) -> None:
         self.sleep(seconds)
 
     def _send_once(
-        self, wire: WireRequest, headers: dict[str, str], attempts: list[Attempt]
+        self, wire: WireRequest, headers: dict[str, str], log: _Log
     ) -> tuple[WireResponse, float | None]:
+        attempts = log.attempts
         url = self.url(wire.path)
         if self.limiter is not None:  # every attempt counts against the provider's limits
             while (seconds := self.limiter.delay()) > 0 and not self.interrupted.is_set():
@@ -378,14 +398,21 @@ class Transport:
         if self.interrupted.is_set():
             attempts.append(Attempt(None, "interrupted", 0.0))
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
-        request = self.client.build_request(wire.method, url, json=wire.body, headers=headers)
+        request = httpx.Request(
+            wire.method,
+            url,
+            json=wire.body,
+            headers={**CLIENT_HEADERS, **headers},
+            extensions={"timeout": self._timeout},
+        )
         started = time.perf_counter()
         total = self.timeouts.total_s
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
             total = left if total is None else min(total, left)
         try:
-            response = self.client.send(request, stream=True)
+            response = self._inner.handle_request(request)
+            response.request = request
             try:
                 body = self._read(response, started, total)
             finally:
@@ -470,18 +497,6 @@ def retry_after(headers: dict[str, str], default: float = 1.0) -> float:
     return default
 
 
-class _NoCookies(http.cookiejar.CookieJar):
-    """A cookie jar that keeps nothing: a provider's Set-Cookie (a load balancer's, a bot
-    manager's) never changes the next request, so a run sends what its scenario says, live or
-    replayed (and parsing the header costs nothing)."""
-
-    def extract_cookies(self, response: Any, request: Any) -> None:
-        return None
-
-    def add_cookie_header(self, request: Any) -> None:
-        return None
-
-
 class Borrowed(httpx.BaseTransport):
     """A transport lent to one client: closing the client leaves the shared transport open."""
 
@@ -519,26 +534,39 @@ class LiveTransport(httpx.HTTPTransport):
     """The real network transport, with :meth:`cut` to end every request in flight at once
     (Ctrl-C)."""
 
-    def __init__(self, *, keep_alive: bool = True, connections: int = 20) -> None:
+    def __init__(self, *, keep_alive: bool = True, connections: int = 20, proxy: str | None = None) -> None:
         # as many kept-alive connections as requests can be in flight: httpx keeps 20 by default,
         # so 50 concurrent requests would reconnect for 30 of them, every time
         kept = max(1, connections) if keep_alive else 0
-        super().__init__(limits=httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept))
-        self.keep_alive, self.connections = keep_alive, connections
+        limits = httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept)
+        super().__init__(limits=limits, proxy=proxy)
+        self.keep_alive, self.connections, self.proxy = keep_alive, connections, proxy
         self._backend = _TrackingBackend()
         self._pool._network_backend = self._backend
 
     def fresh(self) -> LiveTransport:
         """A new transport like this one, sharing no connection with it (a forked worker's own)."""
-        return LiveTransport(keep_alive=self.keep_alive, connections=self.connections)
+        return LiveTransport(keep_alive=self.keep_alive, connections=self.connections, proxy=self.proxy)
 
     def cut(self) -> None:
         """Shut down every connection: requests in flight fail now, whoever is waiting on them."""
         self._backend.cut()
 
 
-def live_transport(*, keep_alive: bool = True, connections: int = 20) -> httpx.BaseTransport:
-    """The real network transport (record and live modes): one per endpoint for a whole run, so
-    the CA bundle is loaded once and, with ``keep_alive``, up to ``connections`` connections (the
-    target's concurrency) are reused."""
-    return LiveTransport(keep_alive=keep_alive, connections=connections)
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``,
+    minus ``NO_PROXY``), as an ``httpx.Client`` would use it; never for a loopback server."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    if not parts.hostname or parts.hostname in LOOPBACK or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all")
+
+
+def live_transport(base_url: str, *, keep_alive: bool = True, connections: int = 20) -> httpx.BaseTransport:
+    """The real network transport to ``base_url`` (record and live modes): one per endpoint for a
+    whole run, so the CA bundle is loaded once and, with ``keep_alive``, up to ``connections``
+    connections (the target's concurrency) are reused; through the environment's proxy, if any."""
+    return LiveTransport(keep_alive=keep_alive, connections=connections, proxy=env_proxy(base_url))

@@ -132,8 +132,13 @@ def loads(text: str | bytes) -> tuple[Any, Node | None]:
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise YamlError(f"invalid YAML: {exc.problem or exc}", mark.line + 1 if mark else None) from None
+        line = mark.line + 1 if mark else None
+        if "nesting depth" in str(exc.problem):  # libyaml 0.2.6's own limit, met while reading ahead
+            raise YamlError(_deeper_than_limit(""), line) from None
+        raise YamlError(f"invalid YAML: {exc.problem or exc}", line) from None
     except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):
+            raise YamlError(_deeper_than_limit("")) from None
         raise YamlError(f"invalid YAML: {exc}") from None
     except YamlError:
         raise
@@ -430,10 +435,13 @@ def _too_many_nodes(aliases: int, event: Event) -> YamlError:
 
 
 def _too_deep(event: Event, how: str) -> YamlError:
-    return YamlError(
+    return YamlError(_deeper_than_limit(how), _line(event))
+
+
+def _deeper_than_limit(how: str) -> str:
+    return (
         f"too deeply nested: more than {MAX_DEPTH} levels of lists and mappings{how} (the limit, "
-        "yamlio.MAX_DEPTH)",
-        _line(event),
+        "yamlio.MAX_DEPTH)"
     )
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from harness.records import RunRecord
 
-Writer = Callable[[dict[str, Any], list[RunRecord], Path], Path]
+Writer = Callable[[dict[str, Any], Iterable[RunRecord], Path], Path]
 DEFAULT_WRITERS = ("json", "markdown", "html", "junit")
 
 
@@ -26,7 +26,7 @@ def writer(name: str) -> Writer:
 
 
 def write_reports(
-    records: list[RunRecord],
+    records: Iterable[RunRecord],
     out_dir: Path,
     names: tuple[str, ...] = DEFAULT_WRITERS,
     generated_at: str | None = None,
@@ -39,7 +39,10 @@ def write_reports(
 
 
 def write_built(
-    report: dict[str, Any], records: list[RunRecord], out_dir: Path, names: tuple[str, ...] = DEFAULT_WRITERS
+    report: dict[str, Any],
+    records: Iterable[RunRecord],
+    out_dir: Path,
+    names: tuple[str, ...] = DEFAULT_WRITERS,
 ) -> list[Path]:
     """Write an already built report in each format; returns the written paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -93,13 +96,18 @@ def expected_failures(records: Iterable[RunRecord], policies: Mapping[str, GateP
     every writer (JUnit, HTML) and the gate read the same verdicts."""
     found: dict[str, Any] = {}
     for record in records:
-        policy = policies.get(record.target.name)
-        reason = xfail_reason(policy.xfail, record.scenario) if policy is not None else None
-        if policy is None or reason is None:
-            continue
+        expect_failure(found, record, policies)
+    return {target: found[target] for target in sorted(found)}
+
+
+def expect_failure(found: dict[str, Any], record: RunRecord, policies: Mapping[str, GatePolicy]) -> None:
+    """Add ``record``'s scenario to ``found`` (see :func:`expected_failures`) when its target
+    expects it to fail."""
+    policy = policies.get(record.target.name)
+    reason = xfail_reason(policy.xfail, record.scenario) if policy is not None else None
+    if policy is not None and reason is not None:
         entry = found.setdefault(record.target.name, {"strict": policy.xfail_strict, "scenarios": {}})
         entry["scenarios"][record.scenario] = reason
-    return {target: found[target] for target in sorted(found)}
 
 
 def expectation(
@@ -128,7 +136,7 @@ def expectation_counts(report: dict[str, Any]) -> dict[str, int]:
 
 def gate(
     report: dict[str, Any],
-    records: list[RunRecord],
+    records: Iterable[RunRecord] | None = None,
     *,
     min_score: float | None = None,
     strict: bool = False,
@@ -140,23 +148,43 @@ def gate(
     from :attr:`harness.compare.Comparison.regressions`), then the gate proper: a target below
     its minimum (``min_scores`` per target, else ``min_score``), a strict ``xpass``, and with
     ``strict`` any failed run not expected to fail (``report["xfail"]``, see
-    :func:`expected_failures`)."""
-    errors = [r for r in records if r.outcome == "error" and r.error is not None]
-    cassette = [r for r in errors if r.error and r.error.cause == "cassette"]
+    :func:`expected_failures`). The runs are the report's own (``report["runs"]``) unless
+    ``records`` are given."""
+    runs = list(_outcomes(report, records))
+    errors = [run for run in runs if run.outcome == "error"]
+    cassette = [run for run in errors if run.cause == "cassette"]
     if cassette:
         return 3, f"{len(cassette)} run(s) with cassette errors: see above; replay never goes live"
     if errors:
-        names = ", ".join(f"{r.target.name}/{r.scenario}" for r in errors[:10])
+        names = ", ".join(f"{run.target}/{run.scenario}" for run in errors[:10])
         return 4, f"{len(errors)} run(s) could not be tested (error, never scored): {names}"
     failures: list[tuple[int, str]] = []
     if regressions:
         shown = "; ".join(regressions[:10]) + ("; ..." if len(regressions) > 10 else "")
         failures.append((5, f"{len(regressions)} regression(s) against the baseline: {shown}"))
     failures += [(1, message) for message in _score_failures(report, min_score, min_scores or {})]
-    failures += [(1, message) for message in _outcome_failures(report, records, strict)]
+    failures += [(1, message) for message in _outcome_failures(report, runs, strict)]
     if not failures:
         return 0, ""
     return failures[0][0], "\n".join(message for _, message in failures)
+
+
+class _Outcome(NamedTuple):
+    target: str
+    scenario: str
+    outcome: str
+    cause: str | None
+
+
+def _outcomes(report: dict[str, Any], records: Iterable[RunRecord] | None) -> Iterator[_Outcome]:
+    if records is None:
+        for run in report["runs"]:
+            error = run["error"]
+            yield _Outcome(run["target"], run["scenario"], run["outcome"], error["cause"] if error else None)
+        return
+    for record in records:
+        cause = record.error.cause if record.error else None
+        yield _Outcome(record.target.name, record.scenario, record.outcome, cause)
 
 
 def _score_failures(
@@ -180,15 +208,15 @@ def _score_failures(
         yield f"below the target's min_score (harness.toml): {', '.join(own)}"
 
 
-def _outcome_failures(report: dict[str, Any], records: list[RunRecord], strict: bool) -> Iterator[str]:
+def _outcome_failures(report: dict[str, Any], runs: list[_Outcome], strict: bool) -> Iterator[str]:
     """Strict ``xpass`` runs (always), and failed runs not expected to fail (with ``strict``)."""
     xpass, failed = [], []
-    for record in records:
-        verdict = expectation(report, record.target.name, record.scenario, record.outcome)
-        name = f"{record.target.name}/{record.scenario}"
+    for run in runs:
+        verdict = expectation(report, run.target, run.scenario, run.outcome)
+        name = f"{run.target}/{run.scenario}"
         if verdict is not None and verdict[0] == "xpass" and verdict[2]:
             xpass.append(f"{name} ({verdict[1]})")
-        elif verdict is None and record.outcome == "fail":
+        elif verdict is None and run.outcome == "fail":
             failed.append(name)
     if xpass:
         yield (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from markupsafe import Markup
 
 from harness import secrets
 from harness.model import Exchange, ProviderError
-from harness.records import RunRecord
+from harness.records import RunRecord, select
 from harness.reports.markdown import cell, percent
 
 BODY_LIMIT = 6000
@@ -31,14 +32,14 @@ BAR_HEIGHT = 22
 LABEL_WIDTH = 300
 
 
-def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
+def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     """Write ``report.html`` in ``out_dir`` (secrets redacted like every other report)."""
     path = out_dir / "report.html"
     path.write_text(secrets.redact(render(report, records)), encoding="utf-8")
     return path
 
 
-def render(report: dict[str, Any], records: list[RunRecord]) -> str:
+def render(report: dict[str, Any], records: Iterable[RunRecord]) -> str:
     """The page as text."""
     return _template().render(page=view(report, records))
 
@@ -67,7 +68,7 @@ def element_text(value: Any) -> Markup:
     return Markup(text)
 
 
-def view(report: dict[str, Any], records: list[RunRecord]) -> dict[str, Any]:
+def view(report: dict[str, Any], records: Iterable[RunRecord]) -> dict[str, Any]:
     """Everything the template shows, computed here so the template only lays it out."""
     targets = report["summary"]["targets"]
     runs = report["runs"]
@@ -203,11 +204,13 @@ def clean(run: dict[str, Any]) -> bool:
     return run["outcome"] == "pass" and all(f["severity"] == "info" for f in run["findings"])
 
 
-def run_views(runs: list[dict[str, Any]], records: list[RunRecord]) -> list[dict[str, Any]]:
+def run_views(runs: list[dict[str, Any]], records: Iterable[RunRecord]) -> list[dict[str, Any]]:
     """Each run of the report, with the full transcript from the matching record for every run
     that is not :func:`clean` (a clean run's exchanges are in results.jsonl and its cassette:
-    the page of a large suite would otherwise be mostly passing transcripts)."""
-    by_key = {r.key: r for r in records}
+    the page of a large suite would otherwise be mostly passing transcripts); only those records
+    are read."""
+    shown = {(run["target"], run["scenario"], run["repeat"]) for run in runs if not clean(run)}
+    by_key = {r.key: r for r in select(records, shown.__contains__)}
     views = []
     for run in runs:
         passed_clean = clean(run)

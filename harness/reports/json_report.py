@@ -8,16 +8,18 @@ the run itself are left out (they live in the results file).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from harness import secrets
 from harness._version import __version__
-from harness.capabilities import capabilities
+from harness.capabilities import Observed, capabilities, observe
 from harness.model import Exchange
-from harness.records import RunRecord, to_builtins
-from harness.scoring import aggregate
+from harness.records import RunRecord, select, to_builtins
+from harness.reports import GatePolicy, expect_failure
+from harness.scoring import RunFigures, aggregate
 
 SCHEMA = "harness.report/1"
 EVIDENCE_LIMIT = 4000
@@ -85,79 +87,132 @@ def _evidence(exchanges: list[Exchange], findings: list[dict[str, Any]]) -> list
     ]
 
 
-def notes(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
+def notes(records: Iterable[RunRecord]) -> dict[str, list[dict[str, Any]]]:
     """Per target: the informational findings (unsupported features, endpoint quirks), each id
     once, with the number of runs it was seen in and one example."""
     found: dict[str, dict[str, dict[str, Any]]] = {}
     for record in records:
-        seen = {f.check_id: f.detail for f in record.findings() if not f.passed and f.severity == "info"}
-        for check_id, detail in seen.items():
-            entry = found.setdefault(record.target.name, {}).setdefault(
-                check_id, {"id": check_id, "runs": 0, "example": detail}
-            )
-            entry["runs"] += 1
+        _note(found, record)
+    return _notes(found)
+
+
+def _note(found: dict[str, dict[str, dict[str, Any]]], record: RunRecord) -> None:
+    seen = {f.check_id: f.detail for f in record.findings() if not f.passed and f.severity == "info"}
+    for check_id, detail in seen.items():
+        entry = found.setdefault(record.target.name, {}).setdefault(
+            check_id, {"id": check_id, "runs": 0, "example": detail}
+        )
+        entry["runs"] += 1
+
+
+def _notes(found: dict[str, dict[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     return {target: [items[k] for k in sorted(items)] for target, items in sorted(found.items())}
 
 
-def mode_comparison(records: list[RunRecord], summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Targets that differ only in how tools are delivered (native vs each prompted protocol):
-    their scores side by side with the mean size of what the tools cost in the prompt."""
-    groups: dict[tuple[Any, ...], list[str]] = {}
-    sizes: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
+class _Prompts:
+    """Per target, what the tool definitions cost in the prompt, summed over its runs."""
+
+    def __init__(self) -> None:
+        self.groups: dict[tuple[Any, ...], list[str]] = {}
+        self.sizes: dict[str, list[int]] = {}  # name -> [characters, tokens, runs]
+
+    def add(self, record: RunRecord) -> None:
         info = record.target
         key = (info.format, info.model, info.profile, info.simulated)
-        if info.name not in groups.setdefault(key, []):
-            groups[key].append(info.name)
+        if info.name not in self.groups.setdefault(key, []):
+            self.groups[key].append(info.name)
         if record.tool_prompt is not None:
-            sizes.setdefault(info.name, []).append(to_builtins(record.tool_prompt))
-    comparison = []
-    for (fmt, model, _, simulated), names in sorted(groups.items()):
-        modes = {summary["targets"][n]["info"]["mode"] for n in names}
-        if len(modes) < 2:
-            continue
-        rows = []
-        for name in sorted(names, key=lambda n: (summary["targets"][n]["info"]["mode"] != "native", n)):
-            measured = sizes.get(name, [])
-            rows.append(
-                {
-                    "target": name,
-                    "mode": summary["targets"][name]["info"]["mode"],
-                    "score": summary["targets"][name]["score"],
-                    "tool_prompt_characters": round(sum(m["characters"] for m in measured) / len(measured))
-                    if measured
-                    else None,
-                    "tool_prompt_estimated_tokens": round(
-                        sum(m["estimated_tokens"] for m in measured) / len(measured)
-                    )
-                    if measured
-                    else None,
-                }
-            )
-        comparison.append({"format": fmt, "model": model, "simulated": simulated, "targets": rows})
-    return comparison
+            size = self.sizes.setdefault(info.name, [0, 0, 0])
+            size[0] += record.tool_prompt.characters
+            size[1] += record.tool_prompt.estimated_tokens
+            size[2] += 1
+
+    def comparison(self, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        """Targets that differ only in how tools are delivered (native vs each prompted protocol):
+        their scores side by side with the mean size of what the tools cost in the prompt."""
+        comparison = []
+        for (fmt, model, _, simulated), names in sorted(self.groups.items()):
+            modes = {summary["targets"][n]["info"]["mode"] for n in names}
+            if len(modes) < 2:
+                continue
+            rows = []
+            for name in sorted(names, key=lambda n: (summary["targets"][n]["info"]["mode"] != "native", n)):
+                characters, tokens, runs = self.sizes.get(name, (0, 0, 0))
+                rows.append(
+                    {
+                        "target": name,
+                        "mode": summary["targets"][name]["info"]["mode"],
+                        "score": summary["targets"][name]["score"],
+                        "tool_prompt_characters": round(characters / runs) if runs else None,
+                        "tool_prompt_estimated_tokens": round(tokens / runs) if runs else None,
+                    }
+                )
+            comparison.append({"format": fmt, "model": model, "simulated": simulated, "targets": rows})
+        return comparison
 
 
-def build(records: list[RunRecord], generated_at: str | None = None) -> dict[str, Any]:
-    """The report of a set of run records (what report.json holds; the other writers read it)."""
-    modes = sorted({r.mode for r in records})
-    summary = aggregate(records)
-    return {
+def mode_comparison(records: Iterable[RunRecord], summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Targets that differ only in how tools are delivered (native vs each prompted protocol):
+    their scores side by side with the mean size of what the tools cost in the prompt."""
+    prompts = _Prompts()
+    for record in records:
+        prompts.add(record)
+    return prompts.comparison(summary)
+
+
+def build(
+    records: Iterable[RunRecord],
+    generated_at: str | None = None,
+    policies: Mapping[str, GatePolicy] | None = None,
+) -> dict[str, Any]:
+    """The report of a set of run records (what report.json holds; the other writers read it),
+    with the runs each target of ``policies`` expects to fail (``report["xfail"]``).
+
+    One pass over the records: each gives what every section needs of it (its figures, what it
+    showed for the capability grid, its notes, its summary), so a :class:`RecordLog` is read once
+    and no transcript outlives its record. Only targets verified against a reference are read
+    again, for the verification."""
+    modes: set[str] = set()
+    figures: list[RunFigures] = []
+    observed: list[Observed] = []
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    prompts = _Prompts()
+    runs: list[dict[str, Any]] = []
+    references: dict[str, str] = {}  # target -> the reference it declares
+    xfail: dict[str, Any] = {}
+    for record in records:
+        modes.add(record.mode)
+        figures.append(RunFigures.of(record))
+        observed.append(observe(record))
+        _note(found, record)
+        prompts.add(record)
+        runs.append(run_summary(record))
+        if record.target.reference and record.error is None:
+            references[record.target.name] = record.target.reference
+        if policies is not None:
+            expect_failure(xfail, record, policies)
+    summary = aggregate(figures)
+    ordered = sorted(modes)
+    involved = {*references, *references.values()}
+    report = {
         "schema": SCHEMA,
         "generated_at": generated_at or datetime.now(UTC).isoformat(timespec="seconds"),
         "harness_version": __version__,
-        "mode": modes[0] if len(modes) == 1 else modes,
+        "mode": ordered[0] if len(ordered) == 1 else ordered,
         "simulated_note": SIMULATED_NOTE,
         "summary": summary,
-        "modes": mode_comparison(records, summary),
-        "notes": notes(records),
-        "capabilities": capabilities(records),
-        "verification": verifications(records),
-        "runs": [run_summary(r) for r in records],
+        "modes": prompts.comparison(summary),
+        "notes": _notes(found),
+        "capabilities": capabilities(observed),
+        "verification": verifications(select(records, lambda key: key[0] in involved)) if involved else [],
+        "runs": runs,
     }
+    if policies is not None:
+        report["xfail"] = {target: xfail[target] for target in sorted(xfail)}
+    return report
 
 
-def verifications(records: list[RunRecord]) -> list[dict[str, Any]]:
+def verifications(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
     """Per reference, every target that declares it (``reference``) and ran beside it, judged
     against it (:mod:`harness.verify`); each figure lists the runs it rests on."""
     from harness.verify import verify_records
@@ -183,7 +238,7 @@ def verifications(records: list[RunRecord]) -> list[dict[str, Any]]:
     ]
 
 
-def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
+def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.json"
     import msgspec
 

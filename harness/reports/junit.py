@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,7 @@ def _outcome(case: ET.Element, report: dict[str, Any], run: dict[str, Any], verd
         element.text = "\n".join(f"{f['check_id']} [{f['severity']}] {f['detail']}" for f in run["findings"])
 
 
-def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
+def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "junit.xml"
     root = render(report).getroot()
     assert root is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -275,7 +276,7 @@ def step_summary(report: dict[str, Any], out_dir: str) -> str:
     return text if len(text.encode()) < STEP_SUMMARY_LIMIT else text[: STEP_SUMMARY_LIMIT // 4]
 
 
-def write(report: dict[str, Any], records: list[RunRecord], out_dir: Path) -> Path:
+def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.md"
     path.write_text(secrets.redact(render(report)), encoding="utf-8")
     return path
