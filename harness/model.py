@@ -189,11 +189,16 @@ class Finding:
 
     def at(self, turn_index: int | None) -> Finding:
         """This finding, pointing at model turn ``turn_index``."""
-        return self if turn_index == self.turn_index else dataclasses.replace(self, turn_index=turn_index)
+        if turn_index == self.turn_index:
+            return self
+        return Finding(self.check_id, self.severity, self.passed, self.detail, turn_index, self.evidence)
 
     def as_check(self, check_id: str) -> Finding:
-        """This finding under ``check_id``."""
-        return self if check_id == self.check_id else dataclasses.replace(self, check_id=check_id)
+        """This finding under ``check_id`` (built directly: ``dataclasses.replace`` costs four times
+        as much, and every check's findings pass through here)."""
+        if check_id == self.check_id:
+            return self
+        return Finding(check_id, self.severity, self.passed, self.detail, self.turn_index, self.evidence)
 
 
 def deviation(code: str, detail: str, *, severity: Severity = "warning", **evidence: Any) -> Finding:

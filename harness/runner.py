@@ -10,6 +10,7 @@ is recorded with its error, and the others go on.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import hashlib
@@ -510,9 +511,14 @@ def _run_threads(
         keep(record)
 
     threads = 1 if config.mode == "replay" and not config.live_mcp else max(1, config.concurrency)
+    pending: collections.deque[Future[None]] = collections.deque()
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="run") as pool:
-        for future in [pool.submit(task, *job) for job in jobs]:
-            _wait(future)
+        for job in jobs:  # a window of submitted runs, not all of them: a future costs ~1 KB
+            if len(pending) >= 2 * threads:
+                _wait(pending.popleft())
+            pending.append(pool.submit(task, *job))
+        while pending:
+            _wait(pending.popleft())
 
 
 Job = tuple[Target, Scenario, int]

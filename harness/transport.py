@@ -15,6 +15,7 @@ import email.utils
 import math
 import os
 import socket
+import ssl
 import threading
 import time
 import weakref
@@ -534,19 +535,33 @@ class LiveTransport(httpx.HTTPTransport):
     """The real network transport, with :meth:`cut` to end every request in flight at once
     (Ctrl-C)."""
 
-    def __init__(self, *, keep_alive: bool = True, connections: int = 20, proxy: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        keep_alive: bool = True,
+        connections: int = 20,
+        proxy: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         # as many kept-alive connections as requests can be in flight: httpx keeps 20 by default,
         # so 50 concurrent requests would reconnect for 30 of them, every time
         kept = max(1, connections) if keep_alive else 0
         limits = httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept)
-        super().__init__(limits=limits, proxy=proxy)
+        self.ssl_context = ssl_context or httpx.create_ssl_context()  # loading the CA bundle: ~15 ms
+        super().__init__(limits=limits, proxy=proxy, verify=self.ssl_context)
         self.keep_alive, self.connections, self.proxy = keep_alive, connections, proxy
         self._backend = _TrackingBackend()
         self._pool._network_backend = self._backend
 
     def fresh(self) -> LiveTransport:
-        """A new transport like this one, sharing no connection with it (a forked worker's own)."""
-        return LiveTransport(keep_alive=self.keep_alive, connections=self.connections, proxy=self.proxy)
+        """A new transport like this one, sharing no connection with it (a forked worker's own),
+        but its SSL context (the CA bundle is not loaded again)."""
+        return LiveTransport(
+            keep_alive=self.keep_alive,
+            connections=self.connections,
+            proxy=self.proxy,
+            ssl_context=self.ssl_context,
+        )
 
     def cut(self) -> None:
         """Shut down every connection: requests in flight fail now, whoever is waiting on them."""
