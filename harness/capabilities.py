@@ -17,6 +17,7 @@ Each cell is ``{"value": "yes" | "no" | "partial" | "untested", "detail": str,
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -79,66 +80,112 @@ COLUMNS: tuple[Column, ...] = (
 """Every column, in the order the grid shows them."""
 
 
-@dataclass(frozen=True)
-class Observed:
-    """What one run showed for the grid, per column (a few :class:`Seen`, without the run's
-    transcript): a report over many runs keeps this much of each."""
+class _Cell:
+    """One cell as runs are added: the runs that decided it and why those that did not show it
+    did not (each run's id kept once, whatever the number of cells naming it)."""
 
-    target: TargetInfo
-    key: tuple[str, str, int]
-    tested: bool  # False: an error, which decides nothing
-    seen: dict[str, list[Seen]]
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+        self.good: list[str] = []
+        self.bad: Counter[str] = Counter()
 
-
-def observe(record: RunRecord) -> Observed:
-    """What ``record`` showed about each column that applies to its target."""
-    if record.outcome == "error":
-        return Observed(record.target, record.key, False, {})
-    seen: dict[str, list[Seen]] = {}
-    schemas: dict[str, Seen] | None = None
-    for column in COLUMNS:
-        if _not_applicable(column, record.target.mode, record.target.stream):
-            continue
-        if column.group == "schema":  # one pass over the run's schemas serves every feature
-            schemas = schema_seen(record) if schemas is None else schemas
-            found = schemas.get(column.id.removeprefix("schema_"))
-            shown = [found] if found else []
+    def add(self, seen: Seen) -> None:
+        run = sys.intern(seen.run)
+        self.runs.append(run)
+        if seen.ok:
+            self.good.append(run)
         else:
-            shown = OBSERVERS[column.id](record)
-        if shown:
-            seen[column.id] = shown
-    return Observed(record.target, record.key, True, seen)
+            self.bad[seen.why] += 1
+
+    def result(self, rule: Rule, never: str) -> dict[str, Any]:
+        """Under ``every``, ``yes`` when every run showed it, ``partial`` when some did, ``no``
+        when none did; under ``any``, ``yes`` as soon as one did (its runs are those that did)."""
+        seen, good, bad = len(self.runs), len(self.good), sum(self.bad.values())
+        if not seen:
+            return untested(never)
+        if rule == "any" and good:
+            detail = f"accepted in {good} of {_runs(seen)}" if bad else f"accepted in {_runs(good)}"
+            return cell("yes", detail, self.good)
+        if not bad:
+            return cell("yes", f"{good} of {_runs(seen)}", self.runs)
+        if not good:
+            return cell("no", _reasons(self.bad), self.runs)
+        return cell("partial", f"{good} of {_runs(seen)}; {_reasons(self.bad)}", self.runs)
 
 
-def capabilities(records: Iterable[RunRecord | Observed]) -> dict[str, Any]:
-    """The grid of every target in ``records`` (or their :class:`Observed`): ``{"columns": [...],
-    "targets": {name: {column id: cell}}}``, targets sorted by name, columns in :data:`COLUMNS`
-    order (deterministic, so a replay gives the same report.json)."""
-    by_target: dict[str, list[Observed]] = {}
+class _TargetGrid:
+    """One target's cells as its runs are added."""
+
+    def __init__(self) -> None:
+        self.first: tuple[tuple[str, str, int], TargetInfo] | None = None  # the first tested run's
+        self.cells = {column.id: _Cell() for column in COLUMNS}
+
+    def add(self, record: RunRecord) -> None:
+        if record.outcome == "error":  # the harness could not test it: it decides nothing
+            return
+        if self.first is None or record.key < self.first[0]:
+            self.first = (record.key, record.target)
+        schemas: dict[str, Seen] | None = None
+        for column in COLUMNS:
+            if _not_applicable(column, record.target.mode, record.target.stream):
+                continue
+            if column.group == "schema":  # one pass over the run's schemas serves every feature
+                schemas = schema_seen(record) if schemas is None else schemas
+                found = schemas.get(column.id.removeprefix("schema_"))
+                shown = [found] if found else []
+            else:
+                shown = OBSERVERS[column.id](record)
+            for seen in shown:
+                self.cells[column.id].add(seen)
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        if self.first is None:
+            return {c.id: untested("every run was an error: nothing could be tested") for c in COLUMNS}
+        info = self.first[1]
+        cells: dict[str, dict[str, Any]] = {}
+        for column in COLUMNS:
+            reason = _not_applicable(column, info.mode, info.stream)
+            cells[column.id] = (
+                untested(reason)
+                if reason
+                else self.cells[column.id].result(column.rule, _never_tested(column))
+            )
+        return cells
+
+
+class Grid:
+    """The capability grid, built as runs are added one at a time (what it keeps of a run is its
+    id, once, in the cells it decided).
+
+    Example::
+
+        grid = Grid()
+        for record in harness.read_results("reports/results.jsonl"):
+            grid.add(record)
+        cells = grid.result()["targets"]["sim-openai"]
+    """
+
+    def __init__(self) -> None:
+        self.targets: dict[str, _TargetGrid] = {}
+
+    def add(self, record: RunRecord) -> None:
+        self.targets.setdefault(record.target.name, _TargetGrid()).add(record)
+
+    def result(self) -> dict[str, Any]:
+        """``{"columns": [...], "targets": {name: {column id: cell}}}``, targets sorted by name,
+        columns in :data:`COLUMNS` order (deterministic, so a replay gives the same report.json)."""
+        return {
+            "columns": [{"id": c.id, "label": c.label, "group": c.group} for c in COLUMNS],
+            "targets": {name: self.targets[name].result() for name in sorted(self.targets)},
+        }
+
+
+def capabilities(records: Iterable[RunRecord]) -> dict[str, Any]:
+    """The grid of every target in ``records`` (see :class:`Grid`)."""
+    grid = Grid()
     for record in records:
-        observed = record if isinstance(record, Observed) else observe(record)
-        by_target.setdefault(observed.target.name, []).append(observed)
-    return {
-        "columns": [{"id": c.id, "label": c.label, "group": c.group} for c in COLUMNS],
-        "targets": {name: target_cells(by_target[name]) for name in sorted(by_target)},
-    }
-
-
-def target_cells(runs: list[Observed]) -> dict[str, dict[str, Any]]:
-    """One target's cells, from its runs the harness could test."""
-    tested = sorted((r for r in runs if r.tested), key=lambda r: r.key)
-    if not tested:
-        return {c.id: untested("every run was an error: nothing could be tested") for c in COLUMNS}
-    info = tested[0].target
-    cells: dict[str, dict[str, Any]] = {}
-    for column in COLUMNS:
-        reason = _not_applicable(column, info.mode, info.stream)
-        if reason:
-            cells[column.id] = untested(reason)
-            continue
-        seen = [s for observed in tested for s in observed.seen.get(column.id, ())]
-        cells[column.id] = combine(seen, column.rule, _never_tested(column))
-    return cells
+        grid.add(record)
+    return grid.result()
 
 
 def _not_applicable(column: Column, mode: str, stream: bool) -> str | None:
@@ -165,39 +212,26 @@ def untested(detail: str) -> dict[str, Any]:
 
 
 def combine(seen: list[Seen], rule: Rule, never: str) -> dict[str, Any]:
-    """One cell from what each run showed: under ``every``, ``yes`` when every run showed it,
-    ``partial`` when some did, ``no`` when none did; under ``any``, ``yes`` as soon as one did
-    (its runs are those that did)."""
-    if not seen:
-        return untested(never)
-    good = [s for s in seen if s.ok]
-    bad = [s for s in seen if not s.ok]
-    if rule == "any" and good:
-        detail = (
-            f"accepted in {len(good)} of {_runs(len(seen))}" if bad else f"accepted in {_runs(len(good))}"
-        )
-        return cell("yes", detail, good)
-    if not bad:
-        return cell("yes", f"{len(good)} of {_runs(len(seen))}", seen)
-    if not good:
-        return cell("no", _reasons(bad), seen)
-    return cell("partial", f"{len(good)} of {_runs(len(seen))}; {_reasons(bad)}", seen)
+    """One cell from what each run showed (see :meth:`_Cell.result`)."""
+    found = _Cell()
+    for item in seen:
+        found.add(item)
+    return found.result(rule, never)
 
 
-def cell(value: Value, detail: str, seen: list[Seen]) -> dict[str, Any]:
-    return {"value": value, "detail": detail, "runs": sorted({s.run for s in seen})}
+def cell(value: Value, detail: str, runs: list[str]) -> dict[str, Any]:
+    return {"value": value, "detail": detail, "runs": sorted(set(runs))}
 
 
 def _runs(count: int) -> str:
     return f"{count} run" if count == 1 else f"{count} runs"
 
 
-def _reasons(bad: list[Seen]) -> str:
+def _reasons(counts: Counter[str]) -> str:
     """Why runs did not show a capability, most frequent first: "refused (HTTP 500)" alone
     when it is the only reason and the only run, else each with its count."""
-    counts = Counter(s.why for s in bad)
-    if len(counts) == 1 and len(bad) == 1:
-        return bad[0].why
+    if sum(counts.values()) == 1:
+        return next(iter(counts))
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return "; ".join(f"{why} in {_runs(n)}" for why, n in ordered)
 

@@ -11,14 +11,13 @@ that pass; pass^k the share of scenarios whose k runs all pass.
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
-from harness.model import Usage
-from harness.records import CheckResult, RunError, RunRecord, Status, TargetInfo, to_builtins
+from harness.records import CheckResult, RunRecord, TargetInfo, to_builtins
 
 CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
 GRADES = ((95.0, 5), (85.0, 4), (70.0, 3), (50.0, 2), (25.0, 1))
@@ -54,105 +53,10 @@ ENDPOINT_CHECKS = {
 the runs they failed)."""
 
 
-@dataclass(frozen=True)
-class RunFigures:
-    """What scores need of one run: a record without its transcript and findings, so a report
-    over many runs keeps a few hundred bytes of each (:func:`aggregate` takes these or records)."""
-
-    target: TargetInfo
-    scenario: str
-    category: str
-    repeat: int
-    score: float | None
-    passed: bool
-    outcome: str
-    error: RunError | None
-    statuses: tuple[tuple[str, Status], ...]
-    faults: tuple[str, ...]  # the endpoint faults of this run (see ENDPOINT_CHECKS)
-    latencies: tuple[float, ...]
-    usage: Usage
-
-    @classmethod
-    def of(cls, record: RunRecord) -> RunFigures:
-        faults = [
-            ENDPOINT_CHECKS[c.id] for c in record.checks if c.status == "fail" and c.id in ENDPOINT_CHECKS
-        ]
-        if any(f.evidence and f.evidence.get("not_reached") for f in record.findings()):
-            faults.append("model checks not reached")
-        return cls(
-            record.target,
-            record.scenario,
-            record.category,
-            record.repeat,
-            record.score,
-            record.passed,
-            record.outcome,
-            record.error,
-            tuple((c.id, c.status) for c in record.checks),
-            tuple(faults),
-            tuple(e.elapsed_ms for e in record.transcript.exchanges if e.elapsed_ms is not None),
-            record.usage,
-        )
-
-
-def endpoint_faults(runs: Iterable[RunFigures]) -> dict[str, int]:
-    """How many runs each endpoint-caused check failed, and how many runs had model checks the
-    endpoint kept from being reached (``not reached``), omitting zeros."""
-    counts: dict[str, int] = defaultdict(int)
-    for run in runs:
-        for fault in run.faults:
-            counts[fault] += 1
-    return dict(counts)
-
-
 def _percentile(values: list[float], share: float) -> float:
     """The nearest-rank percentile of sorted ``values``."""
     rank = max(1, -(-len(values) * share // 1))  # ceil
     return values[int(rank) - 1]
-
-
-def check_shares(runs: Iterable[RunFigures]) -> dict[str, dict[str, Any]]:
-    """Per check id: how many tested runs it passed, warned and failed, and the share passed (a
-    ``warn`` counts half, as in scores), so a check a target always fails stands out. Runs the
-    harness could not test (``error``) are left out, as from scores."""
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(CREDIT, 0))
-    for run in runs:
-        if run.outcome == "error":
-            continue
-        for check_id, status in run.statuses:
-            if status in CREDIT:
-                counts[check_id][status] += 1
-    shares = {}
-    for check_id, found in sorted(counts.items()):
-        judged = sum(found.values())
-        earned = sum(CREDIT[status] * n for status, n in found.items())
-        shares[check_id] = {"runs": judged, "passed": round(100 * earned / judged, 1), **found}
-    return shares
-
-
-def latency_and_tokens(runs: Iterable[RunFigures]) -> dict[str, Any]:
-    """Per-exchange latency p50/p95 (the recorded or measured one; none in a replay of a cassette
-    without timings) and tokens per run as the provider reported them, with how many values each
-    figure rests on."""
-    runs = list(runs)
-    latencies = sorted(latency for r in runs for latency in r.latencies)
-    usage = [r.usage for r in runs if r.usage.total is not None]
-    return {
-        "latency_ms": {
-            "p50": _percentile(latencies, 0.5),
-            "p95": _percentile(latencies, 0.95),
-            "exchanges": len(latencies),
-        }
-        if latencies
-        else None,
-        "tokens_per_run": {
-            "input": round(mean(u.input_tokens or 0 for u in usage), 1),
-            "output": round(mean(u.output_tokens or 0 for u in usage), 1),
-            "runs": len(usage),
-        }
-        if usage
-        else None,
-    }
 
 
 def grade(score: float | None) -> int | None:
@@ -168,64 +72,175 @@ def mean_score(values: Iterable[float | None]) -> float | None:
     return round(mean(present), 2) if present else None
 
 
-def aggregate(records: Iterable[RunRecord | RunFigures]) -> dict[str, Any]:
-    """Scores of every target (with its categories and scenarios) and overall, from run records
-    or their :class:`RunFigures`."""
-    by_target: dict[str, list[RunFigures]] = defaultdict(list)
-    for record in records:
-        figures = record if isinstance(record, RunFigures) else RunFigures.of(record)
-        by_target[figures.target.name].append(figures)
-    targets = {}
-    for name in sorted(by_target):
-        runs = by_target[name]
-        scenarios: dict[str, list[RunFigures]] = defaultdict(list)
-        for run in runs:
-            scenarios[run.scenario].append(run)
-        scenario_rows = {}
-        categories: dict[str, list[float | None]] = defaultdict(list)
-        for scenario_id in sorted(scenarios):
-            reps = sorted(scenarios[scenario_id], key=lambda r: r.repeat)
-            scored = [r for r in reps if r.score is not None]
-            score = mean_score(r.score for r in scored)
-            row: dict[str, Any] = {
-                "category": reps[0].category,
-                "score": score,
-                "runs": len(reps),
-                "passed_runs": sum(1 for r in reps if r.passed),
-                "pass_all": bool(scored) and all(r.passed for r in reps),
-                "errors": [r.error.summary() for r in reps if r.error],
-                **latency_and_tokens(reps),
+class _Figures:
+    """Running figures of a set of runs (a scenario's or a target's): latencies, token usage and
+    check verdicts, added one run at a time (a few numbers a run, never the run)."""
+
+    def __init__(self) -> None:
+        self.latencies = array("d")
+        self.usage = [0, 0, 0]  # input tokens, output tokens, runs that reported usage
+        self.checks: dict[str, dict[str, int]] = {}
+        self.faults: dict[str, int] = {}
+
+    def add(self, record: RunRecord, checks: bool = False) -> None:
+        self.latencies.extend(e.elapsed_ms for e in record.transcript.exchanges if e.elapsed_ms is not None)
+        usage = record.usage
+        if usage.total is not None:
+            self.usage[0] += usage.input_tokens or 0
+            self.usage[1] += usage.output_tokens or 0
+            self.usage[2] += 1
+        if not checks:
+            return
+        if record.outcome != "error":
+            for item in record.checks:
+                if item.status in CREDIT:
+                    counts = self.checks.setdefault(item.id, dict.fromkeys(CREDIT, 0))
+                    counts[item.status] += 1
+        for item in record.checks:
+            if item.status == "fail" and item.id in ENDPOINT_CHECKS:
+                self._fault(ENDPOINT_CHECKS[item.id])
+        if any(f.evidence and f.evidence.get("not_reached") for f in record.findings()):
+            self._fault("model checks not reached")
+
+    def _fault(self, name: str) -> None:
+        self.faults[name] = self.faults.get(name, 0) + 1
+
+    def check_shares(self) -> dict[str, dict[str, Any]]:
+        """Per check id: how many tested runs it passed, warned and failed, and the share passed
+        (a ``warn`` counts half, as in scores), so a check a target always fails stands out. Runs
+        the harness could not test (``error``) are left out, as from scores."""
+        shares = {}
+        for check_id, found in sorted(self.checks.items()):
+            judged = sum(found.values())
+            earned = sum(CREDIT[status] * n for status, n in found.items())
+            shares[check_id] = {"runs": judged, "passed": round(100 * earned / judged, 1), **found}
+        return shares
+
+    def latency_and_tokens(self) -> dict[str, Any]:
+        """Per-exchange latency p50/p95 (the recorded or measured one; none in a replay of a
+        cassette without timings) and tokens per run as the provider reported them, with how
+        many values each figure rests on."""
+        latencies = sorted(self.latencies)
+        inputs, outputs, runs = self.usage
+        return {
+            "latency_ms": {
+                "p50": _percentile(latencies, 0.5),
+                "p95": _percentile(latencies, 0.95),
+                "exchanges": len(latencies),
             }
-            scenario_rows[scenario_id] = row
-            categories[row["category"]].append(score)
+            if latencies
+            else None,
+            "tokens_per_run": {"input": _mean(inputs, runs), "output": _mean(outputs, runs), "runs": runs}
+            if runs
+            else None,
+        }
+
+
+def _mean(total: int, count: int) -> float:
+    """``total / count`` to one decimal, an int when it divides exactly (as ``statistics.mean``
+    of ints gives it, so report.json stays as it was)."""
+    return round(total // count if total % count == 0 else total / count, 1)
+
+
+class _Scenario(_Figures):
+    def __init__(self, category: str) -> None:
+        super().__init__()
+        self.category = category
+        self.repeats: list[tuple[int, float | None, bool, dict[str, str] | None]] = []
+
+    def row(self) -> dict[str, Any]:
+        reps = sorted(self.repeats, key=lambda r: r[0])
+        scored = [score for _, score, _, _ in reps if score is not None]
+        return {
+            "category": self.category,
+            "score": mean_score(scored),
+            "runs": len(reps),
+            "passed_runs": sum(1 for r in reps if r[2]),
+            "pass_all": bool(scored) and all(r[2] for r in reps),
+            "errors": [error for _, _, _, error in reps if error],
+            **self.latency_and_tokens(),
+        }
+
+
+class _Target(_Figures):
+    def __init__(self, info: TargetInfo) -> None:
+        super().__init__()
+        self.info = info
+        self.scenarios: dict[str, _Scenario] = {}
+        self.runs = self.errors = self.counted = self.passed = 0
+
+    def add_run(self, record: RunRecord) -> None:
+        self.add(record, checks=True)
+        scenario = self.scenarios.get(record.scenario)
+        if scenario is None:
+            scenario = self.scenarios[record.scenario] = _Scenario(record.category)
+        scenario.add(record)
+        scenario.repeats.append(
+            (record.repeat, record.score, record.passed, record.error.summary() if record.error else None)
+        )
+        self.runs += 1
+        self.errors += record.outcome == "error"
+        if record.score is not None:
+            self.counted += 1
+            self.passed += record.passed
+
+    def entry(self) -> dict[str, Any]:
+        rows = {scenario_id: self.scenarios[scenario_id].row() for scenario_id in sorted(self.scenarios)}
+        categories: dict[str, list[float | None]] = defaultdict(list)
+        for row in rows.values():
+            categories[row["category"]].append(row["score"])
         category_scores = {c: mean_score(v) for c, v in sorted(categories.items())}
         score = mean_score(category_scores.values())
-        counted = [r for r in runs if r.score is not None]
-        targets[name] = {
-            "info": to_builtins(runs[0].target),
+        return {
+            "info": to_builtins(self.info),
             "score": score,
             "grade": grade(score),
             "categories": {c: {"score": s, "grade": grade(s)} for c, s in category_scores.items()},
-            "pass_at_1": round(sum(r.passed for r in counted) / len(counted), 4) if counted else None,
-            "pass_all_k": round(
-                sum(row["pass_all"] for row in scenario_rows.values()) / len(scenario_rows), 4
-            ),
-            "runs": len(runs),
-            "errors": sum(1 for r in runs if r.outcome == "error"),
-            "endpoint_faults": endpoint_faults(runs),
-            "checks": check_shares(runs),
-            **latency_and_tokens(runs),
-            "scenarios": scenario_rows,
+            "pass_at_1": round(self.passed / self.counted, 4) if self.counted else None,
+            "pass_all_k": round(sum(row["pass_all"] for row in rows.values()) / len(rows), 4),
+            "runs": self.runs,
+            "errors": self.errors,
+            "endpoint_faults": dict(self.faults),
+            "checks": self.check_shares(),
+            **self.latency_and_tokens(),
+            "scenarios": rows,
         }
-    overall = mean_score(t["score"] for t in targets.values())
-    real = [t["score"] for t in targets.values() if not t["info"]["simulated"]]
-    return {
-        "targets": targets,
-        "overall": {
-            "score": overall,
-            "grade": grade(overall),
-            "targets": len(targets),
-            "simulated_targets": sum(1 for t in targets.values() if t["info"]["simulated"]),
-            "real_targets_score": mean_score(real),
-        },
-    }
+
+
+class Scores:
+    """Scores of every target (with its categories and scenarios) and overall, computed as runs
+    are added one at a time: what it keeps grows with targets and scenarios, and by a few numbers
+    a run (its score, its latencies), never with its transcript.
+
+    Example::
+
+        scores = Scores()
+        for record in harness.read_results("reports/results.jsonl"):
+            scores.add(record)
+        print(scores.summary()["overall"]["score"])
+    """
+
+    def __init__(self) -> None:
+        self.targets: dict[str, _Target] = {}
+
+    def add(self, record: RunRecord) -> None:
+        target = self.targets.get(record.target.name)
+        if target is None:
+            target = self.targets[record.target.name] = _Target(record.target)
+        target.add_run(record)
+
+    def summary(self) -> dict[str, Any]:
+        """What ``report["summary"]`` holds."""
+        targets = {name: self.targets[name].entry() for name in sorted(self.targets)}
+        overall = mean_score(t["score"] for t in targets.values())
+        real = [t["score"] for t in targets.values() if not t["info"]["simulated"]]
+        return {
+            "targets": targets,
+            "overall": {
+                "score": overall,
+                "grade": grade(overall),
+                "targets": len(targets),
+                "simulated_targets": sum(1 for t in targets.values() if t["info"]["simulated"]),
+                "real_targets_score": mean_score(real),
+            },
+        }

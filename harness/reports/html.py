@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from harness import secrets
 from harness.model import Exchange, ProviderError
-from harness.records import RunRecord, select
+from harness.records import Key, RunRecord, select
 from harness.reports.markdown import cell, percent
 
 BODY_LIMIT = 6000
@@ -33,9 +33,12 @@ LABEL_WIDTH = 300
 
 
 def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
-    """Write ``report.html`` in ``out_dir`` (secrets redacted like every other report)."""
+    """Write ``report.html`` in ``out_dir`` (secrets redacted like every other report), a piece
+    at a time: the page of a large run is never held whole in memory."""
     path = out_dir / "report.html"
-    path.write_text(secrets.redact(render(report, records)), encoding="utf-8")
+    with path.open("w", encoding="utf-8") as out:
+        for piece in _template().generate(page=view(report, records)):
+            out.write(secrets.redact(piece))
     return path
 
 
@@ -146,7 +149,7 @@ def score_chart(report: dict[str, Any]) -> dict[str, Any]:
 
 def check_heatmap(targets: dict[str, Any]) -> dict[str, Any]:
     """Per target and check id: the share of tested runs that passed it, as the report's summary
-    counted it (:func:`harness.scoring.check_shares`)."""
+    counted it (:meth:`harness.scoring.Scores.summary`)."""
     checks = sorted({c for t in targets.values() for c in t.get("checks", {})})
     rows = [
         {"name": name, "cells": [_heat_cell(t.get("checks", {}).get(check)) for check in checks]}
@@ -176,7 +179,7 @@ def capability_groups(grid: dict[str, Any]) -> list[dict[str, Any]]:
 
 def performance(targets: dict[str, Any]) -> list[dict[str, Any]]:
     """Per target: latency per request (p50, p95) and tokens per run, as the report's summary
-    aggregated them (:func:`harness.scoring.latency_and_tokens`), where the runs have them."""
+    aggregated them (:class:`harness.scoring.Scores`), where the runs have them."""
     rows = []
     for name, target in targets.items():
         latency = target.get("latency_ms") or {}
@@ -204,18 +207,17 @@ def clean(run: dict[str, Any]) -> bool:
     return run["outcome"] == "pass" and all(f["severity"] == "info" for f in run["findings"])
 
 
-def run_views(runs: list[dict[str, Any]], records: Iterable[RunRecord]) -> list[dict[str, Any]]:
-    """Each run of the report, with the full transcript from the matching record for every run
-    that is not :func:`clean` (a clean run's exchanges are in results.jsonl and its cassette:
-    the page of a large suite would otherwise be mostly passing transcripts); only those records
-    are read."""
+def run_views(runs: Iterable[dict[str, Any]], records: Iterable[RunRecord]) -> Iterator[dict[str, Any]]:
+    """Each run of the report, one at a time, with the full transcript from the matching record
+    for every run that is not :func:`clean` (a clean run's exchanges are in results.jsonl and its
+    cassette: the page of a large suite would otherwise be mostly passing transcripts); only
+    those records are read, as the page reaches them."""
     shown = {(run["target"], run["scenario"], run["repeat"]) for run in runs if not clean(run)}
-    by_key = {r.key: r for r in select(records, shown.__contains__)}
-    views = []
+    find = _finder(select(records, shown.__contains__))
     for run in runs:
         passed_clean = clean(run)
-        record = None if passed_clean else by_key.get((run["target"], run["scenario"], run["repeat"]))
-        views.append(
+        record = None if passed_clean else find((run["target"], run["scenario"], run["repeat"]))
+        yield (
             {
                 "run": run,
                 "id": anchor(run["target"], run["scenario"], run["repeat"]),
@@ -226,7 +228,24 @@ def run_views(runs: list[dict[str, Any]], records: Iterable[RunRecord]) -> list[
                 "clean": passed_clean,
             }
         )
-    return views
+
+
+def _finder(records: Iterable[RunRecord]) -> Callable[[Key], RunRecord | None]:
+    """Look records up by key, reading them in order as they are asked for (the report's runs and
+    its records come in the same order; one asked for out of order is found all the same)."""
+    remaining = iter(records)
+    passed: dict[Key, RunRecord] = {}
+
+    def find(key: Key) -> RunRecord | None:
+        if key in passed:
+            return passed.pop(key)
+        for record in remaining:
+            if record.key == key:
+                return record
+            passed[record.key] = record
+        return None
+
+    return find
 
 
 def _finding_view(finding: dict[str, Any]) -> dict[str, Any]:

@@ -15,11 +15,12 @@ from typing import Any
 
 from harness import secrets
 from harness._version import __version__
-from harness.capabilities import Observed, capabilities, observe
+from harness.capabilities import Grid
 from harness.model import Exchange
-from harness.records import RunRecord, select, to_builtins
+from harness.records import RecordLog, RunRecord, select, to_builtins
 from harness.reports import GatePolicy, expect_failure
-from harness.scoring import RunFigures, aggregate
+from harness.reports.spool import RunSpool
+from harness.scoring import Scores
 
 SCHEMA = "harness.report/1"
 EVIDENCE_LIMIT = 4000
@@ -87,15 +88,6 @@ def _evidence(exchanges: list[Exchange], findings: list[dict[str, Any]]) -> list
     ]
 
 
-def notes(records: Iterable[RunRecord]) -> dict[str, list[dict[str, Any]]]:
-    """Per target: the informational findings (unsupported features, endpoint quirks), each id
-    once, with the number of runs it was seen in and one example."""
-    found: dict[str, dict[str, dict[str, Any]]] = {}
-    for record in records:
-        _note(found, record)
-    return _notes(found)
-
-
 def _note(found: dict[str, dict[str, dict[str, Any]]], record: RunRecord) -> None:
     seen = {f.check_id: f.detail for f in record.findings() if not f.passed and f.severity == "info"}
     for check_id, detail in seen.items():
@@ -151,15 +143,6 @@ class _Prompts:
         return comparison
 
 
-def mode_comparison(records: Iterable[RunRecord], summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """Targets that differ only in how tools are delivered (native vs each prompted protocol):
-    their scores side by side with the mean size of what the tools cost in the prompt."""
-    prompts = _Prompts()
-    for record in records:
-        prompts.add(record)
-    return prompts.comparison(summary)
-
-
 def build(
     records: Iterable[RunRecord],
     generated_at: str | None = None,
@@ -168,22 +151,24 @@ def build(
     """The report of a set of run records (what report.json holds; the other writers read it),
     with the runs each target of ``policies`` expects to fail (``report["xfail"]``).
 
-    One pass over the records: each gives what every section needs of it (its figures, what it
-    showed for the capability grid, its notes, its summary), so a :class:`RecordLog` is read once
-    and no transcript outlives its record. Only targets verified against a reference are read
+    One pass over the records, each section adding what it needs of each record as it comes
+    (:class:`~harness.scoring.Scores`, :class:`~harness.capabilities.Grid`, ...): no transcript
+    outlives its record. When the records are read from a results file (a :class:`RecordLog`),
+    the per-run summaries go to a :class:`~harness.reports.spool.RunSpool` on disk, so the report
+    of any number of runs fits in memory. Only targets verified against a reference are read
     again, for the verification."""
     modes: set[str] = set()
-    figures: list[RunFigures] = []
-    observed: list[Observed] = []
+    scores = Scores()
+    grid = Grid()
     found: dict[str, dict[str, dict[str, Any]]] = {}
     prompts = _Prompts()
-    runs: list[dict[str, Any]] = []
+    runs: RunSpool | list[dict[str, Any]] = RunSpool() if isinstance(records, RecordLog) else []
     references: dict[str, str] = {}  # target -> the reference it declares
     xfail: dict[str, Any] = {}
     for record in records:
         modes.add(record.mode)
-        figures.append(RunFigures.of(record))
-        observed.append(observe(record))
+        scores.add(record)
+        grid.add(record)
         _note(found, record)
         prompts.add(record)
         runs.append(run_summary(record))
@@ -191,7 +176,7 @@ def build(
             references[record.target.name] = record.target.reference
         if policies is not None:
             expect_failure(xfail, record, policies)
-    summary = aggregate(figures)
+    summary = scores.summary()
     ordered = sorted(modes)
     involved = {*references, *references.values()}
     report = {
@@ -203,7 +188,7 @@ def build(
         "summary": summary,
         "modes": prompts.comparison(summary),
         "notes": _notes(found),
-        "capabilities": capabilities(observed),
+        "capabilities": grid.result(),
         "verification": verifications(select(records, lambda key: key[0] in involved)) if involved else [],
         "runs": runs,
     }
@@ -239,9 +224,22 @@ def verifications(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
 
 
 def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
-    path = out_dir / "report.json"
+    """``report.json``, keys sorted, indented by two; the runs written one at a time (a spooled
+    report's runs are read from the spool one at a time, never all in memory)."""
     import msgspec
 
-    text = msgspec.json.format(msgspec.json.encode(report, order="sorted"), indent=2) + b"\n"
-    path.write_bytes(secrets.redact_bytes(text))
+    path = out_dir / "report.json"
+    runs = report["runs"]
+    head = msgspec.json.format(msgspec.json.encode({**report, "runs": []}, order="sorted"), indent=2)
+    before, after = head.split(b'\n  "runs": [],\n', 1) if runs else (head, b"")
+    lines = (msgspec.json.encode(run, order="sorted") for run in runs)
+    with path.open("wb") as out:
+        if not runs:
+            out.write(secrets.redact_bytes(head) + b"\n")
+            return path
+        out.write(secrets.redact_bytes(before) + b'\n  "runs": [')
+        for index, line in enumerate(lines):
+            item = msgspec.json.format(line, indent=2).replace(b"\n", b"\n    ")
+            out.write((b",\n    " if index else b"\n    ") + secrets.redact_bytes(item))
+        out.write(b"\n  ],\n" + secrets.redact_bytes(after) + b"\n")
     return path

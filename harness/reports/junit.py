@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,40 +14,68 @@ from harness.records import RunRecord
 from harness.reports import expectation
 
 
-def render(report: dict[str, Any]) -> ET.ElementTree:
-    """One ``testsuite`` per target, one ``testcase`` per run: an ``error`` run is an error, a
-    failed run a failure; a run expected to fail (``xfail`` in harness.toml) is skipped with its
-    reason, and one that passed anyway (``xpass``) is a failure when the target is strict."""
-    root = ET.Element("testsuites", name="toolcall-harness")
-    by_target: dict[str, list[dict[str, Any]]] = {}
-    for run in report["runs"]:
-        by_target.setdefault(run["target"], []).append(run)
-    for target, runs in by_target.items():
+def render(report: dict[str, Any]) -> Iterator[str]:
+    """The file's text, a test suite at a time: one ``testsuite`` per target, one ``testcase`` per
+    run: an ``error`` run is an error, a failed run a failure; a run expected to fail (``xfail``
+    in harness.toml) is skipped with its reason, and one that passed anyway (``xpass``) is a
+    failure when the target is strict. The runs are read twice (counts, then cases), never held."""
+    runs = _by_target(report["runs"])
+    counts: dict[str, Counter[str]] = {}
+    for run in runs:
+        counts.setdefault(run["target"], Counter())[_verdict(report, run)] += 1
+    yield "<?xml version='1.0' encoding='utf-8'?>\n"
+    if not counts:
+        yield '<testsuites name="toolcall-harness" />'
+        return
+    yield '<testsuites name="toolcall-harness">'
+    remaining = iter(runs)
+    for target, verdicts in counts.items():
         info = report["summary"]["targets"][target]["info"]
-        verdicts = [_verdict(report, run) for run in runs]
-        suite = ET.SubElement(
-            root,
+        suite = ET.Element(
             "testsuite",
             name=target,
-            tests=str(len(runs)),
-            failures=str(verdicts.count("failure")),
-            errors=str(verdicts.count("error")),
-            skipped=str(verdicts.count("skipped")),
+            tests=str(sum(verdicts.values())),
+            failures=str(verdicts["failure"]),
+            errors=str(verdicts["error"]),
+            skipped=str(verdicts["skipped"]),
         )
         props = ET.SubElement(suite, "properties")
         for key in ("format", "model", "mode", "simulated"):
             ET.SubElement(props, "property", name=key, value=str(info[key]))
-        for run, verdict in zip(runs, verdicts, strict=True):
-            name = run["scenario"] + (f"[{run['repeat']}]" if run["repeat"] else "")
-            case = ET.SubElement(suite, "testcase", name=name, classname=f"{target}.{run['category']}")
-            _outcome(case, report, run, verdict)
-            out = f"score {run['score']} · checks {run['checks']}"
-            expected = expectation(report, target, run["scenario"], run["outcome"])
-            if expected is not None and expected[0] == "xpass" and verdict == "passed":
-                out += f" · xpass (not strict): expected to fail ({expected[1]}) but passed"
-            ET.SubElement(case, "system-out").text = out
-    ET.indent(root)
-    return ET.ElementTree(root)
+        ET.indent(suite, level=1)
+        yield "\n  " + ET.tostring(suite, encoding="unicode").rsplit("</testsuite>", 1)[0].rstrip()
+        for run in itertools.islice(remaining, sum(verdicts.values())):
+            yield "\n    " + ET.tostring(_case(report, target, run), encoding="unicode")
+        yield "\n  </testsuite>"
+    yield "\n</testsuites>"
+
+
+def _by_target(runs: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+    """``runs`` with each target's runs together, targets in order of first appearance (a report
+    built from sorted records already is: then nothing is copied)."""
+    order: dict[str, int] = {}
+    grouped = True
+    for run in runs:
+        if run["target"] not in order:
+            order[run["target"]] = len(order)
+        elif order[run["target"]] != len(order) - 1:
+            grouped = False
+    return runs if grouped else sorted(runs, key=lambda run: order[run["target"]])
+
+
+def _case(report: dict[str, Any], target: str, run: dict[str, Any]) -> ET.Element:
+    verdict = _verdict(report, run)
+    name = run["scenario"] + (f"[{run['repeat']}]" if run["repeat"] else "")
+    case = ET.Element("testcase", name=name, classname=f"{target}.{run['category']}")
+    _outcome(case, report, run, verdict)
+    out = f"score {run['score']} · checks {run['checks']}"
+    expected = expectation(report, target, run["scenario"], run["outcome"])
+    if expected is not None and expected[0] == "xpass" and verdict == "passed":
+        out += f" · xpass (not strict): expected to fail ({expected[1]}) but passed"
+    ET.SubElement(case, "system-out").text = out
+    ET.indent(case, level=2)
+    case.tail = None
+    return case
 
 
 def _verdict(report: dict[str, Any], run: dict[str, Any]) -> str:
@@ -82,8 +112,7 @@ def _outcome(case: ET.Element, report: dict[str, Any], run: dict[str, Any], verd
 
 def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "junit.xml"
-    root = render(report).getroot()
-    assert root is not None
-    text = ET.tostring(root, encoding="unicode", xml_declaration=True)
-    path.write_text(secrets.redact(text), encoding="utf-8")
+    with path.open("w", encoding="utf-8") as out:
+        for piece in render(report):
+            out.write(secrets.redact(piece))
     return path

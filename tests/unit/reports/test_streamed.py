@@ -1,0 +1,73 @@
+"""Reports over records read from a results file: the run summaries go to a spool on disk and
+every writer streams, and what they write is the same as from records in memory."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from harness.records import RecordLog, read_sorted
+from harness.reports import gate, write_built
+from harness.reports.json_report import build
+from harness.reports.junit import render
+from harness.reports.spool import RunSpool
+from tests.helpers import result_sets
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results file with a failed run and an error (see :mod:`tests.helpers.result_sets`)."""
+    return result_sets.base_and_new(tmp_path_factory.mktemp("sets"))[1]
+
+
+def test_a_spool_is_a_sequence_of_the_summaries_given() -> None:
+    spool = RunSpool()
+    summaries = [{"target": "t", "scenario": f"s{i}", "checks": {"b": "pass", "a": "fail"}} for i in range(3)]
+    for summary in summaries:
+        spool.append(summary)
+    assert len(spool) == 3 and list(spool) == summaries and spool == summaries
+    assert spool[-1] == summaries[2] and spool[1:] == summaries[1:]
+    assert list(spool[0]["checks"]) == ["b", "a"]  # keys in the order given
+    with pytest.raises(IndexError):
+        spool[3]
+
+
+def test_every_writer_writes_the_same_from_a_results_file_as_from_records_in_memory(
+    results: Path, tmp_path: Path
+) -> None:
+    log, records = RecordLog.open(results), read_sorted(results)
+    spooled, listed = build(log, "now"), build(records, "now")
+    assert isinstance(spooled["runs"], RunSpool) and isinstance(listed["runs"], list)
+    assert spooled["runs"] == listed["runs"] and {**spooled, "runs": []} == {**listed, "runs": []}
+    from_file = write_built(spooled, log, tmp_path / "file")
+    in_memory = write_built(listed, records, tmp_path / "memory")
+    assert [p.name for p in from_file] == ["report.json", "report.md", "report.html", "junit.xml"]
+    for a, b in zip(from_file, in_memory, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    assert result_sets.USELESS in (tmp_path / "file" / "report.html").read_text()  # a failed run's transcript
+    assert gate(spooled) == gate(listed) == gate(listed, records)
+    assert gate(spooled)[0] == 3  # the missing cassette
+
+
+def test_junit_groups_a_target_s_runs_whatever_their_order(results: Path) -> None:
+    records = read_sorted(results)
+    report = build(records, "now")
+    mixed = build(records[::2] + records[1::2], "now")  # targets interleaved
+    suites = ET.fromstring("".join(render(mixed)).encode()).findall("testsuite")
+    assert [s.get("name") for s in suites] == ["sim-mistral", "sim-openai"]
+    assert [s.get("tests") for s in suites] == ["3", "3"]
+    expected = ET.fromstring("".join(render(report)).encode()).findall("testsuite")
+    assert sorted(c.get("name") or "" for c in suites[0].iter("testcase")) == sorted(
+        c.get("name") or "" for c in expected[0].iter("testcase")
+    )
+
+
+def test_a_results_file_with_no_run_gives_empty_reports(tmp_path: Path) -> None:
+    (tmp_path / "results.jsonl").write_bytes(b"")
+    log = RecordLog.open(tmp_path / "results.jsonl")
+    report = build(log, "now")
+    paths = write_built(report, log, tmp_path)
+    assert '"runs": []' in paths[0].read_text()
+    assert ET.fromstring(paths[3].read_bytes()).tag == "testsuites"
