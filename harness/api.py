@@ -12,6 +12,7 @@ command line only parses options and prints. They are re-exported by
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import threading
@@ -23,8 +24,7 @@ from typing import Any, cast
 from harness.endpoints import open_endpoints
 from harness.errors import ConfigError
 from harness.recording import Mode, RecordMode
-from harness.records import RunRecord, read_sorted
-from harness.records import read as read_results_file
+from harness.records import Place, RecordLog, RunRecord, read_sorted
 from harness.runner import OnResult, RunConfig, Shard
 from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
@@ -269,7 +269,7 @@ def verify_endpoints(
     return verify_records(reference_records, by_endpoint, settings or Settings())
 
 
-def merge_results(shards: Sequence[str | Path], out: str | Path) -> list[RunRecord]:
+def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
     """The records of several ``harness run --shard K/N`` jobs (each a results file or the folder
     holding ``results.jsonl``), written together to ``out`` sorted by (target, scenario, repeat).
     A run found in two shards is a :class:`ConfigError` naming both: they were not shards of
@@ -279,27 +279,31 @@ def merge_results(shards: Sequence[str | Path], out: str | Path) -> list[RunReco
 
         records = harness.api.merge_results(["shard-1", "shard-2", "shard-3"], "reports/results.jsonl")
     """
-    from harness.records import record_line
-
     seen: dict[tuple[str, str, int], Path] = {}
-    records: list[RunRecord] = []
+    logs = []
     for shard in shards:
         path = Path(shard) / "results.jsonl" if Path(shard).is_dir() else Path(shard)
         if not path.is_file():
             raise ConfigError(f"{shard}: no results.jsonl (a shard is a results file or its folder)")
-        for record in read_results_file(path):
-            if record.key in seen:
-                target, scenario, repeat = record.key
+        log = RecordLog.open(path)
+        for key in log.run_keys():
+            if key in seen:
+                target, scenario, repeat = key
                 raise ConfigError(
-                    f"{target} {scenario} (repeat {repeat}) is in both {seen[record.key]} and {path}: "
+                    f"{target} {scenario} (repeat {repeat}) is in both {seen[key]} and {path}: "
                     "these are not shards of one run"
                 )
-            seen[record.key] = path
-            records.append(record)
-    records.sort(key=lambda r: r.key)
+            seen[key] = path
+        logs.append(log)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_bytes(b"".join(record_line(r) + b"\n" for r in records))
-    return records
+    written: list[Place] = []
+    with Path(out).open("wb") as merged:  # each line copied as it is: no record is decoded here
+        lines = heapq.merge(*(log.lines() for log in logs), key=lambda item: item[0])
+        for number, (key, line) in enumerate(lines, 1):
+            line = line if line.endswith(b"\n") else line + b"\n"
+            written.append((key, merged.tell(), len(line), number))
+            merged.write(line)
+    return RecordLog(out, written)
 
 
 def read_results(path: str | Path) -> list[RunRecord]:
@@ -379,9 +383,9 @@ class RunFolder:
         which = f"run {run_id!r}" if run_id else "an unfinished run"
         raise ConfigError(f"--resume: no {which} under {runs}")
 
-    def done(self) -> list[RunRecord]:
-        """The records already written (a resumed run skips them)."""
-        return list(read_results_file(self.results)) if self.results.is_file() else []
+    def done(self) -> list[tuple[str, str, int]]:
+        """The (target, scenario, repeat) of the runs already written (a resumed run skips them)."""
+        return RecordLog.open(self.results).run_keys() if self.results.is_file() else []
 
     def save(self) -> None:
         _replace(self.path / "run.json", json.dumps(self.manifest, indent=2, sort_keys=True).encode() + b"\n")

@@ -290,7 +290,7 @@ def _run(
                 concurrency=concurrency,
                 record_mode=cast(RecordMode, record_mode),
                 on_result=finished,
-                skip={r.key for r in done},
+                skip=set(done),
                 stop=stop,
                 rechunk=rechunk,
                 shard=part,

@@ -31,11 +31,11 @@ def build_report(records: Iterable[Any], targets: Mapping[str, Target]) -> dict[
 @click.option("--config", default=None, help="Targets file for xfail (default ./harness.toml if present).")
 def report(results: Path, out: Path, config: str | None) -> None:
     """Rebuild the reports from a results file."""
-    from harness.records import read_sorted
+    from harness.records import RecordLog
     from harness.reports import write_built
     from harness.targets import load_targets
 
-    records = read_sorted(results)
+    records = RecordLog.open(results)
     built = build_report(records, load_targets(config))
     paths = write_built(built, records, out)
     print_table(built)
@@ -137,12 +137,12 @@ def capabilities_command(results: Path, as_json: bool) -> None:
     import json
 
     from harness.capabilities import capabilities, render_capabilities_text
-    from harness.records import read_sorted
+    from harness.records import RecordLog
 
     path = results / "results.jsonl" if results.is_dir() else results
     if not path.is_file():
         raise click.UsageError(f"no results file at {path}: run `harness run` first")
-    grid = capabilities(read_sorted(path))
+    grid = capabilities(RecordLog.open(path))
     if as_json:
         click.echo(json.dumps(grid, indent=2))
     else:

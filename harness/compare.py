@@ -52,7 +52,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness.errors import ConfigError
-from harness.records import Outcome, RunRecord, read_sorted
+from harness.records import Outcome, RecordLog, RunRecord
 from harness.scoring import mean_score
 
 BASELINE_SCHEMA = "harness.baseline/1"
@@ -324,7 +324,7 @@ def load(path: str | Path) -> ResultSet:
         head = handle.read(200)
     if b'"' + BASELINE_SCHEMA.split("/")[0].encode() in head:
         return ResultSet(str(path), read_baseline(path))
-    return ResultSet(str(path), entries(read_sorted(path)))
+    return ResultSet(str(path), entries(RecordLog.open(path)))
 
 
 def render_baseline(items: Iterable[Entry]) -> str:

@@ -320,9 +320,16 @@ class RecordLog(Sequence[RunRecord]):
     def __iter__(self) -> Iterator[RunRecord]:
         return self._read(self.places)
 
-    def keys(self) -> list[Key]:
+    def run_keys(self) -> list[Key]:
         """Every record's key, in order, without reading the records."""
         return [place[0] for place in self.places]
+
+    def lines(self) -> Iterator[tuple[Key, bytes]]:
+        """Each record's key and results line as written, in order (nothing decoded)."""
+        with self.path.open("rb") as handle:
+            for key, offset, length, _ in self.places:
+                handle.seek(offset)
+                yield key, handle.read(length)
 
     def where(self, keep: Callable[[Key], bool]) -> RecordLog:
         """The records whose key ``keep`` accepts (nothing is read to choose them)."""

@@ -116,12 +116,12 @@ def test_a_record_log_holds_places_and_reads_records_back_sorted(tmp_path: Path)
     written = [record(scenario="b.case"), record(scenario="a.case", repeat=1), record(scenario="a.case")]
     path.write_bytes(b"".join(record_line(r) + b"\n" for r in written) + b"\n")  # a blank line too
     log = RecordLog.open(path)
-    assert log.keys() == [
+    assert log.run_keys() == [
         ("sim-openai", "a.case", 0),
         ("sim-openai", "a.case", 1),
         ("sim-openai", "b.case", 0),
     ]
-    assert [r.key for r in log] == log.keys() and len(log) == 3
+    assert [r.key for r in log] == log.run_keys() and len(log) == 3
     assert log[-1] == written[0] and log[0:2] == [written[2], written[1]]
     assert [r.repeat for r in log.where(lambda key: key[1] == "a.case")] == [0, 1]
     assert list(select(log, lambda key: key[2] == 1)) == [written[1]]
@@ -137,6 +137,6 @@ def test_a_record_log_names_the_line_of_a_bad_record(tmp_path: Path) -> None:
         record_line(record()) + b"\n" + b'{"target": {"name": "x"}, "scenario": "s", "repeat": 0}\n'
     )
     log = RecordLog.open(path)  # its key reads; the record itself does not
-    assert log.keys() == [("sim-openai", "t.case", 0), ("x", "s", 0)] and log[0].scenario == "t.case"
+    assert log.run_keys() == [("sim-openai", "t.case", 0), ("x", "s", 0)] and log[0].scenario == "t.case"
     with pytest.raises(ConfigError, match=r"results.jsonl:2: invalid results line"):
         list(log)
