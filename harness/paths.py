@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 
 def cache_root() -> Path:
-    base = os.environ.get("HARNESS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "toolcall-harness"
-    )
-    return Path(base)
+    env = os.environ
+    return _root(env.get("HARNESS_CACHE"), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _root(harness: str | None, xdg: str | None, home: str | None) -> Path:
+    """The folder for these variables (asked once per replayed run: kept, not rebuilt)."""
+    if harness:
+        return Path(harness)
+    return Path(xdg or Path.home() / ".cache") / "toolcall-harness"

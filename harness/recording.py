@@ -17,6 +17,7 @@ import re
 import time
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -242,11 +243,12 @@ class CassetteTransport(httpx.BaseTransport):
             settings["before_record_response"] = scrub_response
         # "all" starts from an empty cassette: a fresh recording replaces the old one entirely.
         fresh = mode == "record" and record_mode == "all"
+        self.cassette: Any
         if fresh:
             self.cassette = Cassette(**settings)
         else:
             try:
-                self.cassette = Cassette.load(**settings)
+                self.cassette = _Playback(self.path) if mode == "replay" else Cassette.load(**settings)
             except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
                 raise corrupt(self.path, exc) from exc
         self._by_bytes: dict[tuple[str, str, bytes], list[int]] | None = None
@@ -328,10 +330,14 @@ class CassetteTransport(httpx.BaseTransport):
             return None
         if self._by_bytes is None:
             self._by_bytes = {}
-            for index, recorded in enumerate(self.cassette.requests):
-                if not recorded.query:
-                    raw = recorded.body or b""
-                    key = (recorded.method, recorded.path, raw.encode() if isinstance(raw, str) else raw)
+            keys = (
+                self.cassette.keys()
+                if isinstance(self.cassette, _Playback)
+                else ((r.method, r.path, r.query, r.body) for r in self.cassette.requests)
+            )
+            for index, (recorded_method, path, query, raw) in enumerate(keys):
+                if not query:
+                    key = (recorded_method, path, raw.encode() if isinstance(raw, str) else raw or b"")
                     self._by_bytes.setdefault(key, []).append(index)
         for index in self._by_bytes.get((method, url.path, body), ()):
             if self.cassette.play_counts[index] == 0:
@@ -370,6 +376,68 @@ class CassetteTransport(httpx.BaseTransport):
                 self.cassette.get_metadata("harness", {})["endpoint"] = self.facts
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.cassette._save(force=True)
+
+
+class _Playback:
+    """A cassette being replayed, with the part of :class:`vcr.cassette.Cassette` that playback
+    uses. Loading a vcrpy Cassette builds a request object per interaction and deep-copies every
+    response (a sixth of a replayed run's CPU); here the interactions stay as parsed (the cached
+    parse, :data:`CACHED_YAML`), read-only, and vcrpy's request objects and matchers
+    (:data:`MATCH_ON`) are built only for a request the byte index misses."""
+
+    write_protected = True
+
+    def __init__(self, path: Path):
+        from vcr.serializers import compat
+
+        data = CACHED_YAML.deserialize(path.read_text(encoding="utf-8"))
+        interactions = data["interactions"]
+        for item in interactions:  # the shape playback relies on; corrupt() says what is wrong
+            if not {"method", "uri"} <= item["request"].keys() or not isinstance(
+                item["response"]["status"]["code"], int
+            ):
+                raise ValueError("an interaction without request method and uri or response status code")
+        self._raw = [item["request"] for item in interactions]
+        self.responses: list[dict[str, Any]] = [compat.convert_to_bytes(i["response"]) for i in interactions]
+        self.data = interactions
+        self.play_counts = [0] * len(interactions)
+        self._metadata: dict[str, Any] = data.get("metadata") or {}
+        self._requests: list[Any] | None = None
+
+    def keys(self) -> list[tuple[str, str, str, Any]]:
+        """Each recorded request's method, path, query and body (for the byte index)."""
+        found = []
+        for raw in self._raw:
+            parts = urlsplit(raw["uri"])
+            found.append((raw["method"], parts.path, parts.query, raw.get("body")))
+        return found
+
+    @property
+    def requests(self) -> list[Any]:
+        """The recorded requests as vcrpy's request objects, scrubbed as vcrpy would on load."""
+        if self._requests is None:
+            from vcr.request import Request as VcrRequest
+
+            self._requests = [scrub_request(VcrRequest._from_dict(dict(raw))) for raw in self._raw]
+        return self._requests
+
+    def _matching(self, request: Any) -> int | None:
+        from vcr.matchers import requests_match
+
+        request = scrub_request(request)
+        for index, stored in enumerate(self.requests):
+            if self.play_counts[index] == 0 and requests_match(request, stored, MATCH_ON):
+                return index
+        return None
+
+    def can_play_response_for(self, request: Any) -> bool:
+        return self._matching(request) is not None
+
+    def play_response(self, request: Any) -> dict[str, Any]:
+        index = self._matching(request)
+        assert index is not None, "play_response follows can_play_response_for"
+        self.play_counts[index] += 1
+        return self.responses[index]
 
 
 def _metadata(cassette: Any) -> dict[str, Any]:
