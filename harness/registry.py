@@ -41,6 +41,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, T | str] = dict(lazy or {})
         self._table = table
+        self.version = 0  # counts registrations: what is built from the entries can be kept until it moves
 
     def _load_table(self) -> None:
         if self._table is not None:
@@ -58,10 +59,12 @@ class Registry(Generic[T]):
 
             def decorator(item: T) -> T:
                 self._entries[name] = item
+                self.version += 1
                 return item
 
             return decorator
         self._entries[name] = value
+        self.version += 1
         return value
 
     def get(self, name: str) -> T:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import email.utils
+import json
 import math
 import os
 import socket
@@ -22,7 +23,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpcore
@@ -131,6 +132,29 @@ class Endpoint:
         transport = self.transport.fresh() if isinstance(self.transport, LiveTransport) else self.transport
         limiter = self.limiter.share(parts) if self.limiter is not None else None
         return dataclasses.replace(self, transport=transport, limiter=limiter)
+
+
+class Played(NamedTuple):
+    """A recorded answer played without httpx's objects: status, headers (lower-case names),
+    body, and the recorded latency."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes
+    elapsed_ms: float | None
+
+
+@runtime_checkable
+class Playback(Protocol):
+    """A transport that can answer some requests from a recording directly (a cassette)."""
+
+    def recorded(self, method: str, url: str, body: bytes) -> Played | None: ...
+
+
+def json_body(value: Any) -> bytes:
+    """A request body as the harness sends it: JSON as ``httpx.Request(json=...)`` encodes it (so
+    bodies recorded through httpx match byte for byte)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 @dataclass
@@ -313,6 +337,7 @@ class Transport:
         # CPU as a replayed exchange, and the harness needs none of them (no cookies, no
         # redirects followed, one base URL)
         self._inner = client_transport or httpx.HTTPTransport()
+        self._playback = client_transport if isinstance(client_transport, Playback) else None
         self._timeout = httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s).as_dict()
         self._retrying = tenacity.Retrying(  # built once: every send of the run shares it
             stop=tenacity.stop_any(
@@ -399,10 +424,15 @@ class Transport:
         if self.interrupted.is_set():
             attempts.append(Attempt(None, "interrupted", 0.0))
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
+        body = json_body(wire.body)
+        if self._playback is not None and (played := self._playback.recorded(wire.method, url, body)):
+            text = secrets.redact(played.content.decode("utf-8", errors="replace"))
+            attempts.append(Attempt(played.status, None, played.elapsed_ms))
+            return WireResponse(played.status, text, masked(played.headers)), played.elapsed_ms
         request = httpx.Request(
             wire.method,
             url,
-            json=wire.body,
+            content=body,
             headers={**CLIENT_HEADERS, **headers},
             extensions={"timeout": self._timeout},
         )
