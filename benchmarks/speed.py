@@ -16,7 +16,8 @@ Parts (``--only`` picks some):
   process: CPU per run and peak memory (goal: flat).
 - ``live``: 2-turn runs against a scripted uvicorn endpoint in its own process, 100 ms latency, 50
   concurrent: efficiency (ideal wall / wall; goal: at least 0.6) and CPU per exchange beside a
-  bare shared ``httpx.Client`` sending as many requests from 50 threads (goal: at most 1.5x).
+  bare shared ``httpx.Client`` sending as many requests from 50 threads (goal: at most 1.5x);
+  the medians of ``--live-rounds`` interleaved rounds (one round moves by a third from the next).
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ import os
 import resource
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -335,7 +336,7 @@ uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", b
 result is sent; every answer after the given latency."""
 
 
-def live(count: int) -> None:
+def live(count: int, rounds: int) -> None:
     import httpx
 
     from harness import scenarios
@@ -366,37 +367,48 @@ def live(count: int) -> None:
         target = Target.build(
             "live-bench", format="openai-chat", model="sim-conformant", base_url=base, concurrency=50
         )
-        measured = {}
-        for processes in (1, 2):  # threads in one process; two forked worker processes
-            config = RunConfig(mode="live", results=None, repeats=count, concurrency=50, processes=processes)
-            cpu, wall = cpu_now(), time.perf_counter()
-            records = run_targets([target], [paris], config)
-            measured[processes] = (cpu_now() - cpu, time.perf_counter() - wall)
-        exchanges = sum(len(r.transcript.exchanges) for r in records)
+        limits = httpx.Limits(max_connections=50, max_keepalive_connections=50)  # as the harness keeps
+        measured: dict[str, list[tuple[float, float]]] = {"bare": [], "threads": [], "processes": []}
+        with httpx.Client(limits=limits) as client, ThreadPoolExecutor(50) as pool:
+            for _ in range(rounds):  # interleaved, so that each sees the machine as the others do
+                for processes, key in ((1, "threads"), (2, "processes")):
+                    config = RunConfig(
+                        mode="live", results=None, repeats=count, concurrency=50, processes=processes
+                    )
+                    cpu, wall = cpu_now(), time.perf_counter()
+                    records = run_targets([target], [paris], config)
+                    measured[key].append((cpu_now() - cpu, time.perf_counter() - wall))
+                exchanges = sum(len(r.transcript.exchanges) for r in records)
+                body = records[0].transcript.exchanges[0].request.body
+
+                def send(_: int, body: Any = body) -> None:
+                    client.post(f"{base}/v1/chat/completions", json=body).read()
+
+                list(pool.map(send, range(50)))  # warm: connections open
+                cpu, wall = time.process_time(), time.perf_counter()
+                list(pool.map(send, range(exchanges)))
+                measured["bare"].append((time.process_time() - cpu, time.perf_counter() - wall))
         turns = max(len(r.transcript.exchanges) for r in records)
         ideal = -(-count // 50) * turns * latency
-        body = records[0].transcript.exchanges[0].request.body
-
-        def send(client: httpx.Client) -> Callable[[int], Any]:
-            return lambda _: client.post(f"{base}/v1/chat/completions", json=body).read()
-
-        limits = httpx.Limits(max_connections=50, max_keepalive_connections=50)  # as the harness keeps
-        with httpx.Client(limits=limits) as client, ThreadPoolExecutor(50) as pool:
-            list(pool.map(send(client), range(50)))  # warm: connections open
-            bare_cpu, bare_wall = time.process_time(), time.perf_counter()
-            list(pool.map(send(client), range(exchanges)))
-            bare_cpu, bare_wall = time.process_time() - bare_cpu, time.perf_counter() - bare_wall
     finally:
         server.terminate()
         server.wait(10)
+    median = {
+        key: (statistics.median(c for c, _ in got), statistics.median(w for _, w in got))
+        for key, got in measured.items()
+    }
+    bare_cpu, bare_wall = median["bare"]
     bare, bare_ideal = bare_cpu * 1000 / exchanges, -(-exchanges // 50) * latency
-    print(f"  bare httpx: {exchanges} requests in {bare_wall:.2f} s (ideal {bare_ideal:.2f} s)")
-    for processes, (cpu, wall) in measured.items():
+    print(
+        f"  medians of {rounds} rounds; bare httpx: {exchanges} requests in {bare_wall:.2f} s "
+        f"(ideal {bare_ideal:.2f} s)"
+    )
+    for key, how in (("threads", "one process, threads"), ("processes", "2 worker processes (--processes)")):
+        cpu, wall = median[key]
         per = cpu * 1000 / exchanges
-        how = "one process, threads" if processes == 1 else f"{processes} worker processes (--processes)"
         print(
-            f"  harness, {how}: {len(records)} runs, {exchanges} exchanges "
-            f"in {wall:.2f} s (ideal {ideal:.2f} s)"
+            f"  harness, {how}: {len(records)} runs, {exchanges} exchanges in {wall:.2f} s "
+            f"(ideal {ideal:.2f} s)"
         )
         line(
             "efficiency at least 0.6",
@@ -418,6 +430,7 @@ def main() -> None:
     )
     parser.add_argument("--runs", default="500,5000", help="Run counts for the scale part (comma-separated).")
     parser.add_argument("--live-runs", type=int, default=200)
+    parser.add_argument("--live-rounds", type=int, default=3, help="Live rounds; the medians are shown.")
     parser.add_argument("--only", default=",".join(PARTS))
     args = parser.parse_args()
     chosen = args.only.split(",")
@@ -431,7 +444,7 @@ def main() -> None:
     if "runs" in chosen:
         runs([int(n) for n in args.runs.split(",")])
     if "live" in chosen:
-        live(args.live_runs)
+        live(args.live_runs, args.live_rounds)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from typing import Any, cast
 from harness.endpoints import open_endpoints
 from harness.errors import ConfigError
 from harness.recording import Mode, RecordMode
-from harness.records import Place, RecordLog, RunRecord, read_sorted
+from harness.records import RecordLog, RunRecord, read_sorted
 from harness.runner import OnResult, RunConfig, Shard
 from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
@@ -296,14 +296,14 @@ def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
             seen[key] = path
         logs.append(log)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    written: list[Place] = []
+    written = RecordLog(out)
     with Path(out).open("wb") as merged:  # each line copied as it is: no record is decoded here
         lines = heapq.merge(*(log.lines() for log in logs), key=lambda item: item[0])
         for number, (key, line) in enumerate(lines, 1):
             line = line if line.endswith(b"\n") else line + b"\n"
-            written.append((key, merged.tell(), len(line), number))
+            written.add(key, merged.tell(), len(line), number)
             merged.write(line)
-    return RecordLog(out, written)
+    return written
 
 
 def read_results(path: str | Path) -> list[RunRecord]:

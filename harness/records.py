@@ -16,6 +16,8 @@ Encoding and decoding use msgspec: it encodes these dataclasses directly
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,8 +247,6 @@ def read_sorted(path: str | Path) -> list[RunRecord]:
 
 
 Key = tuple[str, str, int]
-Place = tuple[Key, int, int, int]
-"""A record's key, and where its line is in the results file: offset, length, line number."""
 
 
 class _Named(msgspec.Struct):
@@ -265,16 +265,17 @@ _head_decoder = msgspec.json.Decoder(_Head)
 
 
 def head_key(line: bytes) -> Key:
-    """The (target, scenario, repeat) of a results line, without decoding the rest of it."""
+    """The (target, scenario, repeat) of a results line, without decoding the rest of it (the
+    names interned: a log of many runs holds each name once)."""
     head = _head_decoder.decode(line)
-    return (head.target.name, head.scenario, head.repeat)
+    return (sys.intern(head.target.name), sys.intern(head.scenario), head.repeat)
 
 
 class RecordLog(Sequence[RunRecord]):
     """Records as written to a results file, sorted by (target, scenario, repeat): in memory only
-    each one's key and place in the file, each record read back when it is asked for. A run of
-    any size holds no transcript in memory; every pass over it reads the file again (a pass costs
-    about as much as decoding the records).
+    each one's key and place in the file (about 100 bytes), each record read back when it is
+    asked for. A run of any size holds no transcript in memory; every pass over it reads the
+    file again (a pass costs about as much as decoding the records).
 
     Example::
 
@@ -282,15 +283,24 @@ class RecordLog(Sequence[RunRecord]):
         print(len(records), records[0].score)
     """
 
-    def __init__(self, path: str | Path, places: Iterable[Place]):
+    def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.places = sorted(places)
+        self._keys: list[Key] = []
+        self._places = array("q")  # offset, length and line number of each record, in key order
+        self._sorted = True
+
+    def add(self, key: Key, offset: int, length: int, number: int) -> None:
+        """Note a record: its key, and its line's offset, length and number in the file."""
+        if self._keys and key < self._keys[-1]:
+            self._sorted = False
+        self._keys.append(key)
+        self._places.extend((offset, length, number))
 
     @classmethod
     def open(cls, path: str | Path) -> RecordLog:
         """Every record of a results file; a line that is not a harness results line is a
         :class:`ConfigError` naming it."""
-        places: list[Place] = []
+        log = cls(path)
         offset = 0
         with Path(path).open("rb") as handle:
             for number, line in enumerate(handle, 1):
@@ -299,12 +309,20 @@ class RecordLog(Sequence[RunRecord]):
                         key = head_key(line)
                     except msgspec.MsgspecError as exc:
                         raise ConfigError(f"{path}:{number}: not a harness results line: {exc}") from exc
-                    places.append((key, offset, len(line), number))
+                    log.add(key, offset, len(line), number)
                 offset += len(line)
-        return cls(path, places)
+        return log
+
+    def _order(self) -> None:
+        if not self._sorted:
+            order = sorted(range(len(self._keys)), key=self._keys.__getitem__)
+            places = self._places
+            self._keys = [self._keys[i] for i in order]
+            self._places = array("q", (places[3 * i + k] for i in order for k in range(3)))
+            self._sorted = True
 
     def __len__(self) -> int:
-        return len(self.places)
+        return len(self._keys)
 
     @overload
     def __getitem__(self, index: int) -> RunRecord: ...
@@ -314,34 +332,42 @@ class RecordLog(Sequence[RunRecord]):
 
     def __getitem__(self, index: int | slice) -> RunRecord | list[RunRecord]:
         if isinstance(index, slice):
-            return list(self._read(self.places[index]))
-        return next(self._read([self.places[index]]))
+            return list(self._read(range(len(self))[index]))
+        return next(self._read([range(len(self))[index]]))
 
     def __iter__(self) -> Iterator[RunRecord]:
-        return self._read(self.places)
+        return self._read(range(len(self)))
 
     def run_keys(self) -> list[Key]:
         """Every record's key, in order, without reading the records."""
-        return [place[0] for place in self.places]
+        self._order()
+        return list(self._keys)
 
     def lines(self) -> Iterator[tuple[Key, bytes]]:
         """Each record's key and results line as written, in order (nothing decoded)."""
+        self._order()
         with self.path.open("rb") as handle:
-            for key, offset, length, _ in self.places:
-                handle.seek(offset)
-                yield key, handle.read(length)
+            for index, key in enumerate(self._keys):
+                handle.seek(self._places[3 * index])
+                yield key, handle.read(self._places[3 * index + 1])
 
     def where(self, keep: Callable[[Key], bool]) -> RecordLog:
         """The records whose key ``keep`` accepts (nothing is read to choose them)."""
-        return RecordLog(self.path, [place for place in self.places if keep(place[0])])
+        self._order()
+        chosen = RecordLog(self.path)
+        for index, key in enumerate(self._keys):
+            if keep(key):
+                chosen.add(key, *self._places[3 * index : 3 * index + 3])
+        return chosen
 
-    def _read(self, places: Iterable[Place]) -> Iterator[RunRecord]:
+    def _read(self, indexes: Iterable[int]) -> Iterator[RunRecord]:
+        self._order()
         with self.path.open("rb") as handle:
-            for _, offset, length, number in places:
+            for index in indexes:
+                offset, length, number = self._places[3 * index : 3 * index + 3]
                 handle.seek(offset)
-                line = handle.read(length)
                 try:
-                    record = _decoder.decode(line)
+                    record = _decoder.decode(handle.read(length))
                 except msgspec.MsgspecError as exc:
                     raise ConfigError(f"{self.path}:{number}: invalid results line: {exc}") from exc
                 yield record

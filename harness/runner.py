@@ -48,7 +48,6 @@ from harness.rechunk import sweep_agent
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
 from harness.records import (
     CheckResult,
-    Place,
     PromptSize,
     RecordLog,
     RunError,
@@ -433,7 +432,7 @@ def run(
     ``config.stop`` interrupts: no new run starts, the endpoints' connections are closed so
     requests in flight end at once, and runs cut short that way are not recorded."""
     records: list[RunRecord] = []
-    places: list[Place] = []
+    log = RecordLog(config.results) if config.results is not None else None
     lock = threading.Lock()
     limits = _limits(targets, endpoints)
     stop = config.stop or threading.Event()
@@ -467,7 +466,8 @@ def run(
                     out.write(data)
                     out.flush()
                     number += 1
-                    places.append((record.key if record else head_key(data), offset, len(data), number))
+                    assert log is not None
+                    log.add(record.key if record else head_key(data), offset, len(data), number)
                     offset += len(data)
                 else:
                     records.append(cast(RunRecord, record))
@@ -482,9 +482,7 @@ def run(
         watcher.start()
         stack.callback(finished.set)
         _run_threads(jobs, config, endpoints, limits, keep, stop)
-    if config.results is not None:
-        return RecordLog(config.results, places)
-    return sorted(records, key=lambda r: r.key)
+    return log if log is not None else sorted(records, key=lambda r: r.key)
 
 
 def _run_threads(

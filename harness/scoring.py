@@ -146,18 +146,27 @@ class _Scenario(_Figures):
     def __init__(self, category: str) -> None:
         super().__init__()
         self.category = category
-        self.repeats: list[tuple[int, float | None, bool, dict[str, str] | None]] = []
+        self.scores = array("d")  # of the runs that have one
+        self.runs = self.passed = 0
+        self.errors: list[tuple[int, dict[str, str]]] = []  # (repeat, error) of the runs that had one
+
+    def add_repeat(self, record: RunRecord) -> None:
+        self.add(record)
+        if record.score is not None:
+            self.scores.append(record.score)
+        self.runs += 1
+        self.passed += record.passed
+        if record.error:
+            self.errors.append((record.repeat, record.error.summary()))
 
     def row(self) -> dict[str, Any]:
-        reps = sorted(self.repeats, key=lambda r: r[0])
-        scored = [score for _, score, _, _ in reps if score is not None]
         return {
             "category": self.category,
-            "score": mean_score(scored),
-            "runs": len(reps),
-            "passed_runs": sum(1 for r in reps if r[2]),
-            "pass_all": bool(scored) and all(r[2] for r in reps),
-            "errors": [error for _, _, _, error in reps if error],
+            "score": mean_score(self.scores),
+            "runs": self.runs,
+            "passed_runs": self.passed,
+            "pass_all": bool(self.scores) and self.passed == self.runs,
+            "errors": [error for _, error in sorted(self.errors, key=lambda item: item[0])],
             **self.latency_and_tokens(),
         }
 
@@ -174,10 +183,7 @@ class _Target(_Figures):
         scenario = self.scenarios.get(record.scenario)
         if scenario is None:
             scenario = self.scenarios[record.scenario] = _Scenario(record.category)
-        scenario.add(record)
-        scenario.repeats.append(
-            (record.repeat, record.score, record.passed, record.error.summary() if record.error else None)
-        )
+        scenario.add_repeat(record)
         self.runs += 1
         self.errors += record.outcome == "error"
         if record.score is not None:
