@@ -567,6 +567,7 @@ def _run_forked(
 
     context = multiprocessing.get_context("fork")
     shares = [jobs[i::workers] for i in range(workers)]
+    _warm(jobs)
 
     def work(share: list[Job], conn: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
@@ -605,6 +606,16 @@ def _run_forked(
         for process in pending.values():
             process.terminate()
     return [] if stop.is_set() else [j for j in jobs if (j[0].name, j[1].id, j[2]) not in done]
+
+
+def _warm(jobs: Sequence[Job]) -> None:
+    """Import and build here, once, what every worker would otherwise build for itself after the
+    fork: the targets' adapters and the registered checks."""
+    from harness.checks import all_checks
+
+    for target in {job[0].name: job[0] for job in jobs}.values():
+        target.adapter()
+    all_checks()
 
 
 def _wait(future: Future[None]) -> None:

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpcore
@@ -142,13 +142,6 @@ class Played(NamedTuple):
     headers: dict[str, str]
     content: bytes
     elapsed_ms: float | None
-
-
-@runtime_checkable
-class Playback(Protocol):
-    """A transport that can answer some requests from a recording directly (a cassette)."""
-
-    def recorded(self, method: str, url: str, body: bytes) -> Played | None: ...
 
 
 def json_body(value: Any) -> bytes:
@@ -337,7 +330,12 @@ class Transport:
         # CPU as a replayed exchange, and the harness needs none of them (no cookies, no
         # redirects followed, one base URL)
         self._inner = client_transport or httpx.HTTPTransport()
-        self._playback = client_transport if isinstance(client_transport, Playback) else None
+        # a cassette can answer a request it holds byte for byte without httpx's objects
+        # (harness.recording.CassetteTransport.recorded); other transports have no such method
+        self._recorded: Callable[[str, str, bytes], Played | None] | None = getattr(
+            client_transport, "recorded", None
+        )
+        self._urls: dict[str, tuple[httpx.URL, str]] = {}
         self._timeout = httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s).as_dict()
         self._retrying = tenacity.Retrying(  # built once: every send of the run shares it
             stop=tenacity.stop_any(
@@ -359,11 +357,19 @@ class Transport:
     def url(self, path: str) -> str:
         return self.base_url + path
 
+    def _parsed(self, url: str) -> tuple[httpx.URL, str]:
+        """``url`` parsed for httpx, and as transcripts show it (:func:`scrub_uri`); each turn of a
+        run asks again for the same few URLs."""
+        found = self._urls.get(url)
+        if found is None:
+            found = self._urls[url] = (httpx.URL(url), scrub_uri(url))
+        return found
+
     def describe(self, wire: WireRequest, headers: dict[str, str]) -> SentRequest:
         """The request as transcripts keep it: secret headers and query parameters masked, known
         secrets redacted."""
         return SentRequest(
-            wire.method, scrub_uri(self.url(wire.path)), masked(headers), secrets.redact_data(wire.body)
+            wire.method, self._parsed(self.url(wire.path))[1], masked(headers), secrets.redact_data(wire.body)
         )
 
     def send(self, wire: WireRequest) -> Sent:
@@ -425,13 +431,13 @@ class Transport:
             attempts.append(Attempt(None, "interrupted", 0.0))
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
         body = json_body(wire.body)
-        if self._playback is not None and (played := self._playback.recorded(wire.method, url, body)):
+        if self._recorded is not None and (played := self._recorded(wire.method, url, body)):
             text = secrets.redact(played.content.decode("utf-8", errors="replace"))
             attempts.append(Attempt(played.status, None, played.elapsed_ms))
             return WireResponse(played.status, text, masked(played.headers)), played.elapsed_ms
         request = httpx.Request(
             wire.method,
-            url,
+            self._parsed(url)[0],
             content=body,
             headers={**CLIENT_HEADERS, **headers},
             extensions={"timeout": self._timeout},
