@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "load_toolset": "harness.tools.toolsets",
     # what a run gives
     "RunRecord": "harness.records",
+    "RecordLog": "harness.records",
     "CheckResult": "harness.records",
     "TargetInfo": "harness.records",
     "Finding": "harness.model",
@@ -84,6 +85,7 @@ __all__ = [
     "ParsedTurn",
     "Profile",
     "ProviderError",
+    "RecordLog",
     "RunConfig",
     "RunRecord",
     "RunResult",
@@ -163,7 +165,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from harness.providers.profiles import Profile
-    from harness.records import CheckResult, RunRecord, TargetInfo
+    from harness.records import CheckResult, RecordLog, RunRecord, TargetInfo
     from harness.runner import RunConfig
     from harness.scenarios import Scenario
     from harness.targets import Target, load_config, load_targets

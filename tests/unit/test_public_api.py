@@ -22,6 +22,7 @@ PUBLIC = [
     "ParsedTurn",
     "Profile",
     "ProviderError",
+    "RecordLog",
     "RunConfig",
     "RunRecord",
     "RunResult",
