@@ -327,18 +327,18 @@ class CassetteTransport(httpx.BaseTransport):
         CPU); None when the request needs the rest of :meth:`handle_request` (vcrpy's canonical
         matchers, drift, recording)."""
         parts = urlsplit(url)
-        recorded = self._play_same_bytes(method, parts.path, parts.query.encode(), body)
-        if recorded is None:
+        found = self._play_same_bytes(method, parts.path, parts.query.encode(), body)
+        if found is None:
             return None
-        body_text = recorded["body"]["string"]
-        content = body_text.encode("utf-8") if isinstance(body_text, str) else (body_text or b"")
+        text = found["body"]["string"]
+        content = text.encode("utf-8") if isinstance(text, str) else (text or b"")
         headers: dict[str, str] = {}
         for name, value in _decoded_headers(
-            (k, v) for k, values in recorded.get("headers", {}).items() for v in values
+            (k, v) for k, values in found.get("headers", {}).items() for v in values
         ):
             key = name.lower()  # as httpx.Headers gives them: lower case, repeats joined
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        return Played(recorded["status"]["code"], headers, content, recorded.get("elapsed_ms"))
+        return Played(found["status"]["code"], headers, content, found.get("elapsed_ms"))
 
     def _play_same_bytes(self, method: str, path: str, query: bytes, body: bytes) -> dict[str, Any] | None:
         """The fast path of matching: the first unplayed interaction whose request has this

@@ -11,7 +11,6 @@ is recorded with its error, and the others go on.
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import hashlib
 import os
@@ -431,9 +430,6 @@ def run(
     ``config.shard`` keeps one shard's pairs.
     ``config.stop`` interrupts: no new run starts, the endpoints' connections are closed so
     requests in flight end at once, and runs cut short that way are not recorded."""
-    records: list[RunRecord] = []
-    log = RecordLog(config.results) if config.results is not None else None
-    lock = threading.Lock()
     limits = _limits(targets, endpoints)
     stop = config.stop or threading.Event()
     # interleaved across targets, so no target's limit holds every worker
@@ -444,45 +440,79 @@ def run(
         for t in targets
         if (t.name, s.id, k) not in config.skip and (config.shard is None or config.shard.holds(t.name, s.id))
     ]
-    with contextlib.ExitStack() as stack:
-        out: IO[bytes] | None = None
-        offset = number = 0
-        if config.results is not None:
-            config.results.parent.mkdir(parents=True, exist_ok=True)
-            out = stack.enter_context(config.results.open("ab" if config.skip else "wb"))
-            if config.skip:  # resumed: the new lines follow the ones already there
-                offset = config.results.stat().st_size
-                number = config.results.read_bytes().count(b"\n")
-
-        def keep(record: RunRecord | None, line: bytes | None = None) -> None:
-            """Write a finished run's line; only a run without a results file stays in memory.
-            A forked worker's line is decoded only for ``on_result``."""
-            nonlocal offset, number
-            if record is None and (out is None or on_result is not None):
-                record = decode_record(cast(bytes, line))
-            with lock:
-                if out is not None:
-                    data = (record_line(record) if line is None else line) + b"\n"  # type: ignore[arg-type]
-                    out.write(data)
-                    out.flush()
-                    number += 1
-                    assert log is not None
-                    log.add(record.key if record else head_key(data), offset, len(data), number)
-                    offset += len(data)
-                else:
-                    records.append(cast(RunRecord, record))
-            if on_result is not None:
-                on_result(cast(RunRecord, record))
-
+    with _Results(config.results, bool(config.skip), on_result) as results:
         workers = _workers(config, jobs)
         if workers > 1:  # before any thread starts here: the workers are forked
-            jobs = _run_forked(jobs, workers, config, endpoints, keep, stop)
+            jobs = _run_forked(jobs, workers, config, endpoints, results.keep_line, stop)
         finished = threading.Event()
         watcher = threading.Thread(target=_cut_on_stop, args=(stop, finished, endpoints), daemon=True)
         watcher.start()
-        stack.callback(finished.set)
-        _run_threads(jobs, config, endpoints, limits, keep, stop)
-    return log if log is not None else sorted(records, key=lambda r: r.key)
+        try:
+            _run_threads(jobs, config, endpoints, limits, results.keep, stop)
+        finally:
+            finished.set()
+    return results.records()
+
+
+class _Results:
+    """Where finished runs go: each appended to the results file as its line (then only its key
+    and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory."""
+
+    def __init__(self, path: Path | None, resumed: bool, on_result: OnResult | None):
+        self.on_result = on_result
+        self.lock = threading.Lock()
+        self.kept: list[RunRecord] = []
+        self.log = RecordLog(path) if path is not None else None
+        self.path, self.resumed = path, resumed
+        self.out: IO[bytes] | None = None
+        self.offset = self.number = 0
+
+    def __enter__(self) -> _Results:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.out = self.path.open("ab" if self.resumed else "wb")
+            if self.resumed:  # the new lines follow the ones already there
+                self.offset = self.path.stat().st_size
+                self.number = self.path.read_bytes().count(b"\n")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.out is not None:
+            self.out.close()
+
+    def keep(self, record: RunRecord) -> None:
+        """A run finished in this process."""
+        with self.lock:
+            if self.out is None:
+                self.kept.append(record)
+            else:
+                self._write(record_line(record), record.key)
+        if self.on_result is not None:
+            self.on_result(record)
+
+    def keep_line(self, line: bytes) -> None:
+        """A run a forked worker finished, as its results line: decoded only when it is kept in
+        memory or ``on_result`` wants it."""
+        record = decode_record(line) if self.out is None or self.on_result is not None else None
+        with self.lock:
+            if self.out is None:
+                self.kept.append(cast(RunRecord, record))
+            else:
+                self._write(line, head_key(line))
+        if self.on_result is not None:
+            self.on_result(cast(RunRecord, record))
+
+    def _write(self, line: bytes, key: tuple[str, str, int]) -> None:
+        assert self.out is not None and self.log is not None
+        self.out.write(line + b"\n")
+        self.out.flush()
+        self.number += 1
+        self.log.add(key, self.offset, len(line) + 1, self.number)
+        self.offset += len(line) + 1
+
+    def records(self) -> Sequence[RunRecord]:
+        """The records, sorted by (target, scenario, repeat)."""
+        return self.log if self.log is not None else sorted(self.kept, key=lambda r: r.key)
 
 
 def _run_threads(
@@ -553,7 +583,7 @@ def _run_forked(
     workers: int,
     config: RunConfig,
     endpoints: Mapping[str, Endpoint],
-    keep: Callable[[RunRecord | None, bytes], None],
+    keep: Callable[[bytes], None],
     stop: threading.Event,
 ) -> list[Job]:
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
@@ -601,7 +631,7 @@ def _run_forked(
                     pending.pop(conn).join()
                     continue
                 done.add(head_key(line))
-                keep(None, line)
+                keep(line)
     finally:
         for process in pending.values():
             process.terminate()

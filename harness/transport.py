@@ -430,15 +430,15 @@ class Transport:
         if self.interrupted.is_set():
             attempts.append(Attempt(None, "interrupted", 0.0))
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
-        body = json_body(wire.body)
-        if self._recorded is not None and (played := self._recorded(wire.method, url, body)):
+        content = json_body(wire.body)
+        if self._recorded is not None and (played := self._recorded(wire.method, url, content)):
             text = secrets.redact(played.content.decode("utf-8", errors="replace"))
             attempts.append(Attempt(played.status, None, played.elapsed_ms))
             return WireResponse(played.status, text, masked(played.headers)), played.elapsed_ms
         request = httpx.Request(
             wire.method,
             self._parsed(url)[0],
-            content=body,
+            content=content,
             headers={**CLIENT_HEADERS, **headers},
             extensions={"timeout": self._timeout},
         )
