@@ -90,7 +90,14 @@ def _run_options(fn: Any) -> Any:
             type=click.IntRange(1, 100),
             help="Runs per scenario (pass^k).",
         ),
-        click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 64)),
+        click.option(
+            "--concurrency",
+            default=8,
+            show_default=True,
+            type=click.IntRange(1, 64),
+            help="Runs in flight at once, all targets together (live and record; each target also "
+            "keeps to its own concurrency). A replay runs one at a time in each process.",
+        ),
         click.option(
             "--min-score",
             default=None,

@@ -128,7 +128,7 @@ def test_drift_from_the_committed_cassettes_is_reported_as_server_build_drift(
     live = list(read(Path(report["out"]) / "results.jsonl"))
     suite = scenarios.select(scenarios.load([REPO / "scenarios"]), CASES)
     recorded = run(pick(load_targets(), TARGETS), suite, RunConfig(results=tmp_path / "replay.jsonl"))
-    for record in recorded + live:
+    for record in [*recorded, *live]:
         facts = record.transcript.endpoint
         assert facts["server"] == "llama-cpp-python" and facts["version"].startswith("llama-cpp-python ")
         assert len(facts["model_sha256"]) == 64, (record.key, facts)
