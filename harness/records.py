@@ -338,6 +338,13 @@ class RecordLog(Sequence[RunRecord]):
     def __iter__(self) -> Iterator[RunRecord]:
         return self._read(range(len(self)))
 
+    def __add__(self, other: Iterable[RunRecord]) -> list[RunRecord]:
+        """Records joined to other records, as a list (as runs returned lists before)."""
+        return [*self, *other]
+
+    def __radd__(self, other: Iterable[RunRecord]) -> list[RunRecord]:
+        return [*other, *self]
+
     def run_keys(self) -> list[Key]:
         """Every record's key, in order, without reading the records."""
         self._order()

@@ -126,6 +126,9 @@ def test_a_record_log_holds_places_and_reads_records_back_sorted(tmp_path: Path)
     assert [r.repeat for r in log.where(lambda key: key[1] == "a.case")] == [0, 1]
     assert list(select(log, lambda key: key[2] == 1)) == [written[1]]
     assert select(written, lambda key: key[2] == 1) == [written[1]]
+    joined, joined_left = log + [written[0]], [written[0]] + log  # noqa: RUF005 (what is tested)
+    assert joined == [*log, written[0]] and joined_left == [written[0], *log]
+    assert len(log + log) == 6
 
 
 def test_a_record_log_names_the_line_of_a_bad_record(tmp_path: Path) -> None:
