@@ -20,7 +20,7 @@ import ssl
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -381,7 +381,14 @@ class Transport:
         record = self.describe(wire, headers)
         log = _Log()
         try:
-            response, elapsed = self._retrying(self._send_once, wire, headers, log)
+            try:  # the first attempt outside tenacity: most sends need no retry, nor its bookkeeping
+                first: tuple[WireResponse, float | None] | _Retryable = self._send_once(wire, headers, log)
+            except _Retryable as exc:
+                first = exc
+            if isinstance(first, tuple) and first[0].status not in self.retry.statuses:
+                response, elapsed = first
+            else:  # tenacity takes it from there, the first attempt played back as its own first
+                response, elapsed = self._retrying(self._attempt, iter([first]), wire, headers, log)
         except TransportError as exc:
             exc.request = record
             exc.attempts = log.attempts
@@ -389,11 +396,24 @@ class Transport:
             raise
         return Sent(record, response, elapsed, log.findings, log.attempts)
 
+    def _attempt(
+        self,
+        done: Iterator[tuple[WireResponse, float | None] | _Retryable],
+        wire: WireRequest,
+        headers: dict[str, str],
+        log: _Log,
+    ) -> tuple[WireResponse, float | None]:
+        """One attempt for tenacity: the outcome of an attempt already made, else a new one."""
+        outcome = next(done, None)
+        if isinstance(outcome, _Retryable):
+            raise outcome
+        return outcome if outcome is not None else self._send_once(wire, headers, log)
+
     def _wait(self, state: tenacity.RetryCallState) -> float:
         """Seconds before the next attempt: exponential with full jitter, a ``Retry-After`` honoured,
         never past the run's deadline; noted as a ``transport.retried`` finding."""
         assert state.outcome is not None
-        log: _Log = state.args[2]
+        log: _Log = state.args[3]
         computed = tenacity.wait_random_exponential(
             multiplier=self.retry.initial_wait_s, max=self.retry.max_wait_s
         )(state)
