@@ -18,4 +18,4 @@ def _root(harness: str | None, xdg: str | None, home: str | None) -> Path:
     """The folder for these variables (asked once per replayed run: kept, not rebuilt)."""
     if harness:
         return Path(harness)
-    return Path(xdg or Path.home() / ".cache") / "toolcall-harness"
+    return Path(xdg or Path(home or Path.home()) / ".cache") / "toolcall-harness"

@@ -162,6 +162,14 @@ def _decoded_headers(headers: Any) -> list[tuple[str, str]]:
     ]
 
 
+def _content_and_headers(recorded: dict[str, Any]) -> tuple[bytes, list[tuple[str, str]]]:
+    """A recorded response's body as bytes, and its headers as (name, value) pairs."""
+    body = recorded["body"]["string"]
+    content = body.encode("utf-8") if isinstance(body, str) else (body or b"")
+    pairs = ((name, value) for name, values in recorded.get("headers", {}).items() for value in values)
+    return content, _decoded_headers(pairs)
+
+
 # -- the transport ---------------------------------------------------------------------
 
 
@@ -308,11 +316,7 @@ class CassetteTransport(httpx.BaseTransport):
 
     @staticmethod
     def _play(recorded: dict[str, Any], request: httpx.Request) -> httpx.Response:
-        body = recorded["body"]["string"]
-        content = body.encode("utf-8") if isinstance(body, str) else (body or b"")
-        headers = _decoded_headers(
-            (k, v) for k, values in recorded.get("headers", {}).items() for v in values
-        )
+        content, headers = _content_and_headers(recorded)
         return httpx.Response(
             recorded["status"]["code"],
             headers=headers,
@@ -330,12 +334,9 @@ class CassetteTransport(httpx.BaseTransport):
         found = self._play_same_bytes(method, parts.path, parts.query.encode(), body)
         if found is None:
             return None
-        text = found["body"]["string"]
-        content = text.encode("utf-8") if isinstance(text, str) else (text or b"")
+        content, pairs = _content_and_headers(found)
         headers: dict[str, str] = {}
-        for name, value in _decoded_headers(
-            (k, v) for k, values in found.get("headers", {}).items() for v in values
-        ):
+        for name, value in pairs:
             key = name.lower()  # as httpx.Headers gives them: lower case, repeats joined
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
         return Played(found["status"]["code"], headers, content, found.get("elapsed_ms"))

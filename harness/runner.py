@@ -500,15 +500,15 @@ class _Results:
         if self.on_result is not None:
             self.on_result(record)
 
-    def keep_line(self, line: bytes) -> None:
-        """A run a forked worker finished, as its results line: decoded only when it is kept in
-        memory or ``on_result`` wants it."""
+    def keep_line(self, line: bytes, key: tuple[str, str, int]) -> None:
+        """A run a forked worker finished, as its results line and key: decoded only when it is
+        kept in memory or ``on_result`` wants it."""
         record = decode_record(line) if self.out is None or self.on_result is not None else None
         with self.lock:
             if self.out is None:
                 self.kept.append(cast(RunRecord, record))
             else:
-                self._write(line, head_key(line))
+                self._write(line, key)
         if self.on_result is not None:
             self.on_result(cast(RunRecord, record))
 
@@ -593,7 +593,7 @@ def _run_forked(
     workers: int,
     config: RunConfig,
     endpoints: Mapping[str, Endpoint],
-    keep: Callable[[bytes], None],
+    keep: Callable[[bytes, tuple[str, str, int]], None],
     stop: threading.Event,
 ) -> list[Job]:
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
@@ -639,8 +639,9 @@ def _run_forked(
                 except EOFError:
                     pending.pop(conn).join()
                     continue
-                done.add(head_key(line))
-                keep(line)
+                key = head_key(line)
+                done.add(key)
+                keep(line, key)
     finally:
         for process in pending.values():
             process.terminate()

@@ -73,48 +73,20 @@ def mean_score(values: Iterable[float | None]) -> float | None:
 
 
 class _Figures:
-    """Running figures of a set of runs (a scenario's or a target's): latencies, token usage and
-    check verdicts, added one run at a time (a few numbers a run, never the run)."""
+    """Running latencies and token usage of a set of runs (a scenario's or a target's), added one
+    run at a time (a few numbers a run, never the run)."""
 
     def __init__(self) -> None:
         self.latencies = array("d")
         self.usage = [0, 0, 0]  # input tokens, output tokens, runs that reported usage
-        self.checks: dict[str, dict[str, int]] = {}
-        self.faults: dict[str, int] = {}
 
-    def add(self, record: RunRecord, checks: bool = False) -> None:
+    def add(self, record: RunRecord) -> None:
         self.latencies.extend(e.elapsed_ms for e in record.transcript.exchanges if e.elapsed_ms is not None)
         usage = record.usage
         if usage.total is not None:
             self.usage[0] += usage.input_tokens or 0
             self.usage[1] += usage.output_tokens or 0
             self.usage[2] += 1
-        if not checks:
-            return
-        if record.outcome != "error":
-            for item in record.checks:
-                if item.status in CREDIT:
-                    counts = self.checks.setdefault(item.id, dict.fromkeys(CREDIT, 0))
-                    counts[item.status] += 1
-        for item in record.checks:
-            if item.status == "fail" and item.id in ENDPOINT_CHECKS:
-                self._fault(ENDPOINT_CHECKS[item.id])
-        if any(f.evidence and f.evidence.get("not_reached") for f in record.findings()):
-            self._fault("model checks not reached")
-
-    def _fault(self, name: str) -> None:
-        self.faults[name] = self.faults.get(name, 0) + 1
-
-    def check_shares(self) -> dict[str, dict[str, Any]]:
-        """Per check id: how many tested runs it passed, warned and failed, and the share passed
-        (a ``warn`` counts half, as in scores), so a check a target always fails stands out. Runs
-        the harness could not test (``error``) are left out, as from scores."""
-        shares = {}
-        for check_id, found in sorted(self.checks.items()):
-            judged = sum(found.values())
-            earned = sum(CREDIT[status] * n for status, n in found.items())
-            shares[check_id] = {"runs": judged, "passed": round(100 * earned / judged, 1), **found}
-        return shares
 
     def latency_and_tokens(self) -> dict[str, Any]:
         """Per-exchange latency p50/p95 (the recorded or measured one; none in a replay of a
@@ -177,9 +149,11 @@ class _Target(_Figures):
         self.info = info
         self.scenarios: dict[str, _Scenario] = {}
         self.runs = self.errors = self.counted = self.passed = 0
+        self.checks: dict[str, dict[str, int]] = {}  # check id -> runs per status
+        self.faults: dict[str, int] = {}  # endpoint fault -> runs
 
     def add_run(self, record: RunRecord) -> None:
-        self.add(record, checks=True)
+        self.add(record)
         scenario = self.scenarios.get(record.scenario)
         if scenario is None:
             scenario = self.scenarios[record.scenario] = _Scenario(record.category)
@@ -189,6 +163,27 @@ class _Target(_Figures):
         if record.score is not None:
             self.counted += 1
             self.passed += record.passed
+        for item in record.checks:
+            if item.status in CREDIT and record.outcome != "error":
+                self.checks.setdefault(item.id, dict.fromkeys(CREDIT, 0))[item.status] += 1
+            if item.status == "fail" and item.id in ENDPOINT_CHECKS:
+                self._fault(ENDPOINT_CHECKS[item.id])
+        if any(f.evidence and f.evidence.get("not_reached") for f in record.findings()):
+            self._fault("model checks not reached")
+
+    def _fault(self, name: str) -> None:
+        self.faults[name] = self.faults.get(name, 0) + 1
+
+    def check_shares(self) -> dict[str, dict[str, Any]]:
+        """Per check id: how many tested runs it passed, warned and failed, and the share passed
+        (a ``warn`` counts half, as in scores), so a check a target always fails stands out. Runs
+        the harness could not test (``error``) are left out, as from scores."""
+        shares = {}
+        for check_id, found in sorted(self.checks.items()):
+            judged = sum(found.values())
+            earned = sum(CREDIT[status] * n for status, n in found.items())
+            shares[check_id] = {"runs": judged, "passed": round(100 * earned / judged, 1), **found}
+        return shares
 
     def entry(self) -> dict[str, Any]:
         rows = {scenario_id: self.scenarios[scenario_id].row() for scenario_id in sorted(self.scenarios)}

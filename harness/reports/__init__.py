@@ -11,6 +11,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
+from harness import secrets
 from harness.records import RunRecord
 
 Writer = Callable[[dict[str, Any], Iterable[RunRecord], Path], Path]
@@ -47,6 +48,15 @@ def write_built(
     """Write an already built report in each format; returns the written paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     return [writer(name)(report, records, out_dir) for name in names]
+
+
+def write_redacted(path: Path, pieces: Iterable[str]) -> Path:
+    """Write a report's text a piece at a time, every known secret redacted from each piece (a
+    secret is always inside one piece: a value the template or tree puts out whole)."""
+    with path.open("w", encoding="utf-8") as out:
+        for piece in pieces:
+            out.write(secrets.redact(piece))
+    return path
 
 
 EXIT_CODES = {

@@ -19,9 +19,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
-from harness import secrets
 from harness.model import Exchange, ProviderError
 from harness.records import Key, RunRecord, select
+from harness.reports import write_redacted
 from harness.reports.markdown import cell, percent
 
 BODY_LIMIT = 6000
@@ -35,11 +35,7 @@ LABEL_WIDTH = 300
 def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     """Write ``report.html`` in ``out_dir`` (secrets redacted like every other report), a piece
     at a time: the page of a large run is never held whole in memory."""
-    path = out_dir / "report.html"
-    with path.open("w", encoding="utf-8") as out:
-        for piece in _template().generate(page=view(report, records)):
-            out.write(secrets.redact(piece))
-    return path
+    return write_redacted(out_dir / "report.html", _template().generate(page=view(report, records)))
 
 
 def render(report: dict[str, Any], records: Iterable[RunRecord]) -> str:

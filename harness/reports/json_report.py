@@ -231,15 +231,16 @@ def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -
     path = out_dir / "report.json"
     runs = report["runs"]
     head = msgspec.json.format(msgspec.json.encode({**report, "runs": []}, order="sorted"), indent=2)
-    before, after = head.split(b'\n  "runs": [],\n', 1) if runs else (head, b"")
-    lines = (msgspec.json.encode(run, order="sorted") for run in runs)
     with path.open("wb") as out:
         if not runs:
             out.write(secrets.redact_bytes(head) + b"\n")
             return path
+        before, after = head.split(b'\n  "runs": [],\n', 1)
         out.write(secrets.redact_bytes(before) + b'\n  "runs": [')
-        for index, line in enumerate(lines):
-            item = msgspec.json.format(line, indent=2).replace(b"\n", b"\n    ")
-            out.write((b",\n    " if index else b"\n    ") + secrets.redact_bytes(item))
+        for index, run in enumerate(runs):
+            item = msgspec.json.format(msgspec.json.encode(run, order="sorted"), indent=2)
+            out.write(
+                (b",\n    " if index else b"\n    ") + secrets.redact_bytes(item.replace(b"\n", b"\n    "))
+            )
         out.write(b"\n  ],\n" + secrets.redact_bytes(after) + b"\n")
     return path

@@ -9,9 +9,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import secrets
 from harness.records import RunRecord
-from harness.reports import expectation
+from harness.reports import expectation, write_redacted
 
 
 def render(report: dict[str, Any]) -> Iterator[str]:
@@ -111,8 +110,4 @@ def _outcome(case: ET.Element, report: dict[str, Any], run: dict[str, Any], verd
 
 
 def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
-    path = out_dir / "junit.xml"
-    with path.open("w", encoding="utf-8") as out:
-        for piece in render(report):
-            out.write(secrets.redact(piece))
-    return path
+    return write_redacted(out_dir / "junit.xml", render(report))

@@ -7,6 +7,7 @@ import pytest
 
 from harness.errors import CassetteDriftError, CassetteMissingError
 from harness.recording import CassetteTransport, cassette_path, scrub_uri
+from harness.transport import json_body
 
 SECRET = "sk-fake-0123456789abcdefSECRET"
 
@@ -126,3 +127,16 @@ def test_a_cassette_is_parsed_once_then_read_from_the_cache(
     assert CACHED_YAML.deserialize(text.replace("ok", "changed"))["interactions"][0]["response"]["body"] == {
         "string": "changed"
     }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "m", "messages": [{"role": "user", "content": "Grüße, 東京 🌧 \u2028 \"q\" \\ </tag>"}]},
+        {"n": [1, 2.5, -0.0, 1e16, 10**20, None, True], "empty": {}, "list": []},
+    ],
+)
+def test_request_bodies_are_the_bytes_httpx_would_send(body: object) -> None:
+    """The harness encodes bodies itself (without httpx's client); cassettes recorded through
+    httpx's ``json=`` must still match byte for byte, or every replay leaves the fast index."""
+    assert json_body(body) == httpx.Request("POST", "http://x.invalid/", json=body).content
