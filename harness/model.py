@@ -11,6 +11,8 @@ the results file, and reads them back typed.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +35,13 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]
+
+    @functools.cached_property
+    def schema_text(self) -> str:
+        """``parameters`` as canonical JSON (sorted keys, Unicode kept): equal schemas give equal
+        text. Kept once made: a spec is a value, every run of a scenario offers the same specs,
+        and its parameters are never changed once it is made."""
+        return json.dumps(self.parameters, sort_keys=True, ensure_ascii=False)
 
 
 @dataclass(frozen=True)

@@ -173,9 +173,7 @@ class Adapter(ABC):
         return [
             Finding("wire.tool_declaration", "info", False, f"tool {tool.name!r}: {problem}")
             for tool in tools
-            for problem in declaration_issues(
-                self.family, tool.name, json.dumps(tool.parameters, sort_keys=True)
-            )
+            for problem in declaration_issues(self.family, tool.name, tool.schema_text)
         ]
 
     def choice_findings(self, tool_choice: ToolChoice) -> list[Finding]:

@@ -14,6 +14,7 @@ of the reply.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from abc import ABC, abstractmethod
@@ -53,6 +54,7 @@ from harness.providers._text_parsing import (
 
 UNPARSEABLE = "wire.text_call_unparseable"
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+EMPTY_SCHEMA_TEXT = json.dumps(EMPTY_SCHEMA, sort_keys=True, ensure_ascii=False)
 
 
 @dataclass
@@ -144,7 +146,7 @@ class TextProtocol(ABC):
             "",
         ]
         for tool in tools:
-            schema = json.dumps(tool.parameters or EMPTY_SCHEMA, sort_keys=True, ensure_ascii=False)
+            schema = tool.schema_text if tool.parameters else EMPTY_SCHEMA_TEXT
             lines += [
                 f"## {tool.name}",
                 tool.description.strip() or "(no description)",
@@ -470,11 +472,20 @@ def estimate_tokens(characters: int) -> int:
 
 
 def native_tools_size(tools: Sequence[ToolSpec]) -> dict[str, int]:
-    """Size of the native tool declarations: ``json.dumps`` of the OpenAI-format ``tools`` list."""
+    """Size of the native tool declarations: ``json.dumps`` of the OpenAI-format ``tools`` list
+    (its brackets, each declaration, and a ``", "`` between two)."""
+    characters = sum(_declared_size(t.name, t.description, t.schema_text) for t in tools) + 2 * len(tools)
+    return {"characters": characters, "estimated_tokens": estimate_tokens(characters)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _declared_size(name: str, description: str, schema_text: str) -> int:
+    """Characters of one tool's OpenAI-format declaration in ``json.dumps`` (cached: every run of
+    a scenario offers the same tools; the order of keys does not change the count)."""
     from harness.providers.openai import OpenAIChatAdapter
 
-    characters = len(json.dumps(OpenAIChatAdapter().map_tools(tools))) if tools else 0
-    return {"characters": characters, "estimated_tokens": estimate_tokens(characters)}
+    tool = ToolSpec(name, description, json.loads(schema_text))
+    return len(json.dumps(OpenAIChatAdapter().map_tools([tool])[0]))
 
 
 __all__ = [

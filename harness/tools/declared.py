@@ -22,6 +22,7 @@ reports the error with its JSON Schema path.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -100,8 +101,9 @@ class DeclaredTool:
     origin: str = ""  # the file that declared it, for messages and relative function paths
     resolved: ToolFunction | None = field(default=None, compare=False, repr=False)
 
-    @property
+    @functools.cached_property
     def spec(self) -> ToolSpec:
+        """The tool as offered to a model: one spec for every run (its canonical JSON made once)."""
         return ToolSpec(self.name, self.description, self.parameters)
 
     @property

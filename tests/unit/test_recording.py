@@ -132,7 +132,7 @@ def test_a_cassette_is_parsed_once_then_read_from_the_cache(
 @pytest.mark.parametrize(
     "body",
     [
-        {"model": "m", "messages": [{"role": "user", "content": "Grüße, 東京 🌧 \u2028 \"q\" \\ </tag>"}]},
+        {"model": "m", "messages": [{"role": "user", "content": 'Grüße, 東京 🌧 \u2028 "q" \\ </tag>'}]},
         {"n": [1, 2.5, -0.0, 1e16, 10**20, None, True], "empty": {}, "list": []},
     ],
 )

@@ -729,6 +729,29 @@ def test_prompt_size_against_native_declarations() -> None:
     assert [estimate_tokens(n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]
 
 
+def test_native_size_is_the_dumped_declarations_whatever_the_tools() -> None:
+    """The size is counted a declaration at a time (cached by tool): the sum must stay the length
+    of ``json.dumps`` of the whole list, escapes, empty schemas and key order included."""
+    unicode = ToolSpec(
+        "météo", "Le temps à Zürich — 日本", {"type": "object", "properties": {"é": {"type": "string"}}}
+    )
+    bare = ToolSpec("ping", "", {})
+    unordered = ToolSpec(
+        "b", "x", {"required": ["z"], "properties": {"z": {"type": "number"}}, "type": "object"}
+    )
+    for tools in ([unicode], [bare], [unicode, bare, unordered, WEATHER], [bare, bare]):
+        native = json.dumps(OpenAIChatAdapter().map_tools(tools))
+        assert native_tools_size(tools)["characters"] == len(native)
+
+
+def test_a_specs_schema_text_is_canonical_and_kept() -> None:
+    first = ToolSpec("t", "", {"b": 1, "a": "é"})
+    assert first.schema_text == '{"a": "é", "b": 1}'
+    assert first.schema_text is first.schema_text  # made once
+    assert ToolSpec("t", "", {"a": "é", "b": 1}).schema_text == first.schema_text
+    assert first == ToolSpec("t", "", {"b": 1, "a": "é"})  # not a field: equality unchanged
+
+
 # -- leak detection (native mode) ---------------------------------------------------
 
 LEAKS = [
