@@ -12,7 +12,6 @@ they never reach disk.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from harness.errors import (
     CassetteMissingError,
     ConfigError,
 )
-from harness.paths import cache_root
+from harness.paths import parsed
 from harness.transport import SECRET_HEADERS, Played, scrub_uri
 
 Mode = Literal["replay", "record", "live"]
@@ -173,42 +172,12 @@ def _content_and_headers(recorded: dict[str, Any]) -> tuple[bytes, list[tuple[st
 # -- the transport ---------------------------------------------------------------------
 
 
-class CachedYaml:
-    """vcrpy's YAML cassette format, each file's parse kept in the cache folder
-    (:func:`harness.paths.cache_root`, ``cassettes/``) by the SHA-256 of its text, as msgpack
-    (bytes stay bytes): a replay parses a cassette's YAML once, not on every run. The cassette
-    file stays the one source of truth: a changed file has another hash."""
+def _parsed_cassette(path: Path) -> Any:
+    """A cassette file as vcrpy's YAML serializer reads it, the parse kept in the cache folder
+    (:func:`harness.paths.parsed`): a replay parses a cassette's YAML once, not on every run."""
+    from vcr.serializers import yamlserializer
 
-    def deserialize(self, text: str) -> Any:
-        import hashlib
-
-        import msgspec
-        from vcr.serializers import yamlserializer
-
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        path = cache_root() / "cassettes" / key[:2] / f"{key}.msgpack"
-        try:
-            return msgspec.msgpack.decode(path.read_bytes())
-        except (OSError, msgspec.DecodeError):
-            pass
-        data = yamlserializer.deserialize(text)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_bytes(msgspec.msgpack.encode(data))
-            os.replace(partial, path)
-        except (OSError, TypeError):  # a read-only cache, or data msgpack cannot hold: parse each time
-            pass
-        return data
-
-    def serialize(self, data: Any) -> str:
-        from vcr.serializers import yamlserializer
-
-        text: str = yamlserializer.serialize(data)
-        return text
-
-
-CACHED_YAML = CachedYaml()
+    return parsed(path, "cassettes", yamlserializer.deserialize)
 
 
 class CassetteTransport(httpx.BaseTransport):
@@ -232,17 +201,16 @@ class CassetteTransport(httpx.BaseTransport):
     ):
         from vcr.cassette import Cassette
         from vcr.record_mode import RecordMode as VcrRecordMode
+        from vcr.serializers import yamlserializer
 
         self.path = Path(path)
         self.mode = mode
         self.target, self.scenario_id = target, scenario_id
         self.inner = inner
-        if mode == "replay" and not self.path.is_file():
-            raise CassetteMissingError(str(self.path), target, scenario_id)
         vcr_mode = VcrRecordMode.NONE if mode == "replay" else VcrRecordMode(record_mode)
         settings = {
             "path": str(self.path),
-            "serializer": CACHED_YAML,
+            "serializer": yamlserializer,  # record mode; a replay reads through _parsed_cassette
             "record_mode": vcr_mode,
             "match_on": MATCH_ON,
             "before_record_request": scrub_request,  # also what a request is matched as
@@ -257,6 +225,10 @@ class CassetteTransport(httpx.BaseTransport):
         else:
             try:
                 self.cassette = _Playback(self.path) if mode == "replay" else Cassette.load(**settings)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+                if mode != "replay":
+                    raise corrupt(self.path, exc) from exc
+                raise CassetteMissingError(str(self.path), target, scenario_id) from None
             except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
                 raise corrupt(self.path, exc) from exc
         self._by_bytes: dict[tuple[str, str, bytes], list[int]] | None = None
@@ -402,7 +374,7 @@ class _Playback:
     """A cassette being replayed, with the part of :class:`vcr.cassette.Cassette` that playback
     uses. Loading a vcrpy Cassette builds a request object per interaction and deep-copies every
     response (a sixth of a replayed run's CPU); here the interactions stay as parsed (the cached
-    parse, :data:`CACHED_YAML`), read-only, and vcrpy's request objects and matchers
+    parse, :func:`_parsed_cassette`), read-only, and vcrpy's request objects and matchers
     (:data:`MATCH_ON`) are built only for a request the byte index misses."""
 
     write_protected = True
@@ -410,7 +382,7 @@ class _Playback:
     def __init__(self, path: Path):
         from vcr.serializers import compat
 
-        data = CACHED_YAML.deserialize(path.read_text(encoding="utf-8"))
+        data = _parsed_cassette(path)
         interactions = data["interactions"]
         for item in interactions:  # the shape playback relies on; corrupt() says what is wrong
             if not {"method", "uri"} <= item["request"].keys() or not isinstance(

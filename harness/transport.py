@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import email.utils
+import functools
 import json
 import math
 import os
@@ -142,6 +143,12 @@ class Played(NamedTuple):
     headers: dict[str, str]
     content: bytes
     elapsed_ms: float | None
+
+
+@functools.lru_cache(maxsize=256)
+def _httpx_url(url: str) -> httpx.URL:
+    """``url`` parsed for httpx (immutable: shared by every run that sends to it)."""
+    return httpx.URL(url)
 
 
 def json_body(value: Any) -> bytes:
@@ -335,7 +342,7 @@ class Transport:
         self._recorded: Callable[[str, str, bytes], Played | None] | None = getattr(
             client_transport, "recorded", None
         )
-        self._urls: dict[str, tuple[httpx.URL, str]] = {}
+        self._shown: dict[str, str] = {}
         self._timeout = httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s).as_dict()
         self._retrying = tenacity.Retrying(  # built once: every send of the run shares it
             stop=tenacity.stop_any(
@@ -357,19 +364,19 @@ class Transport:
     def url(self, path: str) -> str:
         return self.base_url + path
 
-    def _parsed(self, url: str) -> tuple[httpx.URL, str]:
-        """``url`` parsed for httpx, and as transcripts show it (:func:`scrub_uri`); each turn of a
-        run asks again for the same few URLs."""
-        found = self._urls.get(url)
-        if found is None:
-            found = self._urls[url] = (httpx.URL(url), scrub_uri(url))
-        return found
+    def _scrubbed(self, url: str) -> str:
+        """``url`` as transcripts show it (:func:`scrub_uri`); each turn of a run asks again for the
+        same few URLs (kept for the run only: the secrets it redacts are registered as runs go)."""
+        shown = self._shown.get(url)
+        if shown is None:
+            shown = self._shown[url] = scrub_uri(url)
+        return shown
 
     def describe(self, wire: WireRequest, headers: dict[str, str]) -> SentRequest:
         """The request as transcripts keep it: secret headers and query parameters masked, known
         secrets redacted."""
         return SentRequest(
-            wire.method, self._parsed(self.url(wire.path))[1], masked(headers), secrets.redact_data(wire.body)
+            wire.method, self._scrubbed(self.url(wire.path)), masked(headers), secrets.redact_data(wire.body)
         )
 
     def send(self, wire: WireRequest) -> Sent:
@@ -457,7 +464,7 @@ class Transport:
             return WireResponse(played.status, text, masked(played.headers)), played.elapsed_ms
         request = httpx.Request(
             wire.method,
-            self._parsed(url)[0],
+            _httpx_url(url),
             content=content,
             headers={**CLIENT_HEADERS, **headers},
             extensions={"timeout": self._timeout},

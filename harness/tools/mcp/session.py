@@ -25,12 +25,19 @@ import yaml
 from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
 from harness.model import Finding
+from harness.paths import parsed
 from harness.tools.mcp.manager import registry_tool, tool_text
 from harness.tools.mcp.types import MCPCallResult, MCPIssue, MCPServerDecl, MCPServerSpec, MCPTool, MCPUse
 from harness.tools.naming import Style, ToolNamer
 from harness.tools.registry import Tool, ToolFailure
 
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: replay stays cheap
+
+
+def _safe_load(text: str) -> Any:
+    return yaml.load(text, Loader=SAFE_LOADER)
+
+
 FAMILIES = {"anthropic-messages": "anthropic", "gemini-generate": "gemini"}  # others: OpenAI's rules
 
 
@@ -131,7 +138,7 @@ class MCPSession:
     def _load(self) -> None:
         if not self.recording.is_file():
             raise CassetteMissingError(str(self.recording), self.target, self.use.scenario_id)
-        data = yaml.load(self.recording.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}
+        data = parsed(self.recording, "mcp", _safe_load) or {}
         self.listed = [
             MCPTool(server, t["name"], t.get("description", ""), t.get("input_schema") or {})
             for server, tools in (data.get("servers") or {}).items()
