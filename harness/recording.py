@@ -231,7 +231,7 @@ class CassetteTransport(httpx.BaseTransport):
                 raise CassetteMissingError(str(self.path), target, scenario_id) from None
             except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
                 raise corrupt(self.path, exc) from exc
-        self._by_bytes: dict[tuple[str, str, bytes], list[int]] | None = None
+        self._by_bytes: dict[tuple[str, str, str, bytes], list[int]] | None = None
         self.incomplete: str | None = _metadata(self.cassette).get("incomplete")
         # what the server said about itself: given when recording, read back when replaying
         recorded = _metadata(self.cassette).get("endpoint") or {}
@@ -250,7 +250,9 @@ class CassetteTransport(httpx.BaseTransport):
         from vcr.request import Request as VcrRequest
 
         body = request.read()
-        played = self._play_same_bytes(request.method, request.url.path, request.url.query, body)
+        played = self._play_same_bytes(
+            request.method, request.url.path, request.url.query.decode("ascii"), body
+        )
         if played is not None:
             return self._play(played, request)
         vcr_request = VcrRequest(request.method, str(request.url), body, dict(request.headers))
@@ -289,10 +291,10 @@ class CassetteTransport(httpx.BaseTransport):
     @staticmethod
     def _play(recorded: dict[str, Any], request: httpx.Request) -> httpx.Response:
         content, headers = _content_and_headers(recorded)
-        return httpx.Response(
+        return httpx.Response(  # a stream, not content=: httpx would add a content-length of its own
             recorded["status"]["code"],
             headers=headers,
-            content=content,
+            stream=httpx.ByteStream(content),
             request=request,
             extensions={"harness_elapsed_ms": recorded.get("elapsed_ms")},
         )
@@ -303,7 +305,7 @@ class CassetteTransport(httpx.BaseTransport):
         CPU); None when the request needs the rest of :meth:`handle_request` (vcrpy's canonical
         matchers, drift, recording)."""
         parts = urlsplit(url)
-        found = self._play_same_bytes(method, parts.path, parts.query.encode(), body)
+        found = self._play_same_bytes(method, parts.path, parts.query, body)
         if found is None:
             return None
         content, pairs = _content_and_headers(found)
@@ -313,25 +315,25 @@ class CassetteTransport(httpx.BaseTransport):
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
         return Played(found["status"]["code"], headers, content, found.get("elapsed_ms"))
 
-    def _play_same_bytes(self, method: str, path: str, query: bytes, body: bytes) -> dict[str, Any] | None:
+    def _play_same_bytes(self, method: str, path: str, query: str, body: bytes) -> dict[str, Any] | None:
         """The fast path of matching: the first unplayed interaction whose request has this
-        method and path, no query, and byte for byte this body (the harness writes the bytes it
-        recorded), found through an index; None sends the request to vcrpy's matchers
-        (:data:`MATCH_ON`: canonical JSON, queries), which decide every other case."""
-        if query:
-            return None
+        method, path and query string, and byte for byte this body (the harness writes the bytes
+        it recorded), found through an index; None sends the request to vcrpy's matchers
+        (:data:`MATCH_ON`: canonical JSON, parsed queries, scrubbed secrets), which decide every
+        other case. Equal bytes are always a match for those matchers too."""
         if self._by_bytes is None:
             self._by_bytes = {}
             keys = (
                 self.cassette.keys()
                 if isinstance(self.cassette, _Playback)
-                else ((r.method, r.path, r.query, r.body) for r in self.cassette.requests)
+                else ((r.method, r.path, urlsplit(r.uri).query, r.body) for r in self.cassette.requests)
             )
-            for index, (recorded_method, path, query, raw) in enumerate(keys):
-                if not query:
-                    key = (recorded_method, path, raw.encode() if isinstance(raw, str) else raw or b"")
-                    self._by_bytes.setdefault(key, []).append(index)
-        for index in self._by_bytes.get((method, path, body), ()):
+            for index, (recorded_method, recorded_path, recorded_query, raw) in enumerate(keys):
+                body_bytes = raw.encode() if isinstance(raw, str) else raw or b""
+                self._by_bytes.setdefault(
+                    (recorded_method, recorded_path, recorded_query, body_bytes), []
+                ).append(index)
+        for index in self._by_bytes.get((method, path, query, body), ()):
             if self.cassette.play_counts[index] == 0:
                 self.cassette.play_counts[index] += 1
                 response: dict[str, Any] = self.cassette.responses[index]

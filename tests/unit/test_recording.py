@@ -67,6 +67,28 @@ def test_replay_plays_back_and_never_goes_live(tmp_path: Path) -> None:
     assert played.json() == {"ok": True, "echo": "/v1/chat"}
 
 
+@pytest.mark.parametrize("query", ["", "?alt=sse"])
+def test_both_playback_paths_give_the_same_answer(tmp_path: Path, query: str) -> None:
+    """A request the cassette holds byte for byte (query included) is answered without httpx's
+    objects; any other goes through vcrpy's matchers. Status, headers and body must not tell
+    which path played them."""
+    path = tmp_path / "c.yaml"
+    body = {"model": "m", "messages": [1, 2]}
+    record(path, body, url=f"https://api.example.com/v1/chat{query}")
+    fast = CassetteTransport(path, mode="replay", target="t", scenario_id="s")
+    played = fast.recorded("POST", f"http://127.0.0.1:1/v1/chat{query}", json_body(body))
+    assert played is not None
+    slow = CassetteTransport(path, mode="replay", target="t", scenario_id="s")
+    with httpx.Client(transport=slow) as client:  # another key order: only vcrpy's matchers match it
+        response = client.post(f"http://x/v1/chat{query}", content=b'{"messages":[1,2],"model":"m"}')
+    assert (played.status, played.headers, played.content) == (
+        response.status_code,
+        dict(response.headers),
+        response.content,
+    )
+    assert "content-length" not in played.headers
+
+
 def test_drift_names_the_scenario_and_shows_the_body_diff(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     record(path, {"model": "m", "temperature": 0})
