@@ -344,7 +344,12 @@ class Transport:
         )
         self._shown: dict[str, str] = {}
         self._timeout = httpx.Timeout(self.timeouts.read_s, connect=self.timeouts.connect_s).as_dict()
-        self._retrying = tenacity.Retrying(  # built once: every send of the run shares it
+
+    @functools.cached_property
+    def _retrying(self) -> tenacity.Retrying:
+        """Tenacity's retry loop, built when a send first needs a retry (most runs never do), then
+        shared by every later send of the run."""
+        return tenacity.Retrying(
             stop=tenacity.stop_any(
                 tenacity.stop_after_attempt(max(1, self.retry.attempts)),
                 _Deadline(self.deadline),

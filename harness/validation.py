@@ -8,12 +8,28 @@ import json
 from typing import Any
 
 
-def argument_errors(schema: dict[str, Any], arguments: Any, *, formats: bool = True) -> list[Any]:
+def argument_errors(schema: dict[str, Any] | str, arguments: Any, *, formats: bool = True) -> list[Any]:
     """Every way ``arguments`` break a tool's ``schema`` (JSON Schema draft 2020-12; ``format``
-    checked too unless ``formats`` is false), as ``jsonschema`` errors in path order. The
-    validator of each schema is built once (a run offers the same tools every turn)."""
-    validator = _validator(json.dumps(schema, sort_keys=True), formats)
-    return sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    checked too unless ``formats`` is false), as ``jsonschema`` errors in path order (shared:
+    read them, never change them). ``schema`` is the schema or its JSON text (a spec's
+    ``schema_text``: nothing to encode per call). Validation is a pure function of the schema
+    and the arguments' JSON, so each pair is validated once: every target a scenario runs on
+    tends to send the same arguments."""
+    text = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
+    try:
+        key = json.dumps(arguments)
+    except (TypeError, ValueError):  # not JSON (a caller's own value): validated as it is
+        return _sorted(_validator(text, formats).iter_errors(arguments))
+    return list(_errors(text, formats, key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _errors(schema: str, formats: bool, arguments: str) -> tuple[Any, ...]:
+    return tuple(_sorted(_validator(schema, formats).iter_errors(json.loads(arguments))))
+
+
+def _sorted(errors: Any) -> list[Any]:
+    return sorted(errors, key=lambda e: list(e.absolute_path))
 
 
 @functools.lru_cache(maxsize=1024)

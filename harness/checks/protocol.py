@@ -68,6 +68,10 @@ def arguments_json(context: RunContext) -> list[Finding]:
     return bad or [passed("", f"{len(calls)} call(s) have JSON object arguments")]
 
 
+OBJECT = '{"type": "object"}'
+"""The schema of a tool that declares no parameters."""
+
+
 @check(kind="protocol")
 def arguments_schema(context: RunContext) -> list[Finding]:
     """Each call's arguments are valid against the tool's JSON Schema (every error listed):
@@ -80,7 +84,9 @@ def arguments_schema(context: RunContext) -> list[Finding]:
         if spec is None or call.arguments is None:
             continue
         checked += 1
-        errors = argument_errors(spec.parameters or {"type": "object"}, call.arguments)  # "date"... too
+        errors = argument_errors(
+            spec.schema_text if spec.parameters else OBJECT, call.arguments
+        )  # formats too
         if errors:
             messages = [f"{_pointer(e.absolute_path)}: {e.message}" for e in errors]
             findings.append(

@@ -129,8 +129,7 @@ class _Sse:
         return self.stream
 
 
-_PLAIN_SSE = re.compile(r"(?:(?:event:[^\n]*\n)?data:[^\n]*\n\n)*")
-_PLAIN_EVENT = re.compile(r"(event:[^\n]*\n)?data: ?([^\n]*)\n\n")
+_PLAIN_EVENT = re.compile(r"(event:[^\n]*\n)?(data: ?)([^\n]*)\n\n")
 
 
 def _plain_sse(text: str) -> DecodedStream | None:
@@ -138,12 +137,15 @@ def _plain_sse(text: str) -> DecodedStream | None:
     optional ``event:`` line and one ``data:`` line, each ended by a blank line, LF line ends,
     and payloads :func:`decode` would take unchanged. None for anything else, which
     :class:`_Sse` decodes, odd lines and all; the result is what :class:`_Sse` gives."""
-    if "\r" in text or _PLAIN_SSE.fullmatch(text) is None or not plain(text):
+    if "\r" in text or not plain(text):
+        return None
+    fields = _PLAIN_EVENT.findall(text)
+    # the events found do not overlap: they cover the whole text only when nothing is between them
+    if sum(len(event) + len(prefix) + len(data) + 2 for event, prefix, data in fields) != len(text):
         return None
     stream = DecodedStream("sse")
-    fields = _PLAIN_EVENT.findall(text)
     payloads = []
-    for _, data in fields:
+    for _, _, data in fields:
         if data.strip() == "[DONE]":
             stream.done_sentinel = True
         else:
@@ -154,7 +156,7 @@ def _plain_sse(text: str) -> DecodedStream | None:
     events = iter(values)
     stream.events = [
         StreamEvent(next(events), event[6:].strip() if event else None, data)
-        for event, data in fields
+        for event, _, data in fields
         if data.strip() != "[DONE]"
     ]
     return stream

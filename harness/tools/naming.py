@@ -22,6 +22,7 @@ The providers' naming rules are in :mod:`harness.providers.rules`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -157,5 +158,11 @@ class ToolNamer:
 
 def declared_namer(names: Iterable[str], rules: NameRules | str) -> ToolNamer:
     """The namer of a run's declared tools (style ``"plain"``): each name offered unchanged when
-    the provider's rules accept it, else made valid, reversibly."""
+    the provider's rules accept it, else made valid, reversibly. One namer per set of names and
+    rules, shared by every run that offers them: read it, never change it."""
+    return _declared_namer(tuple(sorted(set(names))), rules)
+
+
+@functools.lru_cache(maxsize=1024)
+def _declared_namer(names: tuple[str, ...], rules: NameRules | str) -> ToolNamer:
     return ToolNamer([("", name) for name in names], rules, style="plain")
