@@ -16,6 +16,7 @@ import gc
 import hashlib
 import os
 import re
+import sys
 import threading
 import time
 import traceback
@@ -48,12 +49,12 @@ from harness.rechunk import sweep_agent
 from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
 from harness.records import (
     CheckResult,
+    Key,
     PromptSize,
     RecordLog,
     RunError,
     RunRecord,
     decode_record,
-    head_key,
     record_line,
 )
 from harness.scenarios import Scenario
@@ -575,8 +576,6 @@ def _workers(config: RunConfig, jobs: Sequence[Job]) -> int:
     or recording run only when ``config.processes`` asks, and at most the smallest target
     concurrency, since each worker gets its share of every target's concurrency and rate limits
     (a local model server, one request at a time, keeps the run in one process)."""
-    import sys
-
     if config.processes == 1 or sys.platform != "linux" or not jobs:
         return 1
     if config.mode != "replay":
@@ -597,7 +596,7 @@ def _run_forked(
     stop: threading.Event,
 ) -> list[Job]:
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
-    record coming back encoded, in the order runs end; returns the jobs no worker reported (a
+    record coming back encoded with its key, in the order runs end; returns the jobs no worker reported (a
     worker that died, an interruption), for this process to run or leave. A replay worker runs
     one run at a time (it is bound by the CPU); a live one runs threads within its share of every
     endpoint's connections, concurrency and rate limits."""
@@ -607,6 +606,10 @@ def _run_forked(
 
     context = multiprocessing.get_context("fork")
     shares = [jobs[i::workers] for i in range(workers)]
+    # a worker sends each run's key and line, a few runs at a time in a replay (fewer messages to
+    # wake the parent; a replayed run lost with its worker is cheap to run again), one at a time
+    # live (where each run costs a provider call and progress is watched)
+    batch_bytes = 256 * 1024 if config.mode == "replay" else 0
 
     def work(share: list[Job], conn: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
@@ -614,12 +617,23 @@ def _run_forked(
         targets = list({target.name: target for target, _, _ in share}.values())
         lock = threading.Lock()
 
+        batch: list[tuple[Key, bytes]] = []
+        held = [0]  # bytes in the batch
+
         def send(record: RunRecord) -> None:
+            line = record_line(record)
             with lock:
-                conn.send_bytes(record_line(record))
+                batch.append((record.key, line))
+                held[0] += len(line)
+                if held[0] >= batch_bytes:
+                    conn.send(batch)
+                    batch.clear()
+                    held[0] = 0
 
         part = dataclasses.replace(config, concurrency=max(1, config.concurrency // workers))
         _run_threads(share, part, own, _limits(targets, own, workers), send, threading.Event())
+        if batch:
+            conn.send(batch)
         conn.close()
 
     pending: dict[Any, Any] = {}
@@ -635,24 +649,43 @@ def _run_forked(
             for ready in wait(list(pending), timeout=0.5):
                 conn = cast(Connection, ready)
                 try:
-                    line = conn.recv_bytes()
+                    batch = conn.recv()
                 except EOFError:
                     pending.pop(conn).join()
                     continue
-                key = head_key(line)
-                done.add(key)
-                keep(line, key)
+                for (target, scenario, repeat), line in batch:
+                    key = (sys.intern(target), sys.intern(scenario), repeat)  # a log holds each name once
+                    done.add(key)
+                    keep(line, key)
     finally:
         for process in pending.values():
             process.terminate()
     return [] if stop.is_set() else [j for j in jobs if (j[0].name, j[1].id, j[2]) not in done]
 
 
+WARM_IMPORTS = (
+    "deepdiff",
+    "jsonschema",
+    "vcr.cassette",
+    "vcr.matchers",
+    "vcr.record_mode",
+    "vcr.request",
+    "vcr.serializers.compat",
+    "vcr.serializers.yamlserializer",
+)
+"""What a run imports on first need (a mismatch's diff, a schema's validator, a cassette): each
+forked worker would import it again for itself, a fifth of a second for deepdiff or vcrpy."""
+
+
 def _warm(jobs: Sequence[Job]) -> None:
     """Import and build here, once, what every forked worker would otherwise build for itself:
-    the targets' adapters and the registered checks."""
+    the lazily imported libraries, the targets' adapters and the registered checks."""
+    import importlib
+
     from harness.checks import all_checks
 
+    for name in WARM_IMPORTS:
+        importlib.import_module(name)
     for target in {job[0].name: job[0] for job in jobs}.values():
         target.adapter()
     all_checks()

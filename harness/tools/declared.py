@@ -36,6 +36,7 @@ from typing import Any
 
 from harness.matchers import subset
 from harness.model import ToolSpec
+from harness.providers.schemas import draft_2020_12_error
 from harness.tools.registry import Tool, ToolFailure
 
 BEHAVIOURS = ("result", "error", "cases", "sequence", "function")
@@ -170,11 +171,8 @@ def declare(data: dict[str, Any], *, toolset: str = "", origin: str | Path = "")
 
 
 def _check_parameters(name: str, schema: dict[str, Any]) -> None:
-    import jsonschema
-
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
+    exc = draft_2020_12_error(schema)
+    if exc is not None:
         where = "/".join(map(str, exc.absolute_path))
         raise DeclarationError(
             f"tool {name!r}: parameters is not a valid JSON Schema (draft 2020-12) at "
