@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,29 +25,91 @@ def _root(harness: str | None, xdg: str | None, home: str | None) -> Path:
     return Path(xdg or Path(home or Path.home()) / ".cache") / "toolcall-harness"
 
 
+RACY_NS = 2_000_000_000
+"""A file changed less than this long ago (in nanoseconds) may change again within its
+filesystem's timestamp tick and keep its stat: its bytes are read and hashed (git's racy rule)."""
+
+
 def parsed(path: str | Path, kind: str, parse: Callable[[str], Any]) -> Any:
-    """``parse`` of the text of the file at ``path``, kept in the cache folder by the SHA-256 of
-    its bytes (``<kind>/<hash>.msgpack``; bytes stay bytes): a replay parses each recording's
-    YAML once, not on every run. The file stays the one source of truth: a changed file has
-    another hash. ``kind`` names the parser (equal text parsed another way is another entry)."""
+    """``parse`` of the text of the file at ``path``, kept in the cache folder (``<kind>/``) as
+    msgpack (bytes stay bytes): a replay parses each recording's YAML once, not on every run.
+
+    An entry is found by the SHA-256 of the file's bytes, so the file stays the one source of
+    truth, and again by the file's stat (path, device, inode, size, modification and change
+    times, as git's index and CPython's ``.pyc`` files trust a file's stat): a replay then
+    neither reads nor hashes the file. A file changed less than :data:`RACY_NS` ago is always
+    read and hashed. ``kind`` names the parser (equal text parsed another way is another entry)."""
+    root = os.path.join(cache_root(), kind)
+    seen = os.stat(path)
+    by_stat = None
+    if time.time_ns() - max(seen.st_mtime_ns, seen.st_ctime_ns) >= RACY_NS:
+        stat = (
+            os.path.abspath(path),
+            seen.st_dev,
+            seen.st_ino,
+            seen.st_size,
+            seen.st_mtime_ns,
+            seen.st_ctime_ns,
+        )
+        by_stat = _entry(root, "stat", repr(stat).encode("utf-8", "surrogateescape"))
+        found = _read(by_stat)
+        if found is not _MISSING:
+            return found
+    with open(path, "rb") as file:
+        if by_stat is not None and _stat_of(os.fstat(file.fileno())) != _stat_of(seen):
+            by_stat = None  # replaced since: this content is not what that stat saw
+        raw = file.read()
+    by_bytes = _entry(root, "", raw)
+    data = _read(by_bytes)
+    if data is _MISSING:
+        data = parse(raw.decode("utf-8"))
+        _write(by_bytes, data)
+    if by_stat is not None:
+        _link(by_bytes, by_stat)
+    return data
+
+
+_MISSING = object()
+
+
+def _stat_of(seen: os.stat_result) -> tuple[int, ...]:
+    return (seen.st_dev, seen.st_ino, seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
+
+
+def _entry(root: str, folder: str, key: bytes) -> str:
+    digest = hashlib.sha256(key).hexdigest()
+    return os.path.join(root, folder, digest[:2], f"{digest}.msgpack")
+
+
+def _read(entry: str) -> Any:
     import msgspec
 
-    with open(path, "rb") as file:
-        raw = file.read()
-    key = hashlib.sha256(raw).hexdigest()
-    cached = os.path.join(cache_root(), kind, key[:2], f"{key}.msgpack")
     try:
-        with open(cached, "rb") as file:
+        with open(entry, "rb") as file:
             return msgspec.msgpack.decode(file.read())
     except (OSError, msgspec.DecodeError):
-        pass
-    data = parse(raw.decode("utf-8"))
+        return _MISSING
+
+
+def _write(entry: str, data: Any) -> None:
+    import msgspec
+
     try:
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        partial = f"{cached}.{os.getpid()}.tmp"
+        os.makedirs(os.path.dirname(entry), exist_ok=True)
+        partial = f"{entry}.{os.getpid()}.tmp"
         with open(partial, "wb") as file:
             file.write(msgspec.msgpack.encode(data))
-        os.replace(partial, cached)
+        os.replace(partial, entry)
     except (OSError, TypeError):  # a read-only cache, or data msgpack cannot hold: parse each time
         pass
-    return data
+
+
+def _link(entry: str, alias: str) -> None:
+    """``alias`` names the same cache entry as ``entry`` (a hard link: no second copy)."""
+    try:
+        os.makedirs(os.path.dirname(alias), exist_ok=True)
+        partial = f"{alias}.{os.getpid()}.tmp"
+        os.link(entry, partial)
+        os.replace(partial, alias)
+    except OSError:  # no entry (a read-only cache), or a file system without hard links
+        pass

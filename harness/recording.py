@@ -11,6 +11,7 @@ they never reach disk.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -38,6 +39,7 @@ RecordMode = Literal["once", "new_episodes", "all"]
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+@functools.lru_cache(maxsize=4096)  # asked again by every run, and by resume and reports
 def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int = 0) -> Path:
     """``cassettes/<target>/<scenario-id>.yaml`` (``<scenario-id>@<k>.yaml`` for repeat k > 0).
 

@@ -154,7 +154,11 @@ def _httpx_url(url: str) -> httpx.URL:
 def json_body(value: Any) -> bytes:
     """A request body as the harness sends it: JSON as ``httpx.Request(json=...)`` encodes it (so
     bodies recorded through httpx match byte for byte)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return _BODY.encode(value).encode("utf-8")
+
+
+_BODY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""httpx's ``json=`` encoder, made once (``json.dumps`` with options makes one per call)."""
 
 
 @dataclass

@@ -9,6 +9,7 @@ kept; XML-like markup goes through a small forgiving tree builder instead of
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -444,6 +445,13 @@ def _json_marker(value: Any) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _pythonic(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Pythonic calls of these tools, ``[f(x=1)]`` (one pattern per set of names: every turn of
+    a run offers the same tools)."""
+    return re.compile(r"\[\s*(?:" + "|".join(map(re.escape, names)) + r")\s*\(.*?\)\s*\]", re.S)
+
+
 def detect_leaks(text: str | None, tool_names: Collection[str] | None = None) -> list[Leak]:
     """Tool calls written into content, in any known text syntax, in order of position.
 
@@ -455,10 +463,9 @@ def detect_leaks(text: str | None, tool_names: Collection[str] | None = None) ->
     if not text:
         return []
     spans = [(m.start(), m.end(), marker) for marker, regex in _LEAK_PATTERNS for m in regex.finditer(text)]
-    names = sorted(n for n in tool_names or () if n)
+    names = tuple(sorted(n for n in tool_names or () if n))
     if names:
-        pythonic = re.compile(r"\[\s*(?:" + "|".join(map(re.escape, names)) + r")\s*\(.*?\)\s*\]", re.S)
-        spans += [(m.start(), m.end(), "pythonic") for m in pythonic.finditer(text)]
+        spans += [(m.start(), m.end(), "pythonic") for m in _pythonic(names).finditer(text)]
     spans += [(s, e, marker) for s, e, v in json_objects(text) if (marker := _json_marker(v))]
     leaks: list[Leak] = []
     reached = 0

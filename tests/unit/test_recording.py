@@ -162,6 +162,40 @@ def test_a_recording_is_parsed_once_then_read_from_the_cache(
     assert parsed(path, "cassettes", parse)["interactions"][0]["response"]["body"] == {"string": "changed"}
 
 
+def test_a_recording_is_found_again_by_its_stat_unless_it_changed_lately(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file not changed for two seconds is found by its stat, without being read; any change
+    of content changes its stat (size, times), so it is parsed again; a file changed lately is
+    always read and hashed (a change within the file system's timestamp tick keeps the stat)."""
+    from harness import paths
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "r.yaml"
+    path.write_text("a: 1\n")
+    calls: list[str] = []
+
+    def parse(text: str) -> object:
+        calls.append(text)
+        return {"text": text}
+
+    monkeypatch.setattr(paths, "RACY_NS", 10**18)  # every file is "changed lately"
+    assert paths.parsed(path, "k", parse) == paths.parsed(path, "k", parse) == {"text": "a: 1\n"}
+    assert len(calls) == 1 and not (tmp_path / "cache" / "k" / "stat").exists()
+    monkeypatch.setattr(paths, "RACY_NS", 0)  # every file is settled
+    paths.parsed(path, "k", parse)  # read and hashed once more, then known by its stat
+    assert len(calls) == 1 and len(list((tmp_path / "cache" / "k" / "stat").rglob("*.msgpack"))) == 1
+    real_open = open
+    monkeypatch.setattr(
+        "builtins.open",
+        lambda file, *a, **k: pytest.fail(f"read {file}") if file == path else real_open(file, *a, **k),
+    )
+    assert paths.parsed(path, "k", parse) == {"text": "a: 1\n"}  # by its stat: the file is not opened
+    monkeypatch.setattr("builtins.open", real_open)
+    path.write_text("a: 2\n")  # same size, other content: another stat
+    assert paths.parsed(path, "k", parse) == {"text": "a: 2\n"} and len(calls) == 2
+
+
 @pytest.mark.parametrize(
     "body",
     [
