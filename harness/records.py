@@ -299,7 +299,8 @@ class RecordLog(Sequence[RunRecord]):
     @classmethod
     def open(cls, path: str | Path) -> RecordLog:
         """Every record of a results file; a line that is not a harness results line is a
-        :class:`ConfigError` naming it."""
+        :class:`ConfigError` naming it, except a last line cut short (no line end: a killed
+        run's), which is left out."""
         log = cls(path)
         offset = 0
         with Path(path).open("rb") as handle:
@@ -308,6 +309,8 @@ class RecordLog(Sequence[RunRecord]):
                     try:
                         key = head_key(line)
                     except msgspec.MsgspecError as exc:
+                        if not line.endswith(b"\n"):  # the last line, cut short by a killed run
+                            break
                         raise ConfigError(f"{path}:{number}: not a harness results line: {exc}") from exc
                     log.add(key, offset, len(line), number)
                 offset += len(line)

@@ -450,7 +450,7 @@ def run(
     # CPU), and forked workers do not copy its pages by touching it
     gc.freeze()
     try:
-        with _Results(config.results, bool(config.skip), on_result) as results:
+        with _Results(config.results, bool(config.skip), on_result, config.mode == "replay") as results:
             if workers > 1:  # before any thread starts here: the workers are forked
                 jobs = _run_forked(jobs, workers, config, endpoints, results.keep_line, stop)
             finished = threading.Event()
@@ -469,8 +469,12 @@ class _Results:
     """Where finished runs go: each appended to the results file as its line (then only its key
     and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory."""
 
-    def __init__(self, path: Path | None, resumed: bool, on_result: OnResult | None):
+    def __init__(self, path: Path | None, resumed: bool, on_result: OnResult | None, replay: bool = False):
         self.on_result = on_result
+        # each line reaches the file as its run ends, so a killed run resumes where it stopped;
+        # a replay's lines go a megabyte at a time (a replayed run lost with them costs nothing)
+        self.buffering = 1 << 20 if replay else -1
+        self.flush_each = not replay
         self.lock = threading.Lock()
         self.kept: list[RunRecord] = []
         self.log = RecordLog(path) if path is not None else None
@@ -481,10 +485,14 @@ class _Results:
     def __enter__(self) -> _Results:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.out = self.path.open("ab" if self.resumed else "wb")
             if self.resumed:  # the new lines follow the ones already there
-                self.offset = self.path.stat().st_size
-                self.number = self.path.read_bytes().count(b"\n")
+                data = self.path.read_bytes() if self.path.is_file() else b""
+                self.offset = data.rfind(b"\n") + 1  # a line cut short by a killed run is dropped
+                self.number = data.count(b"\n")
+                if self.offset < len(data):
+                    with self.path.open("r+b") as cut:
+                        cut.truncate(self.offset)
+            self.out = self.path.open("ab" if self.resumed else "wb", buffering=self.buffering)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -515,8 +523,10 @@ class _Results:
 
     def _write(self, line: bytes, key: tuple[str, str, int]) -> None:
         assert self.out is not None and self.log is not None
-        self.out.write(line + b"\n")
-        self.out.flush()
+        self.out.write(line)
+        self.out.write(b"\n")
+        if self.flush_each:
+            self.out.flush()
         self.number += 1
         self.log.add(key, self.offset, len(line) + 1, self.number)
         self.offset += len(line) + 1

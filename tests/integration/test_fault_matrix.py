@@ -153,13 +153,16 @@ def test_ctrl_c_stops_new_work_cuts_requests_in_flight_and_writes_what_finished(
     assert not (tmp_path / "o" / "report.json").exists()  # nothing published for an unfinished run
 
 
-def test_resume_continues_a_run_without_redoing_what_finished(tmp_path: Path) -> None:
+@pytest.mark.parametrize("torn", [False, True])
+def test_resume_continues_a_run_without_redoing_what_finished(tmp_path: Path, torn: bool) -> None:
+    """Killed after two runs, maybe while writing the third line (cut short: left out, run again)."""
     out = tmp_path / "o"
     first = harness("run", "-t", "sim-openai", "-s", "weather.*", "--out", out)
     assert first.returncode == 0
     (folder,) = (out / "runs").iterdir()
     lines = (folder / "results.jsonl").read_text().splitlines()
-    (folder / "results.jsonl").write_text("\n".join(lines[:2]) + "\n")  # as if killed after two runs
+    tail = lines[2][:300] if torn else ""
+    (folder / "results.jsonl").write_text("\n".join(lines[:2]) + "\n" + tail)  # as if killed after two runs
     manifest = json.loads((folder / "run.json").read_text())
     (folder / "run.json").write_text(json.dumps({**manifest, "status": "running"}))
     resumed = harness("run", "--resume", "--out", out)
