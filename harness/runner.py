@@ -615,7 +615,12 @@ def _run_forked(
     from multiprocessing.connection import Connection, wait
 
     context = multiprocessing.get_context("fork")
-    shares = [jobs[i::workers] for i in range(workers)]
+    if config.mode == "replay":  # by scenario: each worker builds only its own scenarios' caches
+        # (argument validators, tool namers, declaration checks), not every scenario's
+        place = {scenario_id: n for n, scenario_id in enumerate(dict.fromkeys(job[1].id for job in jobs))}
+        shares = [[job for job in jobs if place[job[1].id] % workers == i] for i in range(workers)]
+    else:  # live: every worker gets every target's runs, within its share of each one's limits
+        shares = [jobs[i::workers] for i in range(workers)]
     # a worker sends each run's key and line, a few runs at a time in a replay (fewer messages to
     # wake the parent; a replayed run lost with its worker is cheap to run again), one at a time
     # live (where each run costs a provider call and progress is watched)
