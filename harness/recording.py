@@ -177,9 +177,36 @@ def _content_and_headers(recorded: dict[str, Any]) -> tuple[bytes, list[tuple[st
 def _parsed_cassette(path: Path) -> Any:
     """A cassette file as vcrpy's YAML serializer reads it, the parse kept in the cache folder
     (:func:`harness.paths.parsed`): a replay parses a cassette's YAML once, not on every run."""
+    return parsed(path, "cassettes", _vcr_yaml)
+
+
+def _vcr_yaml(text: str) -> Any:
     from vcr.serializers import yamlserializer
 
-    return parsed(path, "cassettes", yamlserializer.deserialize)
+    return yamlserializer.deserialize(text)
+
+
+def _recorder(path: Path, record_mode: RecordMode) -> Any:
+    """vcrpy's cassette for recording: ``all`` starts empty (a fresh recording replaces the old
+    one entirely); ``once`` and ``new_episodes`` load what is there."""
+    from vcr.cassette import Cassette
+    from vcr.record_mode import RecordMode as VcrRecordMode
+    from vcr.serializers import yamlserializer
+
+    settings = {
+        "path": str(path),
+        "serializer": yamlserializer,
+        "record_mode": VcrRecordMode(record_mode),
+        "match_on": MATCH_ON,
+        "before_record_request": scrub_request,  # also what a request is matched as
+        "before_record_response": scrub_response,
+    }
+    if record_mode == "all":
+        return Cassette(**settings)
+    try:
+        return Cassette.load(**settings)
+    except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
+        raise corrupt(path, exc) from exc
 
 
 class CassetteTransport(httpx.BaseTransport):
@@ -201,38 +228,20 @@ class CassetteTransport(httpx.BaseTransport):
         record_mode: RecordMode = "all",
         facts: dict[str, Any] | None = None,
     ):
-        from vcr.cassette import Cassette
-        from vcr.record_mode import RecordMode as VcrRecordMode
-        from vcr.serializers import yamlserializer
-
         self.path = Path(path)
         self.mode = mode
         self.target, self.scenario_id = target, scenario_id
         self.inner = inner
-        vcr_mode = VcrRecordMode.NONE if mode == "replay" else VcrRecordMode(record_mode)
-        settings = {
-            "path": str(self.path),
-            "serializer": yamlserializer,  # record mode; a replay reads through _parsed_cassette
-            "record_mode": vcr_mode,
-            "match_on": MATCH_ON,
-            "before_record_request": scrub_request,  # also what a request is matched as
-        }
-        if mode != "replay":  # a replayed cassette is never written: its responses need no scrubbing
-            settings["before_record_response"] = scrub_response
-        # "all" starts from an empty cassette: a fresh recording replaces the old one entirely.
-        fresh = mode == "record" and record_mode == "all"
         self.cassette: Any
-        if fresh:
-            self.cassette = Cassette(**settings)
-        else:
+        if mode == "replay":  # vcrpy is not even imported unless a request misses the byte index
             try:
-                self.cassette = _Playback(self.path) if mode == "replay" else Cassette.load(**settings)
-            except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-                if mode != "replay":
-                    raise corrupt(self.path, exc) from exc
+                self.cassette = _Playback(self.path)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 raise CassetteMissingError(str(self.path), target, scenario_id) from None
-            except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
+            except Exception as exc:  # a broken file fails in many ways
                 raise corrupt(self.path, exc) from exc
+        else:
+            self.cassette = _recorder(self.path, record_mode)
         self._by_bytes: dict[tuple[str, str, str, bytes], list[int]] | None = None
         self.incomplete: str | None = _metadata(self.cassette).get("incomplete")
         # what the server said about itself: given when recording, read back when replaying
@@ -384,8 +393,6 @@ class _Playback:
     write_protected = True
 
     def __init__(self, path: Path):
-        from vcr.serializers import compat
-
         data = _parsed_cassette(path)
         interactions = data["interactions"]
         for item in interactions:  # the shape playback relies on; corrupt() says what is wrong
@@ -394,7 +401,7 @@ class _Playback:
             ):
                 raise ValueError("an interaction without request method and uri or response status code")
         self._raw = [item["request"] for item in interactions]
-        self.responses: list[dict[str, Any]] = [compat.convert_to_bytes(i["response"]) for i in interactions]
+        self.responses: list[dict[str, Any]] = [i["response"] for i in interactions]  # str bodies too
         self.data = interactions
         self.play_counts = [0] * len(interactions)
         self._metadata: dict[str, Any] = data.get("metadata") or {}

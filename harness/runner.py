@@ -678,18 +678,9 @@ def _run_forked(
     return [] if stop.is_set() else [j for j in jobs if (j[0].name, j[1].id, j[2]) not in done]
 
 
-WARM_IMPORTS = (
-    "deepdiff",
-    "jsonschema",
-    "vcr.cassette",
-    "vcr.matchers",
-    "vcr.record_mode",
-    "vcr.request",
-    "vcr.serializers.compat",
-    "vcr.serializers.yamlserializer",
-)
-"""What a run imports on first need (a mismatch's diff, a schema's validator, a cassette): each
-forked worker would import it again for itself, a fifth of a second for deepdiff or vcrpy."""
+WARM_IMPORTS = ("deepdiff", "jsonschema")
+"""What a run imports on first need (a mismatch's diff, a schema's validator): each forked worker
+would import it again for itself, a fifth of a second for deepdiff."""
 
 
 def _warm(jobs: Sequence[Job]) -> None:
