@@ -84,9 +84,8 @@ def arguments_schema(context: RunContext) -> list[Finding]:
         if spec is None or call.arguments is None:
             continue
         checked += 1
-        errors = argument_errors(
-            spec.schema_text if spec.parameters else OBJECT, call.arguments
-        )  # formats too
+        schema = spec.schema_text if spec.parameters else OBJECT
+        errors = argument_errors(schema, call.arguments)  # formats ("date"...) too
         if errors:
             messages = [f"{_pointer(e.absolute_path)}: {e.message}" for e in errors]
             findings.append(

@@ -144,20 +144,17 @@ def _plain_sse(text: str) -> DecodedStream | None:
     if sum(len(event) + len(prefix) + len(data) + 2 for event, prefix, data in fields) != len(text):
         return None
     stream = DecodedStream("sse")
-    payloads = []
-    for _, _, data in fields:
+    kept = []
+    for event, _, data in fields:
         if data.strip() == "[DONE]":
             stream.done_sentinel = True
         else:
-            payloads.append(data)
-    values = decode_plain(payloads)
+            kept.append((event[6:].strip() if event else None, data))
+    values = decode_plain([data for _, data in kept])
     if values is None:
         return None
-    events = iter(values)
     stream.events = [
-        StreamEvent(next(events), event[6:].strip() if event else None, data)
-        for event, _, data in fields
-        if data.strip() != "[DONE]"
+        StreamEvent(value, event, data) for value, (event, data) in zip(values, kept, strict=True)
     ]
     return stream
 
