@@ -11,8 +11,8 @@ they never reach disk.
 
 from __future__ import annotations
 
-import functools
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -39,7 +39,6 @@ RecordMode = Literal["once", "new_episodes", "all"]
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-@functools.lru_cache(maxsize=4096)  # asked again by every run, and by resume and reports
 def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int = 0) -> Path:
     """``cassettes/<target>/<scenario-id>.yaml`` (``<scenario-id>@<k>.yaml`` for repeat k > 0).
 
@@ -52,7 +51,7 @@ def cassette_path(root: str | Path, target: str, scenario_id: str, repeat: int =
                 "(no path separators, no '..', no leading dot)"
             )
     name = scenario_id if repeat == 0 else f"{scenario_id}@{repeat}"
-    return Path(root) / target / f"{name}.yaml"  # plain names: the path stays inside root
+    return Path(os.path.join(root, target, f"{name}.yaml"))  # plain names: the path stays inside root
 
 
 # -- scrubbing ---------------------------------------------------------------

@@ -44,6 +44,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import fnmatch
+import functools
 import json
 import math
 import re
@@ -200,6 +201,12 @@ class Target:
         return self.profile.api_key_env
 
     def adapter(self) -> Adapter:
+        """The target's adapter: one for all its runs (adapters are pure: each parse folds into an
+        accumulator of its own)."""
+        return self._adapter
+
+    @functools.cached_property
+    def _adapter(self) -> Adapter:
         adapter = adapter_class(self.format)(self.profile)
         if self.protocol:
             from harness.providers.prompted import prompted
