@@ -85,10 +85,22 @@ def _read(entry: str) -> Any:
     import msgspec
 
     try:
-        with open(entry, "rb") as file:
-            return msgspec.msgpack.decode(file.read())
+        return msgspec.msgpack.decode(_slurp(entry))
     except (OSError, msgspec.DecodeError):
         return _MISSING
+
+
+def _slurp(path: str) -> bytes:
+    """A file's bytes through the bare system calls (``open()``'s buffered reader costs half as
+    much again as the read, on every replayed run)."""
+    handle = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(handle, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(handle)
+    return b"".join(chunks)
 
 
 def _write(entry: str, data: Any) -> None:
