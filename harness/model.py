@@ -200,14 +200,24 @@ class Finding:
         """This finding, pointing at model turn ``turn_index``."""
         if turn_index == self.turn_index:
             return self
-        return Finding(self.check_id, self.severity, self.passed, self.detail, turn_index, self.evidence)
+        return _changed(self, "turn_index", turn_index)
 
     def as_check(self, check_id: str) -> Finding:
-        """This finding under ``check_id`` (built directly: ``dataclasses.replace`` costs four times
-        as much, and every check's findings pass through here)."""
+        """This finding under ``check_id`` (every check's findings pass through here)."""
         if check_id == self.check_id:
             return self
-        return Finding(check_id, self.severity, self.passed, self.detail, self.turn_index, self.evidence)
+        return _changed(self, "check_id", check_id)
+
+
+def _changed(finding: Finding, name: str, value: Any) -> Finding:
+    """A copy of ``finding`` with one field changed: its fields copied as they are, without running
+    the frozen dataclass's ``__init__`` again (half the cost; ``dataclasses.replace`` costs four
+    times as much)."""
+    made = object.__new__(Finding)
+    fields = made.__dict__
+    fields.update(finding.__dict__)
+    fields[name] = value
+    return made
 
 
 def deviation(code: str, detail: str, *, severity: Severity = "warning", **evidence: Any) -> Finding:

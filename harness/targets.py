@@ -219,7 +219,11 @@ class Target:
         return f"prompted:{self.protocol}" if self.protocol else ("agent" if self.agent else "native")
 
     def info(self) -> TargetInfo:
-        """What reports show about the target."""
+        """What reports show about the target (one value for all its runs' records)."""
+        return self._info
+
+    @functools.cached_property
+    def _info(self) -> TargetInfo:
         return TargetInfo(
             name=self.name,
             format=self.format,
