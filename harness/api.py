@@ -297,12 +297,16 @@ def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
         logs.append(log)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     written = RecordLog(out)
-    with Path(out).open("wb") as merged:  # each line copied as it is: no record is decoded here
+    # into a file beside ``out``, which replaces it once whole: ``out`` may be one of the shards,
+    # whose lines are still being read
+    partial = Path(out).with_name(f".{Path(out).name}.{os.getpid()}.tmp")  # as _replace names it
+    with partial.open("wb") as merged:  # each line copied as it is: no record is decoded here
         lines = heapq.merge(*(log.lines() for log in logs), key=lambda item: item[0])
         for number, (key, line) in enumerate(lines, 1):
             line = line if line.endswith(b"\n") else line + b"\n"
             written.add(key, merged.tell(), len(line), number)
             merged.write(line)
+    os.replace(partial, out)
     return written
 
 

@@ -227,10 +227,12 @@ def read(path: str | Path) -> Iterator[RunRecord]:
             except msgspec.DecodeError as exc:
                 raise ConfigError(f"{path}:{number}: not a JSON line: {exc}") from exc
             if record.schema != RESULT_SCHEMA:
-                raise ConfigError(
-                    f"{path}:{number}: results format {record.schema!r}; this harness reads {RESULT_SCHEMA!r}"
-                )
+                raise _other_format(path, number, record.schema)
             yield record
+
+
+def _other_format(path: str | Path, number: int, schema: str) -> ConfigError:
+    return ConfigError(f"{path}:{number}: results format {schema!r}; this harness reads {RESULT_SCHEMA!r}")
 
 
 def _version(line: bytes) -> Any:
@@ -259,6 +261,7 @@ class _Head(msgspec.Struct):
     target: _Named
     scenario: str
     repeat: int
+    schema: str = RESULT_SCHEMA
 
 
 _head_decoder = msgspec.json.Decoder(_Head)
@@ -267,8 +270,19 @@ _head_decoder = msgspec.json.Decoder(_Head)
 def head_key(line: bytes) -> Key:
     """The (target, scenario, repeat) of a results line, without decoding the rest of it (the
     names interned: a log of many runs holds each name once)."""
-    head = _head_decoder.decode(line)
+    return _key(_head_decoder.decode(line))
+
+
+def _key(head: _Head) -> Key:
     return (sys.intern(head.target.name), sys.intern(head.scenario), head.repeat)
+
+
+def _checked_key(line: bytes, path: str | Path, number: int) -> Key:
+    """:func:`head_key`, with the line's results format checked as :func:`decode_line` checks it."""
+    head = _head_decoder.decode(line)
+    if head.schema != RESULT_SCHEMA:
+        raise _other_format(path, number, head.schema)
+    return _key(head)
 
 
 class RecordLog(Sequence[RunRecord]):
@@ -307,7 +321,7 @@ class RecordLog(Sequence[RunRecord]):
             for number, line in enumerate(handle, 1):
                 if line.strip():
                     try:
-                        key = head_key(line)
+                        key = _checked_key(line, path, number)
                     except msgspec.MsgspecError as exc:
                         if not line.endswith(b"\n"):  # the last line, cut short by a killed run
                             break
@@ -380,6 +394,8 @@ class RecordLog(Sequence[RunRecord]):
                     record = _decoder.decode(handle.read(length))
                 except msgspec.MsgspecError as exc:
                     raise ConfigError(f"{self.path}:{number}: invalid results line: {exc}") from exc
+                if record.schema != RESULT_SCHEMA:
+                    raise _other_format(self.path, number, record.schema)
                 yield record
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import httpx
+import msgspec
 
 from harness.agent.external import (
     WIRE_LOCK,
@@ -55,6 +56,7 @@ from harness.records import (
     RunError,
     RunRecord,
     decode_record,
+    head_key,
     record_line,
 )
 from harness.scenarios import Scenario
@@ -465,6 +467,15 @@ def run(
     return results.records()
 
 
+def _whole(line: bytes) -> bool:
+    """Whether a results line is whole (its head decodes), not cut short."""
+    try:
+        head_key(line)
+    except msgspec.MsgspecError:
+        return False
+    return True
+
+
 class _Results:
     """Where finished runs go: each appended to the results file as its line (then only its key
     and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory."""
@@ -487,11 +498,18 @@ class _Results:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.resumed:  # the new lines follow the ones already there
                 data = self.path.read_bytes() if self.path.is_file() else b""
-                self.offset = data.rfind(b"\n") + 1  # a line cut short by a killed run is dropped
+                self.offset = data.rfind(b"\n") + 1
                 self.number = data.count(b"\n")
-                if self.offset < len(data):
-                    with self.path.open("r+b") as cut:
-                        cut.truncate(self.offset)
+                if self.offset < len(data):  # a last line without its line end, as RecordLog.open
+                    # reads it: a whole record (counted as done) gets its line end, a line cut
+                    # short by a killed run is dropped (its run goes again)
+                    with self.path.open("r+b") as tail:
+                        if _whole(data[self.offset :]):
+                            tail.seek(len(data))
+                            tail.write(b"\n")
+                            self.offset, self.number = len(data) + 1, self.number + 1
+                        else:
+                            tail.truncate(self.offset)
             self.out = self.path.open("ab" if self.resumed else "wb", buffering=self.buffering)
         return self
 
@@ -523,8 +541,7 @@ class _Results:
 
     def _write(self, line: bytes, key: tuple[str, str, int]) -> None:
         assert self.out is not None and self.log is not None
-        self.out.write(line)
-        self.out.write(b"\n")
+        self.out.write(line + b"\n")  # one write: a line never reaches the file without its end
         if self.flush_each:
             self.out.flush()
         self.number += 1

@@ -173,6 +173,23 @@ def test_resume_continues_a_run_without_redoing_what_finished(tmp_path: Path, to
     assert json.loads((folder / "run.json").read_text())["status"] == "complete"
 
 
+def test_resume_keeps_a_whole_last_line_written_without_its_line_end(tmp_path: Path) -> None:
+    """A third line whole but without its line end is a finished run: kept, not run again, and
+    the resumed lines start on a line of their own."""
+    out = tmp_path / "o"
+    assert harness("run", "-t", "sim-openai", "-s", "weather.*", "--out", out).returncode == 0
+    (folder,) = (out / "runs").iterdir()
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    (folder / "results.jsonl").write_text("\n".join(lines[:3]))  # no line end after the third
+    manifest = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**manifest, "status": "running"}))
+    resumed = harness("run", "--resume", "--out", out)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "3 done, 1 to go" in resumed.stderr
+    results = (out / "results.jsonl").read_text().splitlines()
+    assert len(results) == 4 and results[:3] == lines[:3]
+
+
 SECRET_KEY = "sk-live-TOPSECRET-4242"
 SECRET_PASSWORD = "pa55-HIDDEN-word"
 SECRET_HEADER = "team-token-INVISIBLE-77"

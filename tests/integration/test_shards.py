@@ -39,6 +39,9 @@ def test_three_shards_merged_make_the_unsharded_report(tmp_path: Path) -> None:
     assert merged.returncode == 0, merged.stderr
     assert report(tmp_path / "merged") == report(tmp_path / "whole")
     assert keys(tmp_path / "merged") == keys(tmp_path / "whole")
+    into_shard = harness("merge", *shards, "--out", shards[0])  # the first shard's own results file
+    assert into_shard.returncode == 0, into_shard.stderr
+    assert report(shards[0]) == report(tmp_path / "whole") and keys(shards[0]) == keys(tmp_path / "whole")
 
     twice = harness("merge", shards[0], shards[0], "--out", tmp_path / "bad")
     assert twice.returncode != 0 and "these are not shards of one run" in twice.stderr

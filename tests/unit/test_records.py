@@ -143,3 +143,17 @@ def test_a_record_log_names_the_line_of_a_bad_record(tmp_path: Path) -> None:
     assert log.run_keys() == [("sim-openai", "t.case", 0), ("x", "s", 0)] and log[0].scenario == "t.case"
     with pytest.raises(ConfigError, match=r"results.jsonl:2: invalid results line"):
         list(log)
+
+
+def test_a_record_log_reads_only_its_own_results_format(tmp_path: Path) -> None:
+    """A line of another results format is refused by a RecordLog as read() refuses it, when it is
+    opened (its head names the format) and when a record is read back."""
+    path = tmp_path / "results.jsonl"
+    old = record_line(record()).replace(RESULT_SCHEMA.encode(), b"harness.result/1")
+    path.write_bytes(old + b"\n")
+    with pytest.raises(ConfigError, match=r"results.jsonl:1: results format 'harness.result/1'"):
+        RecordLog.open(path)
+    log = RecordLog(path)
+    log.add(("sim-openai", "t.case", 0), 0, len(old), 1)
+    with pytest.raises(ConfigError, match=r"results.jsonl:1: results format 'harness.result/1'"):
+        list(log)
