@@ -83,49 +83,22 @@ def clean_text(text: str) -> tuple[str, int]:
     return SURROGATE.subn(REPLACEMENT, text)
 
 
-def _loads(text: str) -> Any:
-    """``json.loads(text)``, through msgspec's decoder first (a fifth of the time on a stream's
-    chunks); whatever msgspec refuses (a lone surrogate escape, a number out of range, text that
-    is not JSON) goes to :mod:`json`, whose result or error stands."""
-    try:
-        return _fast.decode(text)
-    except msgspec.MsgspecError:
-        return json.loads(text)
-
-
-def plain(text: str) -> bool:
-    """Whether JSON payloads cut from ``text`` need none of :func:`decode`'s repairs and notes:
-    no ``NaN`` or ``Infinity`` and no lone surrogate, raw or escaped (depth is each payload's
-    own: :func:`decode_plain` checks it)."""
-    return (
-        "NaN" not in text
-        and "Infinity" not in text
-        and ("\\u" not in text or _ESCAPED_SURROGATE.search(text) is None)
-        and (text.isascii() or SURROGATE.search(text) is None)
-    )
-
-
-def decode_plain(payloads: Sequence[str]) -> list[Any] | None:
-    """The values :func:`decode` gives for payloads cut from text that :func:`plain` took, each
-    decoded by msgspec alone (a third of :func:`decode`'s time on a stream's small chunks);
-    None when any payload needs :func:`decode` itself (nested deep, or refused by msgspec)."""
-    values = []
-    for payload in payloads:
-        if payload.count("[") + payload.count("{") > MAX_DEPTH:
-            return None
-        try:
-            values.append(_fast.decode(payload))
-        except msgspec.MsgspecError:
-            return None
-    return values
-
-
 def decode(text: str) -> Decoded:
     """Decode JSON text; raise :class:`JsonProblem` for text the harness cannot take.
 
     Lone surrogate escapes are repaired (counted in ``repaired``); ``NaN`` and ``Infinity``
     are accepted as Python does, and listed in ``constants``.
+
+    Text nested no deeper than :data:`MAX_DEPTH` goes through msgspec's decoder first (a fifth
+    of :mod:`json`'s time on a stream's small chunks). msgspec refuses everything that needs
+    the care below (a lone surrogate, raw or escaped, ``NaN``, a number out of range, text that
+    is not JSON), and :mod:`json` decides all of that.
     """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        try:
+            return Decoded(_fast.decode(text))
+        except (msgspec.MsgspecError, UnicodeEncodeError):  # a raw lone surrogate cannot be encoded
+            pass
     constants: list[str] = []
 
     def constant(name: str) -> float:
@@ -134,7 +107,7 @@ def decode(text: str) -> Decoded:
 
     try:  # the hook costs a decoder per call: only text that may hold a constant pays for it
         constants_possible = "NaN" in text or "Infinity" in text
-        value = json.loads(text, parse_constant=constant) if constants_possible else _loads(text)
+        value = json.loads(text, parse_constant=constant) if constants_possible else json.loads(text)
     except RecursionError:
         raise JsonProblem("too_deep", f"nested deeper than Python's decoder can go (> {MAX_DEPTH})") from None
     except json.JSONDecodeError as exc:

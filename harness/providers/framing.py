@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.providers._json import JsonProblem, decode, decode_plain, plain
+from harness.providers._json import JsonProblem, decode
 
 Framing = Literal["sse", "ndjson", "json-array", "empty"]
 STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
@@ -129,41 +129,8 @@ class _Sse:
         return self.stream
 
 
-_PLAIN_EVENT = re.compile(r"(event:[^\n]*\n)?(data: ?)([^\n]*)\n\n")
-
-
-def _plain_sse(text: str) -> DecodedStream | None:
-    """The stream most providers send, decoded without the line state machine: every event an
-    optional ``event:`` line and one ``data:`` line, each ended by a blank line, LF line ends,
-    and payloads :func:`decode` would take unchanged. None for anything else, which
-    :class:`_Sse` decodes, odd lines and all; the result is what :class:`_Sse` gives."""
-    if "\r" in text or not plain(text):
-        return None
-    fields = _PLAIN_EVENT.findall(text)
-    # the events found do not overlap: they cover the whole text only when nothing is between them
-    if sum(len(event) + len(prefix) + len(data) + 2 for event, prefix, data in fields) != len(text):
-        return None
-    stream = DecodedStream("sse")
-    kept = []
-    for event, _, data in fields:
-        if data.strip() == "[DONE]":
-            stream.done_sentinel = True
-        else:
-            kept.append((event[6:].strip() if event else None, data))
-    values = decode_plain([data for _, data in kept])
-    if values is None:
-        return None
-    stream.events = [
-        StreamEvent(value, event, data) for value, (event, data) in zip(values, kept, strict=True)
-    ]
-    return stream
-
-
 def decode_sse(text: str) -> DecodedStream:
     """Split an SSE body into events; ``data: [DONE]`` is noted, comments are kept."""
-    plain_stream = _plain_sse(text)
-    if plain_stream is not None:
-        return plain_stream
     sse = _Sse()
     for line in lines(text):
         sse.line(line)
