@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -62,8 +63,7 @@ def parsed(path: str | Path, kind: str, parse: Callable[[str], Any]) -> Any:
     by_bytes = _entry(root, "", raw)
     data = _read(by_bytes)
     if data is _MISSING:
-        data = parse(raw.decode("utf-8"))
-        _write(by_bytes, data)
+        data = _write(by_bytes, parse(raw.decode("utf-8")))
     if by_stat is not None:
         _link(by_bytes, by_stat)
     return data
@@ -103,24 +103,36 @@ def _slurp(path: str) -> bytes:
     return b"".join(chunks)
 
 
-def _write(entry: str, data: Any) -> None:
+def _write(entry: str, data: Any) -> Any:
+    """Keep ``data`` as the entry; returns it as every later read gives it (msgpack's types: a
+    date as text, a tuple as a list), so the first run sees what the others see."""
     import msgspec
 
     try:
+        encoded = msgspec.msgpack.encode(data)
+    except TypeError:  # data msgpack cannot hold: parsed each time
+        return data
+    try:
         os.makedirs(os.path.dirname(entry), exist_ok=True)
-        partial = f"{entry}.{os.getpid()}.tmp"
+        partial = _partial(entry)
         with open(partial, "wb") as file:
-            file.write(msgspec.msgpack.encode(data))
+            file.write(encoded)
         os.replace(partial, entry)
-    except (OSError, TypeError):  # a read-only cache, or data msgpack cannot hold: parse each time
+    except OSError:  # a read-only cache: parsed each time
         pass
+    return msgspec.msgpack.decode(encoded)
+
+
+def _partial(entry: str) -> str:
+    """A name to write ``entry`` under before it replaces it: this process's and thread's own."""
+    return f"{entry}.{os.getpid()}.{threading.get_ident()}.tmp"
 
 
 def _link(entry: str, alias: str) -> None:
     """``alias`` names the same cache entry as ``entry`` (a hard link: no second copy)."""
     try:
         os.makedirs(os.path.dirname(alias), exist_ok=True)
-        partial = f"{alias}.{os.getpid()}.tmp"
+        partial = _partial(alias)
         os.link(entry, partial)
         os.replace(partial, alias)
     except OSError:  # no entry (a read-only cache), or a file system without hard links

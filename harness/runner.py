@@ -450,6 +450,7 @@ def run(
     # what exists now (modules, scenarios and their tool schemas, targets, endpoints) lives for the
     # whole run: the cycle collector need not walk it each time it runs (a tenth of a live run's
     # CPU), and forked workers do not copy its pages by touching it
+    frozen_before = gc.get_freeze_count()
     gc.freeze()
     try:
         with _Results(config.results, bool(config.skip), on_result, config.mode == "replay") as results:
@@ -463,7 +464,8 @@ def run(
             finally:
                 finished.set()
     finally:
-        gc.unfreeze()
+        if not frozen_before:  # what the host froze itself stays frozen
+            gc.unfreeze()
     return results.records()
 
 

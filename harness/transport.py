@@ -468,15 +468,11 @@ class Transport:
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
         content = json_body(wire.body)
         if self._recorded is not None and (played := self._recorded(wire.method, url, content)):
-            text = secrets.redact(played.content.decode("utf-8", errors="replace"))
-            attempts.append(Attempt(played.status, None, played.elapsed_ms))
-            return WireResponse(played.status, text, masked(played.headers)), played.elapsed_ms
+            return _answer(played.status, played.content, played.headers, played.elapsed_ms, attempts)
+        sent = httpx.Headers(CLIENT_HEADERS)
+        sent.update(headers)  # as httpx.Client merges them: a target's own User-Agent replaces the default
         request = httpx.Request(
-            wire.method,
-            _httpx_url(url),
-            content=content,
-            headers={**CLIENT_HEADERS, **headers},
-            extensions={"timeout": self._timeout},
+            wire.method, _httpx_url(url), content=content, headers=sent, extensions={"timeout": self._timeout}
         )
         started = time.perf_counter()
         total = self.timeouts.total_s
@@ -513,9 +509,7 @@ class Transport:
             elapsed = response.extensions["harness_elapsed_ms"]
         else:
             elapsed = _ms(started)
-        text = secrets.redact(body.decode("utf-8", errors="replace"))
-        attempts.append(Attempt(response.status_code, None, elapsed))
-        return WireResponse(response.status_code, text, masked(dict(response.headers))), elapsed
+        return _answer(response.status_code, body, dict(response.headers), elapsed, attempts)
 
     @staticmethod
     def _read(response: httpx.Response, started: float, total: float | None) -> bytes:
@@ -533,6 +527,17 @@ class Transport:
                     f"deadline ({received} bytes received)"
                 )
         return b"".join(chunks)
+
+
+def _answer(
+    status: int, body: bytes, headers: dict[str, str], elapsed: float | None, attempts: list[Attempt]
+) -> tuple[WireResponse, float | None]:
+    """A response as the adapters read it (secrets redacted, secret headers masked), its attempt
+    noted: played from a cassette or received."""
+    attempts.append(Attempt(status, None, elapsed))
+    return WireResponse(
+        status, secrets.redact(body.decode("utf-8", errors="replace")), masked(headers)
+    ), elapsed
 
 
 def _why(exc: Exception) -> str:

@@ -96,6 +96,22 @@ def test_a_reset_is_retried_then_reported_with_every_attempt() -> None:
     assert "http://test/v1/chat/completions" in str(error.value)
 
 
+def test_a_targets_own_headers_replace_the_defaults_whatever_their_case() -> None:
+    """Headers merge as httpx.Client merged them: a target's ``User-Agent`` or ``Accept`` replaces
+    the default one, never goes out beside it."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={})
+
+    sender, _ = transport(handler)
+    sender.send(WireRequest("/v1/x", {}, headers={"User-Agent": "mine/1", "Accept": "text/plain"}))
+    sent = seen[0].headers
+    assert sent.get_list("user-agent") == ["mine/1"] and sent.get_list("accept") == ["text/plain"]
+    assert sent["accept-encoding"]  # the defaults it did not replace are kept
+
+
 def test_a_500_is_not_retried() -> None:
     sender, waits = transport(lambda request: httpx.Response(500, json={"error": {"message": ""}}))
     sent = sender.send(WIRE)

@@ -207,3 +207,23 @@ def test_request_bodies_are_the_bytes_httpx_would_send(body: object) -> None:
     """The harness encodes bodies itself (without httpx's client); cassettes recorded through
     httpx's ``json=`` must still match byte for byte, or every replay leaves the fast index."""
     assert json_body(body) == httpx.Request("POST", "http://x.invalid/", json=body).content
+
+
+def test_a_recording_reads_the_same_on_its_first_run_as_on_later_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first run gets the parse as the cache gives it back (msgpack's types), not YAML's own:
+    a date, a tuple."""
+    import datetime
+
+    from harness import paths
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "r.yaml"
+    path.write_text("when: 2024-01-01\n")
+
+    def parse(text: str) -> object:
+        return {"when": datetime.date(2024, 1, 1), "pair": (1, 2)}
+
+    first = paths.parsed(path, "k", parse)
+    assert first == paths.parsed(path, "k", parse) and isinstance(first["pair"], list)

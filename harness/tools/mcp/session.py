@@ -136,9 +136,10 @@ class MCPSession:
         )
 
     def _load(self) -> None:
-        if not self.recording.is_file():
-            raise CassetteMissingError(str(self.recording), self.target, self.use.scenario_id)
-        data = parsed(self.recording, "mcp", _safe_load) or {}
+        try:
+            data = parsed(self.recording, "mcp", _safe_load) or {}
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise CassetteMissingError(str(self.recording), self.target, self.use.scenario_id) from None
         self.listed = [
             MCPTool(server, t["name"], t.get("description", ""), t.get("input_schema") or {})
             for server, tools in (data.get("servers") or {}).items()
