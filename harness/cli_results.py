@@ -18,11 +18,11 @@ if TYPE_CHECKING:
 
 
 def build_report(records: Iterable[Any], targets: Mapping[str, Target]) -> dict[str, Any]:
-    """The report of ``records``, with the runs each target expects to fail (``report["xfail"]``,
-    read by the JUnit writer and the gate)."""
+    """The report of ``records``, to be written (its run summaries spooled to disk), with the runs
+    each target expects to fail (``report["xfail"]``, read by the JUnit writer and the gate)."""
     from harness.reports.json_report import build
 
-    return build(records, policies=targets)
+    return build(records, policies=targets, spool=True)
 
 
 @click.command()

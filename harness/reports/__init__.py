@@ -35,7 +35,7 @@ def write_reports(
     """Build the report once and write it in each format; returns it and the written paths."""
     from harness.reports.json_report import build
 
-    report = build(records, generated_at)
+    report = build(records, generated_at, spool=True)
     return report, write_built(report, records, out_dir, names)
 
 

@@ -17,7 +17,7 @@ from harness import secrets
 from harness._version import __version__
 from harness.capabilities import Grid
 from harness.model import Exchange
-from harness.records import RecordLog, RunRecord, select, to_builtins
+from harness.records import RunRecord, select, to_builtins
 from harness.reports import GatePolicy, expect_failure
 from harness.reports.spool import RunSpool
 from harness.scoring import Scores
@@ -147,22 +147,25 @@ def build(
     records: Iterable[RunRecord],
     generated_at: str | None = None,
     policies: Mapping[str, GatePolicy] | None = None,
+    *,
+    spool: bool = False,
 ) -> dict[str, Any]:
     """The report of a set of run records (what report.json holds; the other writers read it),
     with the runs each target of ``policies`` expects to fail (``report["xfail"]``).
 
     One pass over the records, each section adding what it needs of each record as it comes
     (:class:`~harness.scoring.Scores`, :class:`~harness.capabilities.Grid`, ...): no transcript
-    outlives its record. When the records are read from a results file (a :class:`RecordLog`),
-    the per-run summaries go to a :class:`~harness.reports.spool.RunSpool` on disk, so the report
-    of any number of runs fits in memory. Only targets verified against a reference are read
-    again, for the verification."""
+    outlives its record. With ``spool`` (a report built to be written, as the command line and
+    :func:`harness.reports.write_reports` build it), the per-run summaries go to a
+    :class:`~harness.reports.spool.RunSpool` on disk, so the report of any number of runs fits in
+    memory; without it they are a list, and the report is plain JSON data. Only targets verified
+    against a reference are read again, for the verification."""
     modes: set[str] = set()
     scores = Scores()
     grid = Grid()
     found: dict[str, dict[str, dict[str, Any]]] = {}
     prompts = _Prompts()
-    runs: RunSpool | list[dict[str, Any]] = RunSpool() if isinstance(records, RecordLog) else []
+    runs: RunSpool | list[dict[str, Any]] = RunSpool() if spool else []
     references: dict[str, str] = {}  # target -> the reference it declares
     xfail: dict[str, Any] = {}
     for record in records:

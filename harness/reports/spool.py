@@ -1,9 +1,9 @@
 """The report's per-run summaries kept in a temporary file: a report over any number of runs
 holds none of them in memory.
 
-``report["runs"]`` is a :class:`RunSpool` when the records themselves are read from a results
-file (:class:`harness.records.RecordLog`), and a plain list otherwise. Both are sequences of
-dicts, and writers only iterate them.
+``report["runs"]`` is a :class:`RunSpool` when the report is built to be written (the command
+line, :func:`harness.reports.write_reports`), and a plain list otherwise (``RunResult.report``,
+plain JSON data). Both are sequences of dicts, and writers only iterate them.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ def test_every_writer_writes_the_same_from_a_results_file_as_from_records_in_mem
     results: Path, tmp_path: Path
 ) -> None:
     log, records = RecordLog.open(results), read_sorted(results)
-    spooled, listed = build(log, "now"), build(records, "now")
+    spooled, listed = build(log, "now", spool=True), build(records, "now")
     assert isinstance(spooled["runs"], RunSpool) and isinstance(listed["runs"], list)
     assert spooled["runs"] == listed["runs"] and {**spooled, "runs": []} == {**listed, "runs": []}
     from_file = write_built(spooled, log, tmp_path / "file")
@@ -67,7 +67,22 @@ def test_junit_groups_a_target_s_runs_whatever_their_order(results: Path) -> Non
 def test_a_results_file_with_no_run_gives_empty_reports(tmp_path: Path) -> None:
     (tmp_path / "results.jsonl").write_bytes(b"")
     log = RecordLog.open(tmp_path / "results.jsonl")
-    report = build(log, "now")
+    report = build(log, "now", spool=True)
     paths = write_built(report, log, tmp_path)
     assert '"runs": []' in paths[0].read_text()
     assert ET.fromstring(paths[3].read_bytes()).tag == "testsuites"
+
+
+def test_a_report_not_built_to_be_written_is_plain_json_data(results: Path) -> None:
+    """``RunResult.report`` (built without a spool) holds its runs as a list, so it serialises,
+    copies and pickles as the JSON it stands for, even when the records come from a file."""
+    import copy
+    import json
+    import pickle
+
+    from harness.api import RunResult
+
+    log = RecordLog.open(results)
+    report = RunResult(log, results).report
+    assert isinstance(report["runs"], list) and len(report["runs"]) == len(log)
+    assert json.loads(json.dumps(report)) == copy.deepcopy(report) == pickle.loads(pickle.dumps(report))
