@@ -126,9 +126,7 @@ class _TargetGrid:
         if self.first is None or record.key < self.first[0]:
             self.first = (record.key, record.target)
         schemas: dict[str, Seen] | None = None
-        for column in COLUMNS:
-            if _not_applicable(column, record.target.mode, record.target.stream):
-                continue
+        for column in COLUMNS:  # what applies is decided by the target's first tested run, in result()
             if column.group == "schema":  # one pass over the run's schemas serves every feature
                 schemas = schema_seen(record) if schemas is None else schemas
                 found = schemas.get(column.id.removeprefix("schema_"))
@@ -209,14 +207,6 @@ def _never_tested(column: Column) -> str:
 
 def untested(detail: str) -> dict[str, Any]:
     return {"value": "untested", "detail": detail, "runs": []}
-
-
-def combine(seen: list[Seen], rule: Rule, never: str) -> dict[str, Any]:
-    """One cell from what each run showed (see :meth:`_Cell.result`)."""
-    found = _Cell()
-    for item in seen:
-        found.add(item)
-    return found.result(rule, never)
 
 
 def cell(value: Value, detail: str, runs: list[str]) -> dict[str, Any]:

@@ -88,6 +88,15 @@ class _Figures:
             self.usage[1] += usage.output_tokens or 0
             self.usage[2] += 1
 
+    @classmethod
+    def of(cls, parts: Iterable[_Figures]) -> _Figures:
+        """The figures of several sets of runs together (a target's, from its scenarios')."""
+        whole = cls()
+        for part in parts:
+            whole.latencies.extend(part.latencies)
+            whole.usage = [a + b for a, b in zip(whole.usage, part.usage, strict=True)]
+        return whole
+
     def latency_and_tokens(self) -> dict[str, Any]:
         """Per-exchange latency p50/p95 (the recorded or measured one; none in a replay of a
         cassette without timings) and tokens per run as the provider reported them, with how
@@ -143,9 +152,8 @@ class _Scenario(_Figures):
         }
 
 
-class _Target(_Figures):
+class _Target:
     def __init__(self, info: TargetInfo) -> None:
-        super().__init__()
         self.info = info
         self.scenarios: dict[str, _Scenario] = {}
         self.runs = self.errors = self.counted = self.passed = 0
@@ -153,7 +161,6 @@ class _Target(_Figures):
         self.faults: dict[str, int] = {}  # endpoint fault -> runs
 
     def add_run(self, record: RunRecord) -> None:
-        self.add(record)
         scenario = self.scenarios.get(record.scenario)
         if scenario is None:
             scenario = self.scenarios[record.scenario] = _Scenario(record.category)
@@ -203,7 +210,7 @@ class _Target(_Figures):
             "errors": self.errors,
             "endpoint_faults": dict(self.faults),
             "checks": self.check_shares(),
-            **self.latency_and_tokens(),
+            **_Figures.of(self.scenarios.values()).latency_and_tokens(),  # each run counted in its scenario
             "scenarios": rows,
         }
 
