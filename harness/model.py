@@ -22,6 +22,12 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 ChoiceMode = Literal["auto", "required", "none", "named"]
 
 
+def canonical(value: Any) -> str:
+    """``value`` as canonical JSON text (sorted keys, Unicode kept): equal values give equal text,
+    so it keys caches of schemas."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool offered to the model: its name, description and JSON Schema of arguments.
@@ -41,7 +47,7 @@ class ToolSpec:
         """``parameters`` as canonical JSON (sorted keys, Unicode kept): equal schemas give equal
         text. Kept once made: a spec is a value, every run of a scenario offers the same specs,
         and its parameters are never changed once it is made."""
-        return json.dumps(self.parameters, sort_keys=True, ensure_ascii=False)
+        return canonical(self.parameters)
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,11 @@ rules follow what each adapter sends; how sure each rule is:
 from __future__ import annotations
 
 import copy
-import functools
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from harness.providers.rules import rules_for
+from harness.validation import draft_2020_12_error
 
 GEMINI_DROPPED: dict[str, str] = {
     "$schema": "not taken; clients remove it [PAI1]",
@@ -93,34 +92,6 @@ def _draft_2020_12_issues(schema: dict[str, Any]) -> list[str]:
         return []
     pointer = "".join(f"/{part}" for part in error.absolute_path)
     return [f"{pointer}: not valid JSON Schema draft 2020-12 (obs. rejection): {error.message}"]
-
-
-def draft_2020_12_error(schema: dict[str, Any]) -> Any:
-    """The first way ``schema`` breaks the JSON Schema draft 2020-12 meta-schema (a
-    ``jsonschema.SchemaError``: read it, never change it), or None. Checked once per schema (by
-    its canonical JSON): a declared tool's schema is checked when its scenario loads, then again
-    for every Anthropic target, at half a millisecond a check."""
-    try:
-        text = json.dumps(schema, sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError):  # a value JSON cannot hold (a YAML date): checked as it is
-        return _check(schema)
-    return _meta_error(text)
-
-
-@functools.lru_cache(maxsize=4096)
-def _meta_error(schema_text: str) -> Any:
-    return _check(json.loads(schema_text))
-
-
-def _check(schema: Any) -> Any:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as error:
-        return error
-    return None
 
 
 def _subschemas(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:

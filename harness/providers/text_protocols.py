@@ -29,6 +29,7 @@ from harness.model import (
     ToolChoice,
     ToolResult,
     ToolSpec,
+    canonical,
     deviation,
 )
 from harness.providers._calls import parse_arguments, synthesize_id
@@ -54,7 +55,7 @@ from harness.providers._text_parsing import (
 
 UNPARSEABLE = "wire.text_call_unparseable"
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-EMPTY_SCHEMA_TEXT = json.dumps(EMPTY_SCHEMA, sort_keys=True, ensure_ascii=False)
+EMPTY_SCHEMA_TEXT = canonical(EMPTY_SCHEMA)
 
 
 @dataclass

@@ -36,8 +36,8 @@ from typing import Any
 
 from harness.matchers import subset
 from harness.model import ToolSpec
-from harness.providers.schemas import draft_2020_12_error
 from harness.tools.registry import Tool, ToolFailure
+from harness.validation import draft_2020_12_error
 
 BEHAVIOURS = ("result", "error", "cases", "sequence", "function")
 """The keys that say what a declared tool returns; a tool has exactly one."""

@@ -115,7 +115,7 @@ class ToolRegistry:
                 if fault is not None:
                     raise ToolFailure(fault.error)
                 if self.validate:
-                    check_arguments(tool.spec.parameters, call.arguments)
+                    check_arguments(tool.spec.schema_text, call.arguments)
                 content, is_error = render(tool.execute(call.arguments)), False
             except CassetteError:
                 raise  # replay cannot go on: not the tool's failure
@@ -126,7 +126,7 @@ class ToolRegistry:
         return ToolExecution(turn, call, ToolResult(call.id, call.name, content, is_error), elapsed, source)
 
 
-def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+def check_arguments(schema: dict[str, Any] | str, arguments: dict[str, Any]) -> None:
     """Raise :class:`ToolFailure` listing every way ``arguments`` break ``schema`` (JSON Schema
     draft 2020-12), as an agent framework that validates tool arguments answers the model."""
     from harness.validation import argument_errors
