@@ -108,7 +108,7 @@ def replay_goals(per: float, anchor: float) -> None:
 
 
 REPLAY_CHILD = """
-import importlib, json, resource, sys, tempfile, time
+import importlib, json, sys, tempfile, time
 from pathlib import Path
 from harness import scenarios
 from harness.api import run_targets
@@ -121,9 +121,8 @@ repo, processes = Path(sys.argv[1]), int(sys.argv[2])
 suite = scenarios.load([repo / "scenarios"])
 targets = [t for name, t in sorted(load_targets().items()) if (repo / "cassettes" / name).is_dir()]
 
-def cpu():  # this process and its forked workers
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+sys.path.insert(0, str(repo / "benchmarks"))
+from speed import cpu_now as cpu  # this process and its forked workers
 
 with tempfile.TemporaryDirectory() as tmp:
     config = RunConfig(cassettes=repo / "cassettes", results=Path(tmp) / "r.jsonl", processes=processes)

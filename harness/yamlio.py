@@ -130,16 +130,13 @@ def loads(text: str | bytes) -> tuple[Any, Node | None]:
     try:
         node = _compose(loader)
         data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        if "nesting depth" in str(exc.problem):  # libyaml 0.2.6's own limit, met while reading ahead
-            raise YamlError(_deeper_than_limit(""), line) from None
-        raise YamlError(f"invalid YAML: {exc.problem or exc}", line) from None
     except yaml.YAMLError as exc:
-        if "nesting depth" in str(exc):
-            raise YamlError(_deeper_than_limit("")) from None
-        raise YamlError(f"invalid YAML: {exc}") from None
+        mark = (exc.problem_mark or exc.context_mark) if isinstance(exc, yaml.MarkedYAMLError) else None
+        line = mark.line + 1 if mark else None
+        what = (exc.problem if isinstance(exc, yaml.MarkedYAMLError) else None) or exc
+        if "nesting depth" in str(what):  # libyaml 0.2.6's own limit, met while reading ahead
+            raise YamlError(_deeper_than_limit(""), line) from None
+        raise YamlError(f"invalid YAML: {what}", line) from None
     except YamlError:
         raise
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
