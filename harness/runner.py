@@ -521,23 +521,21 @@ class _Results:
 
     def keep(self, record: RunRecord) -> None:
         """A run finished in this process."""
-        with self.lock:
-            if self.out is None:
-                self.kept.append(record)
-            else:
-                self._write(record_line(record), record.key)
-        if self.on_result is not None:
-            self.on_result(record)
+        self._keep(record.key, record, None)
 
     def keep_line(self, line: bytes, key: tuple[str, str, int]) -> None:
         """A run a forked worker finished, as its results line and key: decoded only when it is
         kept in memory or ``on_result`` wants it."""
-        record = decode_record(line) if self.out is None or self.on_result is not None else None
+        wanted = self.out is None or self.on_result is not None
+        self._keep(key, decode_record(line) if wanted else None, line)
+
+    def _keep(self, key: tuple[str, str, int], record: RunRecord | None, line: bytes | None) -> None:
+        """Keep a run (the record, its line, or both: whichever is wanted is given)."""
         with self.lock:
             if self.out is None:
                 self.kept.append(cast(RunRecord, record))
             else:
-                self._write(line, key)
+                self._write(line if line is not None else record_line(cast(RunRecord, record)), key)
         if self.on_result is not None:
             self.on_result(cast(RunRecord, record))
 
