@@ -153,41 +153,34 @@ def test_ctrl_c_stops_new_work_cuts_requests_in_flight_and_writes_what_finished(
     assert not (tmp_path / "o" / "report.json").exists()  # nothing published for an unfinished run
 
 
-@pytest.mark.parametrize("torn", [False, True])
-def test_resume_continues_a_run_without_redoing_what_finished(tmp_path: Path, torn: bool) -> None:
-    """Killed after two runs, maybe while writing the third line (cut short: left out, run again)."""
+@pytest.mark.parametrize(
+    ("left", "done"),
+    [
+        ("two lines", 2),  # killed after two runs
+        ("two lines and a third cut short", 2),  # killed while writing the third: it runs again
+        ("three lines, the last without its line end", 3),  # a whole run: kept, not run again
+    ],
+)
+def test_resume_continues_a_run_without_redoing_what_finished(tmp_path: Path, left: str, done: int) -> None:
     out = tmp_path / "o"
     first = harness("run", "-t", "sim-openai", "-s", "weather.*", "--out", out)
     assert first.returncode == 0
     (folder,) = (out / "runs").iterdir()
     lines = (folder / "results.jsonl").read_text().splitlines()
-    tail = lines[2][:300] if torn else ""
-    (folder / "results.jsonl").write_text("\n".join(lines[:2]) + "\n" + tail)  # as if killed after two runs
+    written = {
+        "two lines": "\n".join(lines[:2]) + "\n",
+        "two lines and a third cut short": "\n".join(lines[:2]) + "\n" + lines[2][:300],
+        "three lines, the last without its line end": "\n".join(lines[:3]),
+    }[left]
+    (folder / "results.jsonl").write_text(written)
     manifest = json.loads((folder / "run.json").read_text())
     (folder / "run.json").write_text(json.dumps({**manifest, "status": "running"}))
     resumed = harness("run", "--resume", "--out", out)
     assert resumed.returncode == 0, resumed.stderr
-    assert "2 done, 2 to go" in resumed.stderr
+    assert f"{done} done, {4 - done} to go" in resumed.stderr
     results = (out / "results.jsonl").read_text().splitlines()
-    assert len(results) == 4 and results[:2] == lines[:2]
+    assert len(results) == 4 and results[:done] == lines[:done]
     assert json.loads((folder / "run.json").read_text())["status"] == "complete"
-
-
-def test_resume_keeps_a_whole_last_line_written_without_its_line_end(tmp_path: Path) -> None:
-    """A third line whole but without its line end is a finished run: kept, not run again, and
-    the resumed lines start on a line of their own."""
-    out = tmp_path / "o"
-    assert harness("run", "-t", "sim-openai", "-s", "weather.*", "--out", out).returncode == 0
-    (folder,) = (out / "runs").iterdir()
-    lines = (folder / "results.jsonl").read_text().splitlines()
-    (folder / "results.jsonl").write_text("\n".join(lines[:3]))  # no line end after the third
-    manifest = json.loads((folder / "run.json").read_text())
-    (folder / "run.json").write_text(json.dumps({**manifest, "status": "running"}))
-    resumed = harness("run", "--resume", "--out", out)
-    assert resumed.returncode == 0, resumed.stderr
-    assert "3 done, 1 to go" in resumed.stderr
-    results = (out / "results.jsonl").read_text().splitlines()
-    assert len(results) == 4 and results[:3] == lines[:3]
 
 
 SECRET_KEY = "sk-live-TOPSECRET-4242"
