@@ -172,10 +172,26 @@ def _plain(text: str) -> str:
 
 def echo_of_prompt(text: str, prompts: list[str], *, rest: float = 0.2) -> str | None:
     """The prompt message ``text`` only repeats, if it does: once every prompt message it contains
-    is taken out, less than ``rest`` of it (and under 40 characters) remains."""
+    is taken out, less than ``rest`` of it (and under 40 characters) remains; or ``text`` is itself
+    a piece of one prompt message, at least half of it (a model that restates the question:
+    "What does reverse-charge VAT mean on an invoice?" from "In general terms, what does ...")."""
     plain = _plain(text)
     if not plain:
         return None
+    cleaned = [_plain(p) for p in prompts if p and p.strip()]
+    for prompt in cleaned:
+        if len(plain) >= 12 and plain in prompt and 2 * len(plain) >= len(prompt):
+            return prompt
+    remaining = plain
+    echoed = None
+    for prompt in sorted(cleaned, key=len, reverse=True):
+        if len(prompt) >= 12 and prompt in remaining:
+            remaining = remaining.replace(prompt, " ")
+            echoed = echoed or prompt
+    leftover = _SPACE.sub(" ", remaining).strip()
+    if echoed and len(leftover) < max(40.0, rest * len(plain)) and len(leftover) < 40:
+        return echoed
+    return None
     remaining = plain
     echoed = None
     for prompt in sorted((_plain(p) for p in prompts if p and p.strip()), key=len, reverse=True):

@@ -54,6 +54,16 @@ def test_an_echo_of_the_prompt_is_not_an_answer(tmp_path: Path) -> None:
     assert echo_of_prompt(ASK, [ASK]) is not None
 
 
+def test_a_restated_question_is_an_echo_too() -> None:
+    """Gemma 3 270M on llama-cpp-python, prompted, answered the VAT question by restating most of
+    it (the committed cassette of invoicing.irrelevance.vat_concept): it answers nothing."""
+    asked = "In general terms, what does reverse-charge VAT mean on an invoice? No need to look anything up."
+    restated = "What does reverse-charge VAT mean on an invoice? No need to look anything up."
+    assert echo_of_prompt(restated, ["You are an accounts-receivable assistant.", asked]) == asked.lower()
+    assert echo_of_prompt("Reverse-charge VAT means the buyer accounts for the VAT.", [asked]) is None
+    assert echo_of_prompt("invoice", [asked]) is None  # a short word of the prompt is not an echo
+
+
 def test_after_the_endpoint_fails_the_models_checks_are_not_reached(tmp_path: Path) -> None:
     """An empty stream on the first turn: the model never got to call, so expect.calls and
     expect.final are shown as not reached and scored as nothing, while the provider's failure is."""
