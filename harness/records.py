@@ -115,8 +115,16 @@ class CheckResult:
 
     @classmethod
     def of(cls, check_id: str, kind: Kind, weight: float, findings: Iterable[Finding]) -> CheckResult:
-        found = tuple(findings)
-        return cls(check_id, kind, weight, status_of(found), found)
+        """The result of ``findings``, each listed once: a finding found twice (same id, verdict,
+        detail and turn, from two phases or two sources of one run) is one finding."""
+        seen: set[tuple[str, str, bool, str, int | None]] = set()
+        found = []
+        for finding in findings:
+            key = (finding.check_id, finding.severity, finding.passed, finding.detail, finding.turn_index)
+            if key not in seen:
+                seen.add(key)
+                found.append(finding)
+        return cls(check_id, kind, weight, status_of(found), tuple(found))
 
 
 @dataclass(frozen=True)

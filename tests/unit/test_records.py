@@ -96,6 +96,12 @@ def test_a_bad_line_names_its_line_and_the_problem(tmp_path: Path, line: bytes, 
         list(read(path))
 
 
+def test_a_check_lists_each_finding_once() -> None:
+    same = Finding("expect.calls", "error", False, "expected a call to 'x'; calls made: no call", 1)
+    result = CheckResult.of("expect.calls", "expectation", 3.0, [same, same, same.at(2)])
+    assert result.findings == (same, same.at(2)) and result.status == "fail"
+
+
 def test_a_finding_is_a_value() -> None:
     finding = Finding("", "error", False, "bad")
     with pytest.raises(AttributeError):
