@@ -35,6 +35,19 @@ class Conversation:
     assistant_turns: int
     tool_names: list[str]
     user_texts: list[str] = field(default_factory=list)  # every user text message, follow-ups included
+    since_user: int = 0  # assistant turns after the last user text message: the step of this phase
+
+
+def turns_since_user(roles: list[tuple[str, bool]]) -> int:
+    """Assistant turns after the last user message that carries text, from each message's role
+    and whether it is a user text (a tool result sent in a user message is not)."""
+    since = 0
+    for role, user_text in roles:
+        if user_text:
+            since = 0
+        elif role in ("assistant", "model"):
+            since += 1
+    return since
 
 
 def opening_key(opening: list[tuple[str, str]]) -> str:
@@ -71,10 +84,10 @@ class ScriptedModel:
         return [calls] if at_once else [[call] for call in calls]
 
     def reply(self, scenario: Scenario, conversation: Conversation) -> Reply:
-        turn = conversation.assistant_turns - sum(1 for m in scenario.messages if m.role == "assistant")
+        # the step within this phase is counted from the phase's own user message, so a phase that
+        # went otherwise than scripted (a deviation, a model that answered early) never shifts the next
+        turn = conversation.since_user
         asked = [f.content for f in scenario.follow_ups if f.content in conversation.user_texts]
-        for index in range(len(asked)):  # the phases already answered: their calls, then an answer
-            turn -= len(self.plan(scenario.phase(index))) + 1
         phase = scenario.phase(len(asked))
         steps = self.plan(phase)
         if turn < len(steps):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sim.script import Conversation, Reply, sim_id
+from harness.sim.script import Conversation, Reply, sim_id, turns_since_user
 
 CREATED = 1767225600  # 2026-01-01T00:00:00Z: responses are deterministic
 CREATED_ISO = "2026-01-01T00:00:00Z"
@@ -65,7 +65,10 @@ def _openai_like_conversation(request: SimRequest) -> Conversation:
     tools = [t.get("function", {}).get("name", "") for t in body.get("tools") or []]
     assistants = sum(1 for m in messages if m.get("role") == "assistant")
     users = [m.get("content") for m in messages if m.get("role") == "user"]
-    return Conversation(opening, assistants, tools, [u for u in users if isinstance(u, str)])
+    since = turns_since_user(
+        [(m.get("role", ""), m.get("role") == "user" and isinstance(m.get("content"), str)) for m in messages]
+    )
+    return Conversation(opening, assistants, tools, [u for u in users if isinstance(u, str)], since)
 
 
 # -- OpenAI Chat Completions and Mistral ------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.sim.script import Conversation, Reply, sim_id
+from harness.sim.script import Conversation, Reply, sim_id, turns_since_user
 from harness.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
 
 TEXT_PIECE = 12
@@ -59,7 +59,13 @@ def read(request: SimRequest) -> Conversation:
     tools = [str(t.get("name") or "") for t in _dicts(body.get("tools"))]
     assistants = sum(1 for m in messages if m.get("role") == "assistant")
     users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
-    return Conversation(opening, assistants, tools, [u for u in users if u is not None])
+    since = turns_since_user(
+        [
+            (m.get("role", ""), m.get("role") == "user" and _text(m.get("content")) is not None)
+            for m in messages
+        ]
+    )
+    return Conversation(opening, assistants, tools, [u for u in users if u is not None], since)
 
 
 def _blocks(reply: Reply, seed: str) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from harness.sim.script import Conversation, Reply, sim_id
+from harness.sim.script import Conversation, Reply, sim_id, turns_since_user
 from harness.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _sse, _tokens
 
 TEXT_PIECE = 12
@@ -66,7 +66,10 @@ def read(request: SimRequest) -> Conversation:
     ]
     models = sum(1 for c in contents if c.get("role") == "model")
     users = [_text(c) for c in contents if c.get("role", "user") == "user"]
-    return Conversation(opening, models, tools, [u for u in users if u is not None])
+    since = turns_since_user(
+        [(c.get("role", "user"), c.get("role", "user") == "user" and _text(c) is not None) for c in contents]
+    )
+    return Conversation(opening, models, tools, [u for u in users if u is not None], since)
 
 
 def _model(path: str) -> str:

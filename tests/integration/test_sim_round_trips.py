@@ -116,7 +116,7 @@ def test_second_turn_after_replayed_calls_is_the_answer(server: SimServer, fmt: 
 
 
 def scripted_final(scenario: Scenario) -> str | None:
-    return ScriptedModel(SCENARIOS).reply(scenario, Conversation([], 99, [])).text
+    return ScriptedModel(SCENARIOS).reply(scenario, Conversation([], 99, [], since_user=99)).text
 
 
 def test_gemini_stream_as_json_array_round_trips(server: SimServer) -> None:

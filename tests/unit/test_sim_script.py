@@ -11,13 +11,27 @@ def test_scripted_model_plays_the_expectation_turn_by_turn() -> None:
     model = ScriptedModel(suite)
     scenario = next(s for s in suite if s.id == "todo.sequential.create_complete")
     opening = [(m.role, m.content or "") for m in scenario.messages]
-    first = model.reply(scenario, Conversation(opening, 0, ["todo"]))
-    second = model.reply(scenario, Conversation(opening, 1, ["todo"]))
-    final = model.reply(scenario, Conversation(opening, 2, ["todo"]))
+    first = model.reply(scenario, Conversation(opening, 0, ["todo"], since_user=0))
+    second = model.reply(scenario, Conversation(opening, 1, ["todo"], since_user=1))
+    final = model.reply(scenario, Conversation(opening, 2, ["todo"], since_user=2))
     assert first.calls == [("todo", {"operation": "create", "title": "taxes"})]
     assert second.calls == [("todo", {"operation": "complete", "id": 1})]
     assert final.calls == [] and final.text in ("done", "complete")
     assert model.find(Conversation(opening, 0, [])) is scenario
+
+
+def test_a_phase_that_went_otherwise_does_not_shift_the_next() -> None:
+    """A follow-up is answered from its own user message on: when the opening phase went otherwise
+    than scripted (a deviation answered without a call, one turn instead of two), the follow-up's
+    first step is still its first call, never a step of another phase or an index past the end
+    (which made the simulator drop the connection)."""
+    suite = load([REPO / "scenarios"])
+    model = ScriptedModel(suite)
+    scenario = next(s for s in suite if s.follow_ups and model.plan(s.phase(1)))
+    opening = [(m.role, m.content or "") for m in scenario.messages]
+    users = [text for role, text in opening if role == "user"] + [scenario.follow_ups[0].content or ""]
+    reply = model.reply(scenario, Conversation(opening, 1, [], users, since_user=0))
+    assert reply.calls == model.plan(scenario.phase(1))[0]
 
 
 def test_offered_name_follows_sanitising_and_shortening() -> None:

@@ -54,6 +54,7 @@ def test_anthropic_reads_system_user_blocks_turns_and_tools() -> None:
         2,
         ["a", "b"],
         ["Hi", "there", "And again?"],
+        0,  # the last user text ("And again?") opens a phase: no assistant turn after it yet
     )
 
 
@@ -115,7 +116,11 @@ def test_gemini_reads_system_contents_turns_and_tools_in_either_casing() -> None
         ],
     }
     assert GEMINI.read(SimRequest("/v1beta/models/sim:generateContent", body)) == Conversation(
-        [("system", "Be brief."), ("user", "Hi\nthere")], 2, ["a", "b"], ["Hi\nthere", "And again?"]
+        [("system", "Be brief."), ("user", "Hi\nthere")],
+        2,
+        ["a", "b"],
+        ["Hi\nthere", "And again?"],
+        0,
     )
 
 
