@@ -26,8 +26,27 @@ def _unknown_tool(reply: Reply, conversation: Conversation) -> Reply:
     return Reply([("teleport", args) for _, args in reply.calls], reply.text) if reply.calls else reply
 
 
+def breaking(schema: Any) -> Any:
+    """Arguments that break ``schema``: an unexpected key and no required one where the schema has
+    required keys or closes its object; else a declared property of the wrong type; else (a
+    schema any object satisfies) no object at all."""
+    if not isinstance(schema, dict) or schema.get("required") or schema.get("additionalProperties") is False:
+        return {"unexpected": 3}
+    for key, sub in (schema.get("properties") or {}).items():
+        kind = str(sub.get("type", "")).lower() if isinstance(sub, dict) else ""
+        if kind == "string":
+            return {key: 3}
+        if kind in ("integer", "number", "boolean", "array", "object"):
+            return {key: "unexpected"}
+    return ["unexpected"]
+
+
 def _schema_violation(reply: Reply, conversation: Conversation) -> Reply:
-    return Reply([(name, {"unexpected": 3}) for name, _ in reply.calls], reply.text) if reply.calls else reply
+    if not reply.calls:
+        return reply
+    return Reply(
+        [(name, breaking(conversation.tool_schemas.get(name))) for name, _ in reply.calls], reply.text
+    )
 
 
 def _no_calls(reply: Reply, conversation: Conversation) -> Reply:

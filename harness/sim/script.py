@@ -36,6 +36,7 @@ class Conversation:
     tool_names: list[str]
     user_texts: list[str] = field(default_factory=list)  # every user text message, follow-ups included
     since_user: int = 0  # assistant turns after the last user text message: the step of this phase
+    tool_schemas: dict[str, Any] = field(default_factory=dict)  # declared name -> its parameters schema
 
 
 def turns_since_user(roles: list[tuple[str, bool]]) -> int:

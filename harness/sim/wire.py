@@ -68,7 +68,12 @@ def _openai_like_conversation(request: SimRequest) -> Conversation:
     since = turns_since_user(
         [(m.get("role", ""), m.get("role") == "user" and isinstance(m.get("content"), str)) for m in messages]
     )
-    return Conversation(opening, assistants, tools, [u for u in users if isinstance(u, str)], since)
+    schemas = {
+        str(t["function"].get("name")): t["function"].get("parameters")
+        for t in body.get("tools") or []
+        if isinstance(t, dict) and isinstance(t.get("function"), dict)
+    }
+    return Conversation(opening, assistants, tools, [u for u in users if isinstance(u, str)], since, schemas)
 
 
 # -- OpenAI Chat Completions and Mistral ------------------------------------------

@@ -65,7 +65,8 @@ def read(request: SimRequest) -> Conversation:
             for m in messages
         ]
     )
-    return Conversation(opening, assistants, tools, [u for u in users if u is not None], since)
+    schemas = {str(t.get("name")): t.get("input_schema") for t in _dicts(body.get("tools"))}
+    return Conversation(opening, assistants, tools, [u for u in users if u is not None], since, schemas)
 
 
 def _blocks(reply: Reply, seed: str) -> list[dict[str, Any]]:

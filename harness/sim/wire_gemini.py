@@ -59,17 +59,24 @@ def read(request: SimRequest) -> Conversation:
         if text is None:
             break
         opening.append(("user", text))
-    tools = [
-        str(d.get("name") or "")
+    declared = [
+        d
         for tool in _dicts(body.get("tools"))
         for d in _dicts(tool.get("functionDeclarations", tool.get("function_declarations")))
     ]
+    tools = [str(d.get("name") or "") for d in declared]
+    schemas = {
+        str(d.get("name")): d.get(
+            "parametersJsonSchema", d.get("parameters_json_schema", d.get("parameters"))
+        )
+        for d in declared
+    }
     models = sum(1 for c in contents if c.get("role") == "model")
     users = [_text(c) for c in contents if c.get("role", "user") == "user"]
     since = turns_since_user(
         [(c.get("role", "user"), c.get("role", "user") == "user" and _text(c) is not None) for c in contents]
     )
-    return Conversation(opening, models, tools, [u for u in users if u is not None], since)
+    return Conversation(opening, models, tools, [u for u in users if u is not None], since, schemas)
 
 
 def _model(path: str) -> str:

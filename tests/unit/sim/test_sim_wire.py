@@ -55,6 +55,7 @@ def test_anthropic_reads_system_user_blocks_turns_and_tools() -> None:
         ["a", "b"],
         ["Hi", "there", "And again?"],
         0,  # the last user text ("And again?") opens a phase: no assistant turn after it yet
+        {"a": None, "b": None},
     )
 
 
@@ -121,6 +122,7 @@ def test_gemini_reads_system_contents_turns_and_tools_in_either_casing() -> None
         ["a", "b"],
         ["Hi\nthere", "And again?"],
         0,
+        {"a": None, "b": None},
     )
 
 
