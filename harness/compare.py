@@ -53,7 +53,7 @@ import msgspec
 
 from harness.errors import ConfigError
 from harness.records import Outcome, RecordLog, RunRecord
-from harness.scoring import mean_score
+from harness.scoring import mean_score, record_score
 
 BASELINE_SCHEMA = "harness.baseline/1"
 """The format version of a baseline file; another one is refused with this name."""
@@ -278,7 +278,7 @@ def _entry(runs: Sequence[RunRecord]) -> Entry:
         scenario=runs[0].scenario,
         category=runs[0].category,
         outcome=worst.outcome,
-        score=mean_score(r.score for r in runs),
+        score=mean_score(record_score(r) for r in runs),
         failed=tuple(sorted(failed)),
         findings=tuple(sorted(findings)),
         cause=worst.error.cause if worst.outcome == "error" and worst.error else None,

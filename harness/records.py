@@ -29,8 +29,14 @@ from harness import secrets
 from harness.errors import ConfigError
 from harness.model import Finding, Transcript, Usage
 
-RESULT_SCHEMA = "harness.result/2"
-"""The format version of a results line; an older or newer file is refused with this name."""
+RESULT_SCHEMA = "harness.result/3"
+"""The format version of a results line written now. Version 3 changed what a run's ``score``
+means (100 when the run succeeded, 0 when not: see :mod:`harness.scoring`)."""
+READABLE = frozenset({RESULT_SCHEMA, "harness.result/2"})
+"""The results formats this harness reads. A version 2 line has the same fields; its ``score`` was
+the old partial credit, so everything that scores reads a run's success from its checks
+(:func:`harness.scoring.record_score`), never from ``score``, and a version 2 file gives the same
+reports as a version 3 one. Older or newer files are refused with their version named."""
 
 Status = Literal["pass", "warn", "fail", "n/a"]
 Kind = Literal["protocol", "expectation"]
@@ -226,21 +232,25 @@ def read(path: str | Path) -> Iterator[RunRecord]:
                 record = _decoder.decode(line)
             except msgspec.ValidationError as exc:
                 version = _version(line)
-                if version != RESULT_SCHEMA:
+                if version not in READABLE:
                     raise ConfigError(
                         f"{path}:{number}: not a harness results line of format {RESULT_SCHEMA!r} "
-                        f"(found {version!r}); rebuild it with this harness version"
+                        f"(found {version!r}); run the scenarios again with this harness to rebuild it"
                     ) from exc
                 raise ConfigError(f"{path}:{number}: invalid results line: {exc}") from exc
             except msgspec.DecodeError as exc:
                 raise ConfigError(f"{path}:{number}: not a JSON line: {exc}") from exc
-            if record.schema != RESULT_SCHEMA:
+            if record.schema not in READABLE:
                 raise _other_format(path, number, record.schema)
             yield record
 
 
 def _other_format(path: str | Path, number: int, schema: str) -> ConfigError:
-    return ConfigError(f"{path}:{number}: results format {schema!r}; this harness reads {RESULT_SCHEMA!r}")
+    readable = " and ".join(repr(v) for v in sorted(READABLE, reverse=True))
+    return ConfigError(
+        f"{path}:{number}: results format {schema!r}; this harness reads {readable} "
+        "(run the scenarios again with this harness to rebuild it)"
+    )
 
 
 def _version(line: bytes) -> Any:
@@ -288,7 +298,7 @@ def _key(head: _Head) -> Key:
 def _checked_key(line: bytes, path: str | Path, number: int) -> Key:
     """:func:`head_key`, with the line's results format checked as :func:`decode_line` checks it."""
     head = _head_decoder.decode(line)
-    if head.schema != RESULT_SCHEMA:
+    if head.schema not in READABLE:
         raise _other_format(path, number, head.schema)
     return _key(head)
 
@@ -402,7 +412,7 @@ class RecordLog(Sequence[RunRecord]):
                     record = _decoder.decode(handle.read(length))
                 except msgspec.MsgspecError as exc:
                     raise ConfigError(f"{self.path}:{number}: invalid results line: {exc}") from exc
-                if record.schema != RESULT_SCHEMA:
+                if record.schema not in READABLE:
                     raise _other_format(self.path, number, record.schema)
                 yield record
 

@@ -1,16 +1,39 @@
-"""Scores: per run, scenario, category, target and overall, 0-100, with a 0-5 grade.
+"""What users read: per target, how often the model did what was asked (the headline), how often
+its calls kept to the protocol (compliance), and how sure each figure is.
 
-A run's score is the weighted share of its applicable checks that passed (a
-``warn`` counts half), and 0 when the endpoint failed the run. A
-run *passes* when no check fails. A scenario's score is the mean over its
-repeats; a category's the mean over its scenarios; a target's the mean over
-its categories (each category weighs the same, so a suite with many
-single-call scenarios does not drown the rest). pass@1 is the share of runs
-that pass; pass^k the share of scenarios whose k runs all pass.
+**The headline is task success.** A run *succeeds* when every expectation of its scenario held
+(no expectation check failed: the expected calls with their arguments, no call where none is
+wanted, order, parallelism, the final answer, recovery, batch mode, the turn budget) and no call
+it made was broken (:data:`BROKEN_CALL`: unparseable arguments, an unknown tool, arguments
+against the schema, a call leaked into the text in native mode, a forced ``tool_choice``
+ignored, a tool result the user's agent changed). A run the endpoint failed
+(:data:`PRECONDITIONS`: the tools never reached the model, a provider error) is no success for
+the target as served, and is counted against the endpoint, never the model; a run in ``error``
+could not be tested and is never scored. A scenario's figure is the share of its tested repeats
+that succeeded; a category's the mean of its scenarios; a target's the mean of its categories
+(each category weighs the same, so a suite with many single-call scenarios does not drown the
+rest), 0-100, with a grade 0-5 derived from it. A model that never calls a tool therefore scores
+what never calling is worth: the scenarios whose right answer is no call.
+
+**Compliance** stands beside it: of the model turns that made calls (native calls, or calls
+leaked into the text), the share free of protocol and wire violations (:data:`COMPLIANCE`:
+invalid JSON, an unknown tool, a schema mismatch, ids, finish reasons, stream framing, ...).
+
+**How sure.** Every share carries a 95 % Wilson score interval. For a figure that is a weighted
+mean of runs (a category, a target) the interval is Wilson's at Kish's effective sample size
+(``1 / sum(w**2)`` for the runs' weights ``w`` in the figure): each tested run is taken as an
+independent trial weighted as the figure weighs it, so repeats narrow it and a figure resting on
+a few runs says so. :func:`difference` gives Newcombe's interval for the change between two
+such figures (what ``harness compare`` and ``--baseline`` call outside or within the noise).
+
+pass@1 is the share of tested runs that succeeded; pass^k the share of scenarios whose every
+tested repeat succeeded (tau-bench's reading). Per check, the share of runs it passed (a
+``warn`` counting half) is shown beside, as partial credit that never enters the headline.
 """
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable
@@ -20,28 +43,51 @@ from typing import Any
 from harness.records import CheckResult, RunRecord, TargetInfo, to_builtins
 
 CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
+"""Partial credit of a check result, for the per-check shares only (never the headline)."""
 GRADES = ((95.0, 5), (85.0, 4), (70.0, 3), (50.0, 2), (25.0, 1))
-
+Z95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95 % interval."""
 
 PRECONDITIONS = frozenset({"protocol.tools_delivered", "protocol.provider_error"})
 """Checks that fail when the endpoint failed the run: the tools never reached the model, or a turn
 ended in a provider error (an HTTP error, an error inside a 200, an empty or broken stream). Such
-a run scores 0: the target as served did no tool calling there. The finding names the endpoint,
-and the model's checks after that point show as not reached, so nothing is charged to the model;
-and a target whose endpoint fails runs cannot outscore one whose endpoint answers them."""
+a run is no success: the target as served did no tool calling there. The finding names the
+endpoint, and the model's checks after that point show as not reached, so nothing is charged to
+the model."""
 
+BROKEN_CALL = frozenset(
+    {
+        "protocol.arguments_json",
+        "protocol.arguments_schema",
+        "protocol.known_tool",
+        "protocol.native_delivery",
+        "protocol.tool_choice",
+        "protocol.agent_conduct",
+    }
+)
+"""Protocol checks whose failure means the run did not do what was asked, whatever the
+expectations say: a call that cannot be executed as made (invalid JSON, an unknown tool,
+arguments against the schema), a call written into the text in native mode, a forced
+``tool_choice`` the endpoint honours but the model ignored, a user's agent that did not pass the
+tool results back as they were."""
 
-def run_score(checks: Iterable[CheckResult]) -> float | None:
-    """Weighted share of passed checks (0 when a precondition failed)."""
-    total = earned = 0.0
-    for item in checks:
-        if item.id in PRECONDITIONS and item.status == "fail":
-            return 0.0
-        if item.status in CREDIT:
-            total += item.weight
-            earned += item.weight * CREDIT[item.status]
-    return round(100 * earned / total, 2) if total else None
+COMPLIANCE = frozenset(
+    {
+        "protocol.wire",
+        "protocol.arguments_json",
+        "protocol.arguments_schema",
+        "protocol.known_tool",
+        "protocol.call_ids",
+        "protocol.native_delivery",
+    }
+)
+"""Checks whose failed findings (errors and warnings) at a model turn that made calls make that
+turn non-compliant: OpenRouter's buckets (invalid JSON, unknown tool, schema mismatch) plus ids,
+finish reasons, argument encoding and stream framing as the adapter noticed them."""
 
+REQUEST_SIDE = ("wire.quirk:",)
+"""Findings about how the harness had to build a request for the endpoint (a documented quirk
+it works around), not about the model's turn: left out of compliance."""
 
 ENDPOINT_CHECKS = {
     "protocol.tools_delivered": "tools not delivered",
@@ -53,10 +99,100 @@ ENDPOINT_CHECKS = {
 the runs they failed)."""
 
 
-def _percentile(values: list[float], share: float) -> float:
-    """The nearest-rank percentile of sorted ``values``."""
-    rank = max(1, -(-len(values) * share // 1))  # ceil
-    return values[int(rank) - 1]
+def run_success(checks: Iterable[CheckResult]) -> bool:
+    """Whether a tested run did what its scenario asks (see the module's docstring)."""
+    for item in checks:
+        if item.status == "fail" and (
+            item.kind == "expectation" or item.id in BROKEN_CALL or item.id in PRECONDITIONS
+        ):
+            return False
+    return True
+
+
+def run_score(checks: Iterable[CheckResult]) -> float:
+    """A tested run's score: 100 when it succeeded, else 0 (the mean over runs is a success rate)."""
+    return 100.0 if run_success(checks) else 0.0
+
+
+def record_score(record: RunRecord) -> float | None:
+    """A run's score read from its checks (100 when it succeeded, 0 when not, ``None`` when it was
+    not tested), whatever results format wrote it: what every report and comparison reads."""
+    return None if record.outcome == "error" else run_score(record.checks)
+
+
+def endpoint_failed(checks: Iterable[CheckResult]) -> bool:
+    """Whether the endpoint failed the run (a failed :data:`PRECONDITIONS` check)."""
+    return any(item.id in PRECONDITIONS and item.status == "fail" for item in checks)
+
+
+def _not_reached(finding: Any) -> bool:
+    return bool(finding.evidence and finding.evidence.get("not_reached"))
+
+
+def compliance_turns(record: RunRecord) -> tuple[int, int]:
+    """(model turns that made calls, those of them free of :data:`COMPLIANCE` violations). A turn
+    whose call leaked into the text counts as a turn that made a call, and a violating one; a
+    violation that names no turn counts against every call turn of the run."""
+    turns = {e.turn for e in record.transcript.exchanges if e.parsed.tool_calls}
+    bad: set[int] = set()
+    everywhere = False
+    for check in record.checks:
+        if check.id not in COMPLIANCE or check.status not in ("fail", "warn"):
+            continue
+        for finding in check.findings:
+            if (
+                finding.passed
+                or finding.severity == "info"
+                or finding.check_id.startswith(REQUEST_SIDE)
+                or _not_reached(finding)
+            ):
+                continue
+            if finding.turn_index is None:
+                everywhere = True
+                continue
+            if check.id == "protocol.native_delivery":
+                turns.add(finding.turn_index)
+            bad.add(finding.turn_index)
+    if everywhere:
+        bad |= turns
+    return len(turns), len(turns - bad)
+
+
+# -- how sure ----------------------------------------------------------------------------------
+
+
+def wilson(share: float, n: float, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval of a share observed over ``n`` trials (``n`` may be an effective,
+    fractional count); ``None`` without trials."""
+    if n <= 0:
+        return None
+    z2 = z * z
+    denominator = 1 + z2 / n
+    centre = (share + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def difference(before: tuple[float, float], after: tuple[float, float]) -> tuple[float, float] | None:
+    """Newcombe's hybrid score interval (method 10) of ``after - before`` for two independent
+    shares, each given as (share, effective n); ``None`` when a side has no trials. A change is
+    *outside the noise* when the interval does not hold 0."""
+    (p1, n1), (p2, n2) = before, after
+    first, second = wilson(p1, n1), wilson(p2, n2)
+    if first is None or second is None:
+        return None
+    (l1, u1), (l2, u2) = first, second
+    change = p2 - p1
+    return (
+        change - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2),
+        change + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2),
+    )
+
+
+def percent_interval(share: float, n: float) -> list[float] | None:
+    """:func:`wilson` as percentages to one decimal, as reports show it."""
+    found = wilson(share, n)
+    return None if found is None else [round(100 * found[0], 1), round(100 * found[1], 1)]
 
 
 def grade(score: float | None) -> int | None:
@@ -70,6 +206,51 @@ def mean_score(values: Iterable[float | None]) -> float | None:
     """The mean of the scores present (``None`` ones left out), rounded as every score is."""
     present = [v for v in values if v is not None]
     return round(mean(present), 2) if present else None
+
+
+class Figure:
+    """A headline-style figure: the mean over groups of the mean over scenarios of the mean over
+    tested runs (each run a success, 1, or not, 0), with its weights for the interval.
+
+    ``groups`` maps a group (a category) to its scenarios' (successes, tested runs)."""
+
+    def __init__(self, groups: dict[str, list[tuple[int, int]]]):
+        self.groups = {g: [s for s in scenarios if s[1]] for g, scenarios in groups.items()}
+        self.groups = {g: scenarios for g, scenarios in self.groups.items() if scenarios}
+
+    def share(self) -> float | None:
+        if not self.groups:
+            return None
+        return mean(mean(won / runs for won, runs in scenarios) for scenarios in self.groups.values())
+
+    def effective_runs(self) -> float:
+        """Kish's ``1 / sum(w**2)``: a run of scenario ``s`` (``k`` tested runs) in a group of ``n``
+        scenarios, among ``G`` groups, weighs ``1 / (G n k)``, so ``k`` such runs add
+        ``1 / (G**2 n**2 k)`` to the sum."""
+        groups = len(self.groups)
+        return 1 / sum(
+            1 / (groups * groups * len(scenarios) ** 2 * runs)
+            for scenarios in self.groups.values()
+            for _, runs in scenarios
+        )
+
+    def data(self) -> dict[str, Any]:
+        """``score`` (0-100, two decimals), ``interval`` (95 %, percent) and ``effective_runs``."""
+        share = self.share()
+        if share is None:
+            return {"score": None, "interval": None, "effective_runs": 0}
+        n = self.effective_runs()
+        return {
+            "score": round(100 * share, 2),
+            "interval": percent_interval(share, n),
+            "effective_runs": round(n, 1),
+        }
+
+
+def _percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile of sorted ``values``."""
+    rank = max(1, -(-len(values) * share // 1))  # ceil
+    return values[int(rank) - 1]
 
 
 class _Figures:
@@ -127,26 +308,29 @@ class _Scenario(_Figures):
     def __init__(self, category: str) -> None:
         super().__init__()
         self.category = category
-        self.scores = array("d")  # of the runs that have one
-        self.runs = self.passed = 0
+        self.runs = self.tested = self.succeeded = 0
         self.errors: list[tuple[int, dict[str, str]]] = []  # (repeat, error) of the runs that had one
 
     def add_repeat(self, record: RunRecord) -> None:
         self.add(record)
-        if record.score is not None:
-            self.scores.append(record.score)
         self.runs += 1
-        self.passed += record.passed
+        score = record_score(record)
+        if score is not None:
+            self.tested += 1
+            self.succeeded += score > 0
         if record.error:
             self.errors.append((record.repeat, record.error.summary()))
 
     def row(self) -> dict[str, Any]:
+        share = self.succeeded / self.tested if self.tested else None
         return {
             "category": self.category,
-            "score": mean_score(self.scores),
+            "score": None if share is None else round(100 * share, 2),
+            "interval": None if share is None else percent_interval(share, self.tested),
             "runs": self.runs,
-            "passed_runs": self.passed,
-            "pass_all": bool(self.scores) and self.passed == self.runs,
+            "tested": self.tested,
+            "succeeded": self.succeeded,
+            "pass_all": bool(self.tested) and self.succeeded == self.tested,
             "errors": [error for _, error in sorted(self.errors, key=lambda item: item[0])],
             **self.latency_and_tokens(),
         }
@@ -156,7 +340,8 @@ class _Target:
     def __init__(self, info: TargetInfo) -> None:
         self.info = info
         self.scenarios: dict[str, _Scenario] = {}
-        self.runs = self.errors = self.counted = self.passed = 0
+        self.runs = self.errors = 0
+        self.call_turns = self.clean_turns = 0
         self.checks: dict[str, dict[str, int]] = {}  # check id -> runs per status
         self.faults: dict[str, int] = {}  # endpoint fault -> runs
 
@@ -166,16 +351,18 @@ class _Target:
             scenario = self.scenarios[record.scenario] = _Scenario(record.category)
         scenario.add_repeat(record)
         self.runs += 1
-        self.errors += record.outcome == "error"
-        if record.score is not None:
-            self.counted += 1
-            self.passed += record.passed
+        if record.outcome == "error":
+            self.errors += 1
+            return
+        turns, clean = compliance_turns(record)
+        self.call_turns += turns
+        self.clean_turns += clean
         for item in record.checks:
-            if item.status in CREDIT and record.outcome != "error":
+            if item.status in CREDIT:
                 self.checks.setdefault(item.id, dict.fromkeys(CREDIT, 0))[item.status] += 1
             if item.status == "fail" and item.id in ENDPOINT_CHECKS:
                 self._fault(ENDPOINT_CHECKS[item.id])
-        if any(f.evidence and f.evidence.get("not_reached") for f in record.findings()):
+        if any(_not_reached(f) for f in record.findings()):
             self._fault("model checks not reached")
 
     def _fault(self, name: str) -> None:
@@ -183,8 +370,9 @@ class _Target:
 
     def check_shares(self) -> dict[str, dict[str, Any]]:
         """Per check id: how many tested runs it passed, warned and failed, and the share passed
-        (a ``warn`` counts half, as in scores), so a check a target always fails stands out. Runs
-        the harness could not test (``error``) are left out, as from scores."""
+        (a ``warn`` counts half: partial credit shown per check, never in the headline), so a
+        check a target always fails stands out. Runs the harness could not test (``error``) are
+        left out."""
         shares = {}
         for check_id, found in sorted(self.checks.items()):
             judged = sum(found.values())
@@ -192,21 +380,44 @@ class _Target:
             shares[check_id] = {"runs": judged, "passed": round(100 * earned / judged, 1), **found}
         return shares
 
+    def compliance(self) -> dict[str, Any] | None:
+        """Of the model turns that made calls, the share free of protocol and wire violations."""
+        if not self.call_turns:
+            return None
+        share = self.clean_turns / self.call_turns
+        return {
+            "score": round(100 * share, 2),
+            "interval": percent_interval(share, self.call_turns),
+            "call_turns": self.call_turns,
+            "clean_turns": self.clean_turns,
+        }
+
     def entry(self) -> dict[str, Any]:
         rows = {scenario_id: self.scenarios[scenario_id].row() for scenario_id in sorted(self.scenarios)}
-        categories: dict[str, list[float | None]] = defaultdict(list)
-        for row in rows.values():
-            categories[row["category"]].append(row["score"])
-        category_scores = {c: mean_score(v) for c, v in sorted(categories.items())}
-        score = mean_score(category_scores.values())
+        groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for scenario_id in sorted(self.scenarios):
+            scenario = self.scenarios[scenario_id]
+            groups[scenario.category].append((scenario.succeeded, scenario.tested))
+        headline = Figure(groups).data()
+        tested = self.runs - self.errors
+        graded = tested > self.errors  # a target most of whose runs are in error shows no grade
+        categories = {}
+        for category in sorted(groups):
+            figure = Figure({category: groups[category]}).data()
+            figure["grade"] = grade(figure["score"]) if graded else None
+            figure["scenarios"] = len(groups[category])
+            categories[category] = figure
+        succeeded = sum(s.succeeded for s in self.scenarios.values())
         return {
             "info": to_builtins(self.info),
-            "score": score,
-            "grade": grade(score),
-            "categories": {c: {"score": s, "grade": grade(s)} for c, s in category_scores.items()},
-            "pass_at_1": round(self.passed / self.counted, 4) if self.counted else None,
+            **headline,
+            "grade": grade(headline["score"]) if graded else None,
+            "categories": categories,
+            "compliance": self.compliance(),
+            "pass_at_1": round(succeeded / tested, 4) if tested else None,
             "pass_all_k": round(sum(row["pass_all"] for row in rows.values()) / len(rows), 4),
             "runs": self.runs,
+            "tested": tested,
             "errors": self.errors,
             "endpoint_faults": dict(self.faults),
             "checks": self.check_shares(),
@@ -218,14 +429,15 @@ class _Target:
 class Scores:
     """Scores of every target (with its categories and scenarios) and overall, computed as runs
     are added one at a time: what it keeps grows with targets and scenarios, and by a few numbers
-    a run (its score, its latencies), never with its transcript.
+    a run (its success, its latencies), never with its transcript.
 
     Example::
 
         scores = Scores()
         for record in harness.read_results("reports/results.jsonl"):
             scores.add(record)
-        print(scores.summary()["overall"]["score"])
+        target = scores.summary()["targets"]["sim-openai"]
+        print(target["score"], target["interval"], target["compliance"])
     """
 
     def __init__(self) -> None:

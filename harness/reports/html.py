@@ -22,7 +22,7 @@ from markupsafe import Markup
 from harness.model import Exchange, ProviderError
 from harness.records import Key, RunRecord, select
 from harness.reports import write_redacted
-from harness.reports.markdown import cell, percent
+from harness.reports.markdown import SCORE_NOTE, cell, figure, percent, runs_cell
 
 BODY_LIMIT = 6000
 """Characters of a wire body shown before it is cut (the page stays small enough to open)."""
@@ -55,6 +55,7 @@ def _template() -> Template:
     )
     env.filters["element_text"] = element_text
     env.filters["score"] = cell
+    env.filters["figure"] = figure
     env.filters["share"] = percent
     return env.get_template("report.html.j2")
 
@@ -104,18 +105,20 @@ def matrix(report: dict[str, Any]) -> dict[str, Any]:
         cells = []
         for category in categories:
             found = t["categories"].get(category, {})
-            cells.append({"score": cell(found.get("score")), "grade": found.get("grade")})
+            cells.append({"score": figure(found), "grade": found.get("grade")})
         rows.append(
             {
                 "name": name,
                 "info": t["info"],
                 "cells": cells,
-                "score": cell(t["score"]),
+                "score": figure(t),
                 "grade": t["grade"],
+                "compliance": figure(t["compliance"]),
                 "pass_at_1": "-" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%",
+                "runs": runs_cell(t),
             }
         )
-    return {"categories": categories, "rows": rows}
+    return {"categories": categories, "rows": rows, "note": SCORE_NOTE}
 
 
 def score_chart(report: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +130,7 @@ def score_chart(report: dict[str, Any]) -> dict[str, Any]:
             {
                 "name": name,
                 "simulated": t["info"]["simulated"],
-                "score": cell(score),
+                "score": figure(t),
                 "y": index * (BAR_HEIGHT + 6),
                 "width": 0 if score is None else round(BAR_WIDTH * score / 100, 1),
                 "grade": t["grade"],

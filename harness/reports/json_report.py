@@ -20,7 +20,7 @@ from harness.model import Exchange
 from harness.records import RunRecord, select, to_builtins
 from harness.reports import GatePolicy, expect_failure
 from harness.reports.spool import RunSpool
-from harness.scoring import Scores
+from harness.scoring import Scores, record_score
 
 SCHEMA = "harness.report/1"
 EVIDENCE_LIMIT = 4000
@@ -50,7 +50,7 @@ def run_summary(record: RunRecord) -> dict[str, Any]:
         "scenario": record.scenario,
         "category": record.category,
         "repeat": record.repeat,
-        "score": record.score,
+        "score": record_score(record),
         "passed": record.passed,
         "outcome": record.outcome,
         "error": record.error.summary() if record.error else None,
@@ -135,6 +135,7 @@ class _Prompts:
                         "target": name,
                         "mode": summary["targets"][name]["info"]["mode"],
                         "score": summary["targets"][name]["score"],
+                        "interval": summary["targets"][name]["interval"],
                         "tool_prompt_characters": round(characters / runs) if runs else None,
                         "tool_prompt_estimated_tokens": round(tokens / runs) if runs else None,
                     }

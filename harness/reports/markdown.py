@@ -18,11 +18,39 @@ def target_label(name: str, info: dict[str, Any]) -> str:
     return f"{name} (simulated)" if info["simulated"] else name
 
 
+SCORE_COLUMNS = ["success", "grade", "compliance", "pass@1", "runs"]
+"""The columns after the categories: the headline first (a stacked table shows them first)."""
+
+SCORE_NOTE = (
+    "success: how often the model did what the scenario asks (every expectation held, no broken "
+    "call), the mean over categories of the mean over scenarios, with its 95 % interval; grade 0-5 "
+    "from it (none when most runs were in error); compliance: of the model turns that made calls, "
+    "the share free of protocol and wire violations; pass@1: the share of tested runs that "
+    "succeeded; runs: tested, and in error (never scored)."
+)
+
+
+def figure(found: dict[str, Any] | None) -> str:
+    """A share with its 95 % interval: ``57.1 (41-72)``; ``-`` when there is none."""
+    if not found or found.get("score") is None:
+        return "-"
+    interval = found.get("interval")
+    if not interval:
+        return cell(found["score"])
+    return f"{cell(found['score'])} ({interval[0]:.0f}-{interval[1]:.0f})"
+
+
+def runs_cell(target: dict[str, Any]) -> str:
+    """``90``, or ``85 +5 error`` when some runs could not be tested."""
+    errors = target["errors"]
+    return f"{target['tested']}" + (f" +{errors} error" if errors else "")
+
+
 def matrix(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the target x category table (shared by the CLI and markdown)."""
     targets = report["summary"]["targets"]
     categories = sorted({c for t in targets.values() for c in t["categories"]})
-    header = ["target", "mode", "model", *categories, "score", "grade", "pass@1"]
+    header = ["target", "mode", "model", *categories, *SCORE_COLUMNS]
     rows = []
     for name, t in targets.items():
         info = t["info"]
@@ -31,10 +59,12 @@ def matrix(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
                 target_label(name, info),
                 info["mode"] + (" stream" if info["stream"] else ""),
                 info["model"],
-                *[cell(t["categories"].get(c, {}).get("score")) for c in categories],
-                cell(t["score"]),
+                *[figure(t["categories"].get(c)) for c in categories],
+                figure(t),
                 "-" if t["grade"] is None else str(t["grade"]),
+                figure(t["compliance"]),
                 "-" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%",
+                runs_cell(t),
             ]
         )
     return header, rows
@@ -52,7 +82,8 @@ def stacked(header: list[str], rows: list[list[str]]) -> list[str]:
     for row in rows:
         lines.append(row[0])
         named = list(zip(header, row, strict=True))
-        pairs = [f"{name} {value}" for name, value in named[-3:] + named[1:-3]]  # the score first
+        tail = len(SCORE_COLUMNS)
+        pairs = [f"{name} {value}" for name, value in named[-tail:] + named[1:-tail]]  # the headline first
         line = " "
         for pair in pairs:
             if len(line) + len(pair) + 3 > 78:
@@ -185,11 +216,7 @@ def render(report: dict[str, Any]) -> str:
     if summary["overall"]["simulated_targets"]:
         lines += [f"> {report['simulated_note']}", ""]
     header, rows = matrix(report)
-    lines += ["## Scores (0-100)", "", *_table(header, rows), ""]
-    lines += [
-        "Scores weigh each category equally; grade 0-5; pass@1 is the share of runs with no failed check.",
-        "",
-    ]
+    lines += ["## Scores (0-100)", "", *_table(header, rows), "", SCORE_NOTE, ""]
     faults = endpoint_fault_lines(report)
     if faults:
         lines += ["### Caused by the endpoint, not the model", ""] + [f"- {line}" for line in faults] + [""]
@@ -224,11 +251,11 @@ def render(report: dict[str, Any]) -> str:
             lines += [
                 f"**{group['model']}** over {group['format']}{sim}",
                 "",
-                "| target | mode | score | tool prompt (chars) | tool prompt (~tokens) |",
+                "| target | mode | success | tool prompt (chars) | tool prompt (~tokens) |",
                 "|---|---|---|---|---|",
             ]
             lines += [
-                f"| {r['target']} | {r['mode']} | {cell(r['score'])} | {r['tool_prompt_characters']} | "
+                f"| {r['target']} | {r['mode']} | {figure(r)} | {r['tool_prompt_characters']} | "
                 f"{r['tool_prompt_estimated_tokens']} |"
                 for r in group["targets"]
             ]

@@ -10,6 +10,7 @@ from harness import scenarios
 from harness.api import run_targets as run
 from harness.records import CheckResult, RunRecord
 from harness.runner import RunConfig
+from harness.scoring import BROKEN_CALL, PRECONDITIONS, compliance_turns
 from harness.sim.deviations import DEVIATIONS
 from harness.targets import Target
 from tests.helpers.cli import REPO
@@ -64,7 +65,11 @@ def test_each_deviation_is_caught_by_its_check(deviation: str, tmp_path: Path) -
     result = check(record, check_id)
     assert result.status in ("fail", "warn"), result
     assert any(f.check_id == finding_id and not f.passed for f in result.findings), result.findings
-    assert record.score is not None and record.score < 100
+    if check_id in BROKEN_CALL | PRECONDITIONS:  # the call or the turn is broken: no success
+        assert record.score == 0
+    else:  # a wire deviation: the task may be done, but the turn that made the calls is not compliant
+        turns, clean = compliance_turns(record)
+        assert clean < turns, (turns, clean)
 
 
 def test_rate_limits_are_retried_and_noted(tmp_path: Path) -> None:

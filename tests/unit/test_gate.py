@@ -67,8 +67,8 @@ def test_a_target_min_score_overrides_the_option(sets: tuple[list[RunRecord], li
     base, _ = sets
     report = build(base)
     mistral = report["summary"]["targets"]["sim-mistral"]["score"]
-    assert 90 < mistral < 100
-    assert gate(report, base, min_score=100, min_scores={"sim-mistral": 90}) == (0, "")
+    assert mistral == 66.67  # two of its three scenarios succeeded
+    assert gate(report, base, min_score=100, min_scores={"sim-mistral": 60}) == (0, "")
     code, message = gate(report, base, min_scores={"sim-mistral": 99})
     assert (code, message) == (1, f"below the target's min_score (harness.toml): sim-mistral {mistral} < 99")
 

@@ -84,7 +84,7 @@ def test_every_line_validates_against_the_shipped_schema() -> None:
         (b"not json\n", ":1: not a JSON line"),
         (
             b'{"schema": "harness.result/1", "target": "x"}\n',
-            "format 'harness.result/2' (found 'harness.result/1')",
+            "format 'harness.result/3' (found 'harness.result/1')",
         ),
         (b"{}\n", "found None"),
     ],
@@ -94,6 +94,22 @@ def test_a_bad_line_names_its_line_and_the_problem(tmp_path: Path, line: bytes, 
     path.write_bytes(line)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         list(read(path))
+
+
+def test_a_results_file_of_the_previous_format_is_read_and_scored_from_its_checks(tmp_path: Path) -> None:
+    """Version 2 lines have the same fields and an older meaning of ``score`` (partial credit): they
+    are read, and what scores reads the run's success from its checks, so an old file gives the
+    new headline exactly."""
+    from harness.scoring import record_score
+
+    missed = CheckResult.of("expect.calls", "expectation", 3.0, [Finding("", "error", False, "no call")])
+    failed = record(checks=(missed,), score=61.5, outcome="fail")  # what version 2 wrote for such a run
+    line = record_line(failed).replace(RESULT_SCHEMA.encode(), b"harness.result/2")
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(line + b"\n")
+    (old,) = read(path)
+    assert old.schema == "harness.result/2" and old.score == 61.5 and record_score(old) == 0.0
+    assert [r.key for r in RecordLog.open(path)] == [old.key]
 
 
 def test_a_check_lists_each_finding_once() -> None:

@@ -76,8 +76,7 @@ def test_after_the_endpoint_fails_the_models_checks_are_not_reached(tmp_path: Pa
     detail = next(c for c in checks if c.id == "expect.calls").findings[0].detail
     assert detail.startswith("not reached: the endpoint failed turn 0")
     assert all(c.status != "fail" for c in checks if c.kind == "expectation")  # nothing charged to the model
-    score = run_score(checks)
-    assert score is not None and score < 100  # the provider's failure is
+    assert run_score(checks) == 0  # no success for the target as served: the provider's failure is
 
 
 def test_a_final_turn_without_text_says_so(tmp_path: Path) -> None:
