@@ -2,10 +2,11 @@
 
 A result set is read from a results file (``results.jsonl``), a folder holding one
 (``reports/``, ``reports/runs/<id>/``) or a baseline file. Either way it becomes one
-:class:`Entry` per target x scenario: the worst outcome over its repeats, its score (the mean
-over the repeats, as reports compute it), the ids of the checks that failed and the findings
-that counted (check id + detail). Comparing two sets therefore gives the same answer whether a
-side was read from the results file or from the baseline written from it.
+:class:`Entry` per target x scenario: the worst outcome over its repeats, its score (the share of
+its tested repeats that succeeded, as the headline counts them: see :mod:`harness.scoring`), how
+many runs were tested and succeeded, in how many runs each check failed, and the findings that
+counted (check id + detail). Comparing two sets therefore gives the same answer whether a side
+was read from the results file or from the baseline written from it.
 
 :func:`compare` lists, per target, every change: a scenario or check that now fails
 (``new failure``) or no longer does (``fixed``), a score that moved, findings that appeared or
@@ -16,19 +17,28 @@ than ``tolerance`` points. A target's score is compared over the scenarios both 
 run in error has no score), so a run of a few scenarios can be held against a baseline of the
 whole suite, and a new error is not also counted as a score change.
 
+**Noise.** Every score change says whether it is outside the noise of the runs behind it: the
+95 % interval of the change (Newcombe's, from each side's Wilson interval, see
+:func:`harness.scoring.difference`) holds no zero. When runs repeat (``--repeat k``: at least two
+tested runs on both sides of every scenario compared), a change within the noise is listed but
+does not gate: a scenario's or target's score drop, a check failing in more runs, and the
+scenario's new failure all gate only outside it. With single runs (a replay, which is
+deterministic) every change beyond the tolerance gates, and the noise is only shown.
+
 The baseline file (:func:`write_baseline`, ``harness baseline``) is one JSON document with one
 entry per line, sorted by target and scenario, keys in a fixed order, nothing that changes from
 one run to the next (no time, no version, no latency): a re-recorded cassette shows in review as
 the lines of the scenarios whose verdict changed::
 
-    {"schema": "harness.baseline/1", "entries": [
+    {"schema": "harness.baseline/2", "entries": [
     {"target": "local-gemma3-270m", "scenario": "time.single.tokyo", "category": "single", ...
     {"target": "sim-openai", "scenario": "weather.single.paris", "category": "single", ...
     ]}
 
-each entry being ``{"target", "scenario", "category", "outcome", "score", "failed": [check
-ids], "findings": [[check id, detail], ...], "cause"}`` (``cause``: why an ``error`` run could
-not be tested, else null).
+each entry being ``{"target", "scenario", "category", "outcome", "score", "runs", "succeeded",
+"failed": {check id: runs}, "findings": [[check id, detail], ...], "cause"}`` (``cause``: why an
+``error`` run could not be tested, else null). A version 1 baseline held the older partial-credit
+scores and is refused with the command that writes it again.
 
 Example::
 
@@ -43,9 +53,9 @@ Example::
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,9 +63,9 @@ import msgspec
 
 from harness.errors import ConfigError
 from harness.records import Outcome, RecordLog, RunRecord
-from harness.scoring import mean_score, record_score
+from harness.scoring import Figure, difference, mean_score, record_score
 
-BASELINE_SCHEMA = "harness.baseline/1"
+BASELINE_SCHEMA = "harness.baseline/2"
 """The format version of a baseline file; another one is refused with this name."""
 DEFAULT_BASELINE = "harness-baseline.json"
 """Where ``harness baseline`` writes by default (beside ``harness.toml``, to be committed)."""
@@ -92,10 +102,11 @@ class Entry:
     """One target x scenario as compared (one line of a baseline file).
 
     ``outcome`` is the worst over the repeats (``error`` before ``fail`` before ``pass``),
-    ``score`` the mean of the scored repeats (``None`` when none was scored), ``failed`` the
-    ids of the checks that failed in any repeat, ``findings`` the failed findings that counted
-    (check id, detail; findings of what the run never reached are left out), ``cause`` why the
-    harness could not test when the outcome is ``error``.
+    ``score`` the share of the tested repeats that succeeded, 0-100 (``None`` when none was
+    tested), ``runs`` and ``succeeded`` how many repeats were tested and succeeded, ``failed``
+    in how many tested repeats each failing check failed, ``findings`` the failed findings that
+    counted (check id, detail; findings of what the run never reached are left out), ``cause``
+    why the harness could not test when the outcome is ``error``.
     """
 
     target: str
@@ -103,7 +114,9 @@ class Entry:
     category: str
     outcome: Outcome
     score: float | None
-    failed: tuple[str, ...] = ()
+    runs: int = 0
+    succeeded: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
     findings: tuple[tuple[str, str], ...] = ()
     cause: str | None = None
 
@@ -132,7 +145,8 @@ class Change:
     """One difference between the base and the new results of a target x scenario (x check).
 
     ``regression`` is true for what gates: a scenario or check newly failing, a run newly in
-    error, a score drop beyond the tolerance."""
+    error, a score drop beyond the tolerance (with repeated runs: only outside the noise).
+    ``noise`` is the 95 % interval of a score change, in points, where one was computed."""
 
     kind: Kind
     scenario: str
@@ -141,6 +155,7 @@ class Change:
     before: Any = None
     after: Any = None
     regression: bool = False
+    noise: tuple[float, float] | None = None
 
     def line(self) -> str:
         """``  ! new failure  weather.single.paris expect.final: fails now`` (``!``: a regression)."""
@@ -164,6 +179,8 @@ class TargetComparison:
     changes: tuple[Change, ...] = ()
     only_in_base: tuple[str, ...] = ()
     only_in_new: tuple[str, ...] = ()
+    noise: tuple[float, float] | None = None
+    repeated: bool = False
 
     def counts(self) -> dict[str, int]:
         """How many changes of each kind (score changes split into drops and rises), no zeros."""
@@ -179,8 +196,8 @@ class TargetComparison:
         """``sim-openai: score 100 -> 95.83 (-4.17); 1 new failure, 1 new error``."""
         text = f"{self.target}: score {_number(self.before)} -> {_number(self.after)}"
         if self.before is not None and self.after is not None and self.before != self.after:
-            text += f" ({_signed(self.after - self.before)}"
-            text += f", a regression beyond {_number(tolerance)} point(s))" if self.regression else ")"
+            text += f" ({_signed(self.after - self.before)}, {_noise(self.noise)}"
+            text += f"; a regression beyond {_number(tolerance)} point(s))" if self.regression else ")"
         counts = self.counts()
         parts = [_plural(counts[kind], kind) for kind in _COUNTED if kind in counts]
         for side, scenarios in (("base", self.only_in_base), ("new", self.only_in_new)):
@@ -265,21 +282,24 @@ def entries(records: Iterable[RunRecord]) -> dict[tuple[str, str], Entry]:
 
 def _entry(runs: Sequence[RunRecord]) -> Entry:
     worst = max(runs, key=lambda r: _WORST[r.outcome])
-    failed = {c.id for r in runs if r.outcome != "error" for c in r.checks if c.status == "fail"}
+    tested = [r for r in runs if r.outcome != "error"]
+    failed = Counter(c.id for r in tested for c in r.checks if c.status == "fail")
     findings = {
         (f.check_id, _clip(f.detail))
-        for r in runs
-        if r.outcome != "error"
+        for r in tested
         for f in r.findings()
         if not f.passed and not (f.evidence and f.evidence.get("not_reached"))
     }
+    scores = [record_score(r) for r in tested]
     return Entry(
         target=runs[0].target.name,
         scenario=runs[0].scenario,
         category=runs[0].category,
         outcome=worst.outcome,
-        score=mean_score(record_score(r) for r in runs),
-        failed=tuple(sorted(failed)),
+        score=mean_score(scores),
+        runs=len(tested),
+        succeeded=sum(1 for score in scores if score),
+        failed={check: failed[check] for check in sorted(failed)},
         findings=tuple(sorted(findings)),
         cause=worst.error.cause if worst.outcome == "error" and worst.error else None,
     )
@@ -298,6 +318,15 @@ def target_score(items: Iterable[Entry]) -> float | None:
     for entry in items:
         by_category[entry.category].append(entry.score)
     return mean_score(mean_score(scores) for _, scores in sorted(by_category.items()))
+
+
+def _figure(items: Iterable[Entry]) -> tuple[float, float]:
+    """A target's headline share and effective runs over ``items`` (see :class:`Figure`)."""
+    groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for entry in items:
+        groups[entry.category].append((entry.succeeded, entry.runs))
+    figure = Figure(groups)
+    return figure.share() or 0.0, figure.effective_runs() if figure.groups else 0.0
 
 
 # -- reading and writing -----------------------------------------------------------------------
@@ -356,9 +385,15 @@ def read_baseline(path: str | Path) -> dict[tuple[str, str], Entry]:
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not a baseline file ({BASELINE_SCHEMA} JSON): {exc}") from None
     if document.schema != BASELINE_SCHEMA:
+        older = (
+            " (its scores are the older partial credit, not task success)"
+            if document.schema.endswith("/1")
+            else ""
+        )
         raise ConfigError(
-            f"{path}:1: baseline format {document.schema!r}; this harness reads {BASELINE_SCHEMA!r} "
-            "(write it again with `harness baseline`)"
+            f"{path}:1: baseline format {document.schema!r}{older}; this harness reads {BASELINE_SCHEMA!r}: "
+            f"write it again with `harness baseline <results.jsonl> --out {path}` from the run it was "
+            "made from (older results files are read) or from a new run"
         )
     found: dict[tuple[str, str], Entry] = {}
     for index, raw in enumerate(document.entries):
@@ -370,8 +405,8 @@ def read_baseline(path: str | Path) -> dict[tuple[str, str], Entry]:
             reason = str(exc).split(" - at ")[0]
             raise ConfigError(
                 f"{where}: entries[{index}]{'.' + field_ if field_ else ''}: {reason} "
-                "(an entry holds target, scenario, category, outcome pass|fail|error, score, "
-                "failed, findings, cause)"
+                "(an entry holds target, scenario, category, outcome pass|fail|error, score, runs, "
+                "succeeded, failed, findings, cause)"
             ) from None
         if entry.key in found:
             raise ConfigError(f"{where}: entries[{index}]: {entry.target} {entry.scenario} is listed twice")
@@ -418,21 +453,46 @@ def _compare_target(
     scored = [s for s in shared if base[s].score is not None and new[s].score is not None]
     before = target_score(base[s] for s in scored)
     after = target_score(new[s] for s in scored)
+    repeated = bool(scored) and all(_repeated(base[s], new[s]) for s in scored)
+    noise = _points(difference(_figure(base[s] for s in scored), _figure(new[s] for s in scored)))
     return TargetComparison(
         target=name,
         before=before,
         after=after,
-        regression=_dropped(before, after, tolerance),
+        regression=_dropped(before, after, tolerance) and (not repeated or _outside(noise)),
         changes=tuple(
             sorted(changes, key=lambda c: (c.scenario, KINDS.index(c.kind), c.check or "", c.text))
         ),
         only_in_base=tuple(sorted(set(base) - set(new))),
         only_in_new=tuple(sorted(set(new) - set(base))),
+        noise=noise,
+        repeated=repeated,
     )
 
 
 def _dropped(before: float | None, after: float | None, tolerance: float) -> bool:
     return before is not None and after is not None and before - after > tolerance + 1e-9
+
+
+def _repeated(base: Entry, new: Entry) -> bool:
+    """Both sides rest on repeated runs of the scenario: a change can be told from noise."""
+    return base.runs >= 2 and new.runs >= 2
+
+
+def _points(interval: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if interval is None else (round(100 * interval[0], 1), round(100 * interval[1], 1))
+
+
+def _outside(noise: tuple[float, float] | None) -> bool:
+    """The change's 95 % interval holds no zero."""
+    return noise is not None and (noise[1] < 0 or noise[0] > 0)
+
+
+def _noise(noise: tuple[float, float] | None) -> str:
+    if noise is None:
+        return "no interval"
+    where = "outside" if _outside(noise) else "within"
+    return f"{where} the noise: {_signed(noise[0])} to {_signed(noise[1])} at 95 %"
 
 
 def _compare_entry(base: Entry, new: Entry, tolerance: float) -> Iterator[Change]:
@@ -447,18 +507,32 @@ def _compare_entry(base: Entry, new: Entry, tolerance: float) -> Iterator[Change
             else:
                 yield Change("error gone", scenario, f"{was} -> {now}", None, was, now)
         return
+    repeated = _repeated(base, new)
+    changes: list[Change] = []
+    for check in sorted(set(new.failed) | set(base.failed)):
+        before, after = base.failed.get(check, 0), new.failed.get(check, 0)
+        if before and not after:
+            changes.append(Change("fixed", scenario, "no longer fails", check, "fail", "pass"))
+        elif after and (not before or (repeated and after / new.runs > before / base.runs)):
+            noise = _points(difference((before / base.runs, base.runs), (after / new.runs, new.runs)))
+            if before:  # failing in more of the repeated runs
+                text = f"fails in {after} of {new.runs} runs (was {before} of {base.runs}; {_noise(noise)})"
+            else:
+                text = "fails now" + (f" in {after} of {new.runs} runs ({_noise(noise)})" if repeated else "")
+            gates = not repeated or _outside(noise)
+            changes.append(Change("new failure", scenario, text, check, "pass", "fail", gates, noise))
+    if base.score is not None and new.score is not None and base.score != new.score:
+        noise = _points(difference((base.score / 100, base.runs), (new.score / 100, new.runs)))
+        change = _signed(new.score - base.score)
+        text = f"{_number(base.score)} -> {_number(new.score)} ({change}, {_noise(noise)})"
+        drop = _dropped(base.score, new.score, tolerance) and (not repeated or _outside(noise))
+        changes.append(Change("score", scenario, text, None, base.score, new.score, drop, noise))
     if base.outcome != new.outcome:
         text = f"{base.outcome} -> {new.outcome}"
         kind: Kind = "new failure" if new.outcome == "fail" else "fixed"
-        yield Change(kind, scenario, text, None, base.outcome, new.outcome, regression=kind == "new failure")
-    for check in sorted(set(new.failed) - set(base.failed)):
-        yield Change("new failure", scenario, "fails now", check, "pass", "fail", regression=True)
-    for check in sorted(set(base.failed) - set(new.failed)):
-        yield Change("fixed", scenario, "no longer fails", check, "fail", "pass")
-    if base.score is not None and new.score is not None and base.score != new.score:
-        text = f"{_number(base.score)} -> {_number(new.score)} ({_signed(new.score - base.score)})"
-        drop = _dropped(base.score, new.score, tolerance)
-        yield Change("score", scenario, text, None, base.score, new.score, regression=drop)
+        gates = kind == "new failure" and (not repeated or any(c.regression for c in changes))
+        yield Change(kind, scenario, text, None, base.outcome, new.outcome, regression=gates)
+    yield from changes
     for check, detail in sorted(set(new.findings) - set(base.findings)):
         yield Change("new finding", scenario, detail, check)
     for check, detail in sorted(set(base.findings) - set(new.findings)):

@@ -69,7 +69,8 @@ EXIT_CODES = {
     4: "the harness could not test some runs: no response, an endpoint unavailable after retries, "
     "a refused key",
     5: "a regression against the baseline (--baseline): a scenario or check that passed now fails, "
-    "or a target's or scenario's score dropped by more than --tolerance points",
+    "or a target's or scenario's score dropped by more than --tolerance points (with repeated runs, "
+    "only a change outside the noise)",
     130: "interrupted (Ctrl-C): the reports describe the runs that finished",
 }
 """The documented exit codes of ``harness run`` / ``record`` (and ``audit``, with ``--fail-on``).
