@@ -7,17 +7,20 @@ is chosen in the URL, ``/<format>~<deviation>/...``, or with a target whose
 ``base_url`` is ``sim~<deviation>``.
 
 Reply deviations change what the scripted model says (any format); wire
-deviations change how an OpenAI-format response is written.
+deviations change how an OpenAI-format response is written. ``fail-share:<p>[:<seed>]`` makes
+the simulator a model of known quality: it fails a share ``p`` of the scenarios, chosen by a hash
+of each scenario id and the seed, so the headline can be held to the truth (``100 * (1 - p)``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from harness.scenarios import Scenario
 from harness.sim.script import Conversation, Reply
 from harness.sim.wire import Response, SimRequest
 
@@ -155,8 +158,68 @@ call ids missing or shared, a stream without ``[DONE]``, an error inside an HTTP
 NOISY_SHARE = 5
 """``noisy``: about one sending in this many is answered without a tool call."""
 
-DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit", "noisy"])
-"""The deviations of what is said; :data:`harness.sim.faults.FAULTS` lists the endpoint faults."""
+DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit", "noisy", "fail-share"])
+"""The deviations of what is said; :data:`harness.sim.faults.FAULTS` lists the endpoint faults.
+``fail-share`` takes parameters (see :func:`parse`)."""
+
+PARAMETERS = {"fail-share": "fail-share:<share from 0 to 1>[:<seed>]"}
+"""The deviations that take parameters after a colon, and how they are written."""
+
+
+def parse(deviation: str) -> tuple[str, tuple[str, ...]]:
+    """A deviation's name and parameters (``fail-share:0.3:7`` -> ``("fail-share", ("0.3",
+    "7"))``); a :class:`ValueError` saying what is expected when it is not one."""
+    name, *parameters = deviation.split(":")
+    if name not in DEVIATIONS:
+        raise ValueError(f"unknown deviation {name!r}; known: {', '.join(DEVIATIONS)}")
+    if name in PARAMETERS:
+        fail_share(tuple(parameters))
+    elif parameters:
+        raise ValueError(f"deviation {name!r} takes no parameters")
+    return name, tuple(parameters)
+
+
+def fail_share(parameters: tuple[str, ...]) -> tuple[float, str]:
+    """The share and the seed of ``fail-share:<share>[:<seed>]`` (seed ``0`` by default)."""
+    usage = f"expected {PARAMETERS['fail-share']}, e.g. fail-share:0.3"
+    if not 1 <= len(parameters) <= 2:
+        raise ValueError(f"fail-share: {usage}")
+    try:
+        share = float(parameters[0])
+    except ValueError:
+        raise ValueError(f"fail-share: {parameters[0]!r} is not a number; {usage}") from None
+    if not 0 <= share <= 1:
+        raise ValueError(f"fail-share: {share:g} is not between 0 and 1; {usage}")
+    return share, parameters[1] if len(parameters) == 2 else "0"
+
+
+def failing(scenarios: Iterable[Scenario], share: float, seed: str) -> frozenset[str]:
+    """The scenarios ``fail-share`` fails: in each category, the first ones in the order of
+    ``sha256(seed/id)``, as many as keep the running mean over categories of the failed share
+    within half a scenario of ``share`` (error diffusion from category to category), so the
+    headline of a conformant model under it is ``100 * (1 - share)`` to a fraction of a point
+    whatever the category sizes."""
+    by_category: dict[str, list[str]] = defaultdict(list)
+    for scenario in scenarios:
+        by_category[scenario.category].append(scenario.id)
+    chosen: set[str] = set()
+    failed = 0.0  # the failed shares of the categories so far, summed
+    for index, category in enumerate(sorted(by_category)):
+        ids = sorted(by_category[category], key=lambda i: hashlib.sha256(f"{seed}/{i}".encode()).hexdigest())
+        count = min(len(ids), max(0, round((share * (index + 1) - failed) * len(ids))))
+        chosen.update(ids[:count])
+        failed += count / len(ids)
+    return frozenset(chosen)
+
+
+def fail(reply: Reply, conversation: Conversation) -> Reply:
+    """How a failed scenario goes wrong: every call goes to a tool that was not offered; where no
+    call is right, the phase opens with a call to the first offered tool."""
+    if reply.calls:
+        return _unknown_tool(reply, conversation)
+    if conversation.since_user == 0 and conversation.tool_names:
+        return Reply([(conversation.tool_names[0], {})])
+    return reply
 
 
 def deviate(

@@ -62,6 +62,7 @@ class ScriptedModel:
     """Looks up scenarios by opening messages and scripts their turns."""
 
     def __init__(self, scenarios: list[Scenario]):
+        self._failing: dict[tuple[float, str], frozenset[str]] = {}
         self.scenarios: dict[str, Scenario] = {}
         for scenario in scenarios:
             key = opening_key([(m.role, m.content or "") for m in scenario.messages])
@@ -72,6 +73,16 @@ class ScriptedModel:
                     "the simulator could not tell them apart"
                 )
             self.scenarios[key] = scenario
+
+    def failing(self, share: float, seed: str) -> frozenset[str]:
+        """The scenarios the ``fail-share`` deviation fails (:func:`harness.sim.deviations.failing`),
+        chosen once per share and seed."""
+        from harness.sim.deviations import failing
+
+        key = (share, seed)
+        if key not in self._failing:
+            self._failing[key] = failing(self.scenarios.values(), share, seed)
+        return self._failing[key]
 
     def find(self, conversation: Conversation) -> Scenario | None:
         return self.scenarios.get(opening_key(conversation.opening))

@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.scenarios import Scenario
-from harness.sim.deviations import DEVIATIONS, deviate
+from harness.sim.deviations import deviate, fail, fail_share, parse
 from harness.sim.faults import FAULTS, NO_RESPONSE
 from harness.sim.formats import FORMATS
 from harness.sim.script import Reply, ScriptedModel, as_text, names_in_prompt
@@ -90,8 +90,10 @@ class _Server(ThreadingHTTPServer):
 
     def answer(self, fmt_name: str, request: SimRequest, deviation: str = "") -> Response:
         fmt = FORMATS[fmt_name]
-        if deviation and deviation not in DEVIATIONS:
-            return fmt.error(404, f"sim: unknown deviation {deviation!r}; known: {', '.join(DEVIATIONS)}")
+        try:
+            deviation, parameters = parse(deviation) if deviation else ("", ())
+        except ValueError as exc:
+            return fmt.error(404, f"sim: {exc}")
         conversation = fmt.read(request)
         if not conversation.tool_names:  # prompted mode: the tools are in the system prompt
             conversation.tool_names = names_in_prompt(conversation)
@@ -104,6 +106,11 @@ class _Server(ThreadingHTTPServer):
         def respond(answer: Reply) -> Response:
             return fmt.respond(request, as_text(answer, conversation), seed)
 
+        if deviation == "fail-share":
+            share, draw = fail_share(parameters)
+            return respond(
+                fail(reply, conversation) if scenario.id in self.model.failing(share, draw) else reply
+            )
         if not deviation:
             return respond(reply)
         try:
