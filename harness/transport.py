@@ -328,7 +328,8 @@ class Transport:
         interrupted: threading.Event | None = None,
         limiter: RateLimiter | None = None,
     ):
-        self.base_url = base_url.rstrip("/")
+        parts = urlsplit(base_url)  # a query in the base URL (``?key=...``) goes after each path
+        self.base_url, self._query = urlunsplit(parts._replace(query="")).rstrip("/"), parts.query
         self.limiter = limiter
         self.auth_headers = auth_headers or {}
         self.timeouts = timeouts or Timeouts()
@@ -371,7 +372,10 @@ class Transport:
         self._inner.close()
 
     def url(self, path: str) -> str:
-        return self.base_url + path
+        """The base URL, then ``path``, then the base URL's query after the path's own."""
+        if not self._query:
+            return self.base_url + path
+        return self.base_url + path + ("&" if "?" in path else "?") + self._query
 
     def _scrubbed(self, url: str) -> str:
         """``url`` as transcripts show it (:func:`scrub_uri`); each turn of a run asks again for the

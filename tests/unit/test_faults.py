@@ -125,6 +125,14 @@ def test_messages_keep_the_real_port_and_hide_credentials() -> None:
     assert secrets.redact("login hunter22 ok") == "login <redacted> ok"
 
 
+def test_a_query_in_the_base_url_follows_the_request_path() -> None:
+    """``base_url = "https://h/?key=..."``: the request goes to ``/v1/...?key=...``, not to ``/``
+    with the path glued to the key."""
+    assert Transport("http://h/?key=k1&x=1").url("/v1/chat") == "http://h/v1/chat?key=k1&x=1"
+    assert Transport("http://h?key=k1").url("/v1/m:stream?alt=sse") == "http://h/v1/m:stream?alt=sse&key=k1"
+    assert Transport("http://h/v1/").url("/chat") == "http://h/v1/chat"
+
+
 def test_secrets_are_redacted_by_value_in_responses_and_requests() -> None:
     secrets.register("sk-test-SECRET-0001")
 
