@@ -20,10 +20,11 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from harness import secrets
 from harness.errors import ConfigError
 from harness.recording import Mode
 from harness.targets import Target
-from harness.transport import Endpoint, RateLimiter, api_key, live_transport
+from harness.transport import Endpoint, RateLimiter, api_key, live_transport, register_url
 
 if TYPE_CHECKING:
     from harness.scenarios import Scenario
@@ -41,11 +42,16 @@ def replay_endpoint(target: Target) -> Endpoint:
 
 
 def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool = True) -> Endpoint:
-    """A reachable endpoint: ``base_url``, the profile's headers and the target's key."""
+    """A reachable endpoint: ``base_url``, the profile's headers and the target's key. Every
+    credential in them is registered as a secret before anything is sent: the key, the header
+    values that carry it, the URL's password and credential query values."""
     key = api_key(target.api_key_variable())
     headers = dict(target.profile.headers)
     if key:
-        headers.update(target.adapter().auth_headers(key))
+        auth = target.adapter().auth_headers(key)
+        secrets.register(*auth.values())
+        headers.update(auth)
+    register_url(base_url)
     limiter = None
     if target.requests_per_minute or target.tokens_per_minute:
         limiter = RateLimiter(target.requests_per_minute, target.tokens_per_minute)

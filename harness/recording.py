@@ -77,17 +77,19 @@ def scrub_request(request: Any) -> Any:
 
 def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
     """vcrpy hook: drop cookies and any echoed secret header from the stored response, and redact
-    every known secret by value (a key a server echoes in an error body, say)."""
+    every known secret by value (a key a server echoes in an error body, say), from the body as
+    a whole (:func:`harness.secrets.redact_body`: a key cut between two streamed events too)."""
     response["headers"] = {
         k: [secrets.redact(str(v)) for v in (values if isinstance(values, list) else [values])]
         for k, values in response.get("headers", {}).items()
         if k.lower() not in SECRET_HEADERS
     }
     body = response.get("body") or {}
-    if isinstance(body.get("string"), bytes):
-        body["string"] = secrets.redact_bytes(body["string"])
+    if isinstance(body.get("string"), bytes):  # bytes that are not UTF-8 stay as they were
+        text = body["string"].decode("utf-8", errors="surrogateescape")
+        body["string"] = secrets.redact_body(text).encode("utf-8", errors="surrogateescape")
     elif isinstance(body.get("string"), str):
-        body["string"] = secrets.redact(body["string"])
+        body["string"] = secrets.redact_body(body["string"])
     return response
 
 
@@ -253,7 +255,7 @@ class CassetteTransport(httpx.BaseTransport):
         """Note in the cassette (record mode) that the recording stopped early, and why, so a
         replay says so instead of reporting drift."""
         if self.mode == "record":
-            self.cassette.get_metadata("harness", {})["incomplete"] = why
+            self.cassette.get_metadata("harness", {})["incomplete"] = secrets.redact(why)
             self.cassette.dirty = True
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -376,8 +378,8 @@ class CassetteTransport(httpx.BaseTransport):
     def save(self) -> None:
         """Write the cassette (record mode only; replay never writes)."""
         if self.mode == "record" and self.cassette.dirty:
-            if self.facts:
-                self.cassette.get_metadata("harness", {})["endpoint"] = self.facts
+            if self.facts:  # what the server said of itself (a probe's error message, say)
+                self.cassette.get_metadata("harness", {})["endpoint"] = secrets.redact_data(self.facts)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.cassette._save(force=True)
 

@@ -224,6 +224,7 @@ SECRET_QUERY = frozenset(
 )
 """Query parameters that carry credentials (API keys, OAuth codes, signed-URL signatures)."""
 SCRUBBED = "<scrubbed>"
+MARKERS = frozenset({SCRUBBED, secrets.REDACTED})
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 SECRET_HEADERS = frozenset(
@@ -236,12 +237,24 @@ def masked(headers: dict[str, str]) -> dict[str, str]:
     return {k: (SCRUBBED if k.lower() in SECRET_HEADERS else secrets.redact(v)) for k, v in headers.items()}
 
 
+def register_url(uri: str) -> None:
+    """Register the credentials in ``uri`` as secrets: its userinfo password (and
+    ``user:password``) and the values of its credential query parameters (:data:`SECRET_QUERY`),
+    so a server's echo of them is redacted too, not only the URL's own parameters by name."""
+    parts = urlsplit(uri)
+    if parts.password:
+        secrets.register(parts.password, f"{parts.username}:{parts.password}")
+    if parts.query:  # a URL scrubbed already holds markers, not secrets
+        query = parse_qsl(parts.query, True)
+        secrets.register(*(v for k, v in query if k.lower() in SECRET_QUERY and v not in MARKERS))
+
+
 def safe_url(uri: str) -> str:
-    """``uri`` fit for a message: userinfo dropped (its parts registered as secrets) and secret
-    query parameters masked; the host and port kept."""
+    """``uri`` fit for a message: userinfo dropped and secret query parameters masked (their
+    values registered as secrets, :func:`register_url`); the host and port kept."""
+    register_url(uri)
     parts = urlsplit(uri)
     if parts.username or parts.password:
-        secrets.register(parts.password, f"{parts.username}:{parts.password}" if parts.password else None)
         host = parts.hostname or ""
         parts = parts._replace(netloc=host + (f":{parts.port}" if parts.port else ""))
     if parts.query:
@@ -536,11 +549,12 @@ class Transport:
 def _answer(
     status: int, body: bytes, headers: dict[str, str], elapsed: float | None, attempts: list[Attempt]
 ) -> tuple[WireResponse, float | None]:
-    """A response as the adapters read it (secrets redacted, secret headers masked), its attempt
-    noted: played from a cassette or received."""
+    """A response as the adapters read it (secrets redacted from the whole body, as a cassette
+    keeps it: :func:`harness.secrets.redact_body`; secret headers masked), its attempt noted:
+    played from a cassette or received."""
     attempts.append(Attempt(status, None, elapsed))
     return WireResponse(
-        status, secrets.redact(body.decode("utf-8", errors="replace")), masked(headers)
+        status, secrets.redact_body(body.decode("utf-8", errors="replace")), masked(headers)
     ), elapsed
 
 
