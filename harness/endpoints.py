@@ -2,7 +2,7 @@
 
 * **replay**: nothing is contacted; requests go to a placeholder host and the
   cassettes answer (only the path must match the recording);
-* **live URL**: the target's (or its profile's) base URL, the profile's headers,
+* **live URL**: the target's (or its profile's) base URL, the target's headers,
   and the key from the environment variable the target names;
 * **the simulator** (``base_url = "sim"``): started once on 127.0.0.1 for every
   simulated target of the run;
@@ -24,7 +24,7 @@ from harness import secrets
 from harness.errors import ConfigError
 from harness.recording import Mode
 from harness.targets import Target
-from harness.transport import Endpoint, RateLimiter, api_key, live_transport, register_url
+from harness.transport import Endpoint, RateLimiter, api_key, live_transport, register_url, secret_header
 
 if TYPE_CHECKING:
     from harness.scenarios import Scenario
@@ -42,15 +42,15 @@ def replay_endpoint(target: Target) -> Endpoint:
 
 
 def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool = True) -> Endpoint:
-    """A reachable endpoint: ``base_url``, the profile's headers and the target's key. Every
-    credential in them is registered as a secret before anything is sent: the key, the header
-    values that carry it, the URL's password and credential query values."""
+    """A reachable endpoint: ``base_url``, the target's headers (its profile's with its own over
+    them) and the target's key. Every credential in them is registered as a secret before
+    anything is sent: the key, the header values that carry it or another credential, the
+    URL's password and credential query values."""
     key = api_key(target.api_key_variable())
-    headers = dict(target.profile.headers)
+    headers = dict(target.headers)
     if key:
-        auth = target.adapter().auth_headers(key)
-        secrets.register(*auth.values())
-        headers.update(auth)
+        headers.update(target.adapter().auth_headers(key))
+    secrets.register(*(value for name, value in headers.items() if secret_header(name)))
     register_url(base_url)
     limiter = None
     if target.requests_per_minute or target.tokens_per_minute:

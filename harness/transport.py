@@ -230,6 +230,9 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 SECRET_HEADERS = frozenset(
     {"authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie", "set-cookie", "proxy-authorization"}
 )
+CREDENTIAL_WORDS = ("auth", "key", "token", "secret", "password", "signature", "credential", "cookie")
+"""Words that mark a header of a target's own as a credential (``x-team-token``): its value is a
+secret (:func:`secret_header`)."""
 
 
 def masked(headers: dict[str, str]) -> dict[str, str]:
@@ -247,6 +250,13 @@ def register_url(uri: str) -> None:
     if parts.query:  # a URL scrubbed already holds markers, not secrets
         query = parse_qsl(parts.query, True)
         secrets.register(*(v for k, v in query if k.lower() in SECRET_QUERY and v not in MARKERS))
+
+
+def secret_header(name: str) -> bool:
+    """Whether a header's name says it carries a credential (its value is registered as a secret
+    when a target sends it): :data:`SECRET_HEADERS` and names with a :data:`CREDENTIAL_WORDS` word."""
+    lower = name.lower()
+    return lower in SECRET_HEADERS or any(word in lower for word in CREDENTIAL_WORDS)
 
 
 def safe_url(uri: str) -> str:

@@ -155,14 +155,15 @@ def test_credentials_in_a_url_are_registered_by_value() -> None:
 
 
 def test_a_live_endpoint_registers_its_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The key, the Authorization value made of it and a credential query value are secrets
-    before anything is sent."""
+    """The key, the Authorization value made of it, the value of a header named like a credential
+    and a credential query value are secrets before anything is sent; a routing header is not."""
     secrets.forget_all()
     monkeypatch.setenv("LIVE_KEY", "sk-endpoint-0001")
-    target = Target.build("t", format="openai-chat", model="m", api_key_env="LIVE_KEY")
+    headers = {"x-team-token": "team-SECRET-77", "x-route": "canary-route"}
+    target = Target.build("t", format="openai-chat", model="m", api_key_env="LIVE_KEY", headers=headers)
     live_endpoint(target, "https://h/?key=query-SECRET-2", limit="t").close()
-    said = f"sk-endpoint-0001 query-SECRET-2 {b64('Bearer sk-endpoint-0001')}"
-    assert redact(said) == f"{REDACTED} {REDACTED} {REDACTED}"
+    said = f"sk-endpoint-0001 query-SECRET-2 {b64('Bearer sk-endpoint-0001')} team-SECRET-77 canary-route"
+    assert redact(said) == f"{REDACTED} {REDACTED} {REDACTED} {REDACTED} canary-route"
 
 
 def test_recording_a_stream_with_a_cut_key_keeps_it_out_of_the_cassette_and_the_transcript(
