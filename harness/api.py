@@ -283,7 +283,7 @@ def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
     logs = []
     for shard in shards:
         path = Path(shard) / "results.jsonl" if Path(shard).is_dir() else Path(shard)
-        if not path.is_file():
+        if not path.exists():  # a path that is no regular file is refused when it is read
             raise ConfigError(f"{shard}: no results.jsonl (a shard is a results file or its folder)")
         log = RecordLog.open(path)
         for key in log.run_keys():
@@ -387,9 +387,10 @@ class RunFolder:
         which = f"run {run_id!r}" if run_id else "an unfinished run"
         raise ConfigError(f"--resume: no {which} under {runs}")
 
-    def done(self) -> list[tuple[str, str, int]]:
-        """The (target, scenario, repeat) of the runs already written (a resumed run skips them)."""
-        return RecordLog.open(self.results).run_keys() if self.results.is_file() else []
+    def done(self) -> RecordLog:
+        """The runs already written (a resumed run skips them); a last line cut short (the run
+        killed while writing it) is left out (``cut``): its run goes again."""
+        return RecordLog.open(self.results, warn=False) if self.results.exists() else RecordLog(self.results)
 
     def save(self) -> None:
         _replace(self.path / "run.json", json.dumps(self.manifest, indent=2, sort_keys=True).encode() + b"\n")

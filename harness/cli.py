@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,24 +28,46 @@ from harness.console import (
     row,
     warn_unmatched_xfail,
 )
-from harness.errors import UserError
+from harness.errors import CutLineWarning, UserError
 
 if TYPE_CHECKING:
     pass
 
 
 class HarnessGroup(click.Group):
-    """Turns the harness's user errors into a one-line message and exit code 2."""
+    """Turns the harness's user errors into a one-line message and exit code 2, and shows each
+    results line left out (cut short) as a warning."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except UserError as exc:
-            from harness import secrets
+        left_out: list[str] = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", CutLineWarning)
+            shown = warnings.showwarning
 
-            message = escape(secrets.redact(str(exc)))
-            console(stderr=True).print(f"[red]error:[/red] {message}", markup=True, soft_wrap=True)
-            sys.exit(exc.exit_code)
+            def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
+                if not issubclass(category, CutLineWarning):
+                    return shown(message, category, *where, **more)
+                left_out.append(str(message))
+                _say("yellow", "warning", str(message))
+
+            warnings.showwarning = show
+            try:
+                return super().invoke(ctx)
+            except UserError as exc:
+                _say("red", "error", str(exc))
+                sys.exit(exc.exit_code)
+            finally:
+                if left_out:
+                    count = len(left_out)
+                    _say("yellow", "warning", f"{count} results line(s) cut short were left out (above)")
+
+
+def _say(colour: str, what: str, message: str) -> None:
+    """A one-line error or warning on stderr, secrets redacted."""
+    from harness import secrets
+
+    text = escape(secrets.redact(message))
+    console(stderr=True).print(f"[{colour}]{what}:[/{colour}] {text}", markup=True, soft_wrap=True)
 
 
 @click.group(cls=HarnessGroup)
@@ -259,6 +282,9 @@ def _run(
         + (escape(f"; shard {part}: {total} of them") if part else "")
         + (escape(f"; resuming {folder.run_id}: {len(done)} done, {left} to go") if done else "")
     )
+    if done.cut is not None:
+        cut = f"{folder.results}:{done.cut}"
+        err.print(escape(f"{cut}: cut short when the run stopped; dropped, its run goes again"))
     stop = threading.Event()
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -297,7 +323,7 @@ def _run(
                 concurrency=concurrency,
                 record_mode=cast(RecordMode, record_mode),
                 on_result=finished,
-                skip=set(done),
+                skip=set(done.run_keys()),
                 stop=stop,
                 rechunk=rechunk,
                 shard=part,

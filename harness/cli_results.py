@@ -140,7 +140,7 @@ def capabilities_command(results: Path, as_json: bool) -> None:
     from harness.records import RecordLog
 
     path = results / "results.jsonl" if results.is_dir() else results
-    if not path.is_file():
+    if not path.exists():  # a path that is no regular file is refused when it is read
         raise click.UsageError(f"no results file at {path}: run `harness run` first")
     grid = capabilities(RecordLog.open(path))
     if as_json:

@@ -53,6 +53,7 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -62,7 +63,7 @@ from typing import Any, Literal
 import msgspec
 
 from harness.errors import ConfigError
-from harness.records import Outcome, RecordLog, RunRecord
+from harness.records import Outcome, RecordLog, RunRecord, open_results
 from harness.scoring import Figure, difference, mean_score, record_score
 
 BASELINE_SCHEMA = "harness.baseline/2"
@@ -71,6 +72,8 @@ DEFAULT_BASELINE = "harness-baseline.json"
 """Where ``harness baseline`` writes by default (beside ``harness.toml``, to be committed)."""
 DETAIL_LIMIT = 300
 """Longest finding detail kept (longer ones are cut, the same way on both sides of a comparison)."""
+MAX_BASELINE_BYTES = 256 << 20
+"""The largest baseline file read (one short line per target x scenario: a few megabytes)."""
 
 Kind = Literal["new error", "error gone", "new failure", "fixed", "score", "new finding", "gone finding"]
 KINDS: tuple[Kind, ...] = (
@@ -347,9 +350,9 @@ def load(path: str | Path) -> ResultSet:
         if not results.is_file():
             raise ConfigError(f"{path}: no results.jsonl in this folder (expected a run folder)")
         path = results
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{path}: no such file (expected results.jsonl, a run folder or a baseline file)")
-    with path.open("rb") as handle:
+    with open_results(path) as handle:  # a FIFO or a device is refused here
         head = handle.read(200)
     if b'"' + BASELINE_SCHEMA.split("/")[0].encode() in head:
         return ResultSet(str(path), read_baseline(path))
@@ -379,11 +382,26 @@ class _Baseline(msgspec.Struct):
 def read_baseline(path: str | Path) -> dict[tuple[str, str], Entry]:
     """The entries of a baseline file; a bad file is a :class:`ConfigError` naming the file, the
     line of the bad entry, its field and what was expected."""
+    with open_results(path) as handle:
+        if os.fstat(handle.fileno()).st_size > MAX_BASELINE_BYTES:
+            raise ConfigError(f"{path}: larger than a baseline file ({MAX_BASELINE_BYTES >> 20} MiB at most)")
+        raw = handle.read(MAX_BASELINE_BYTES + 1)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}:{line}: not a baseline file ({BASELINE_SCHEMA} JSON): byte 0x{raw[exc.start]:02x} "
+            "is not UTF-8"
+        ) from None
+    try:
         document = msgspec.json.decode(text, type=_Baseline)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+    except msgspec.DecodeError as exc:
         raise ConfigError(f"{path}: not a baseline file ({BASELINE_SCHEMA} JSON): {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: not a baseline file ({BASELINE_SCHEMA} JSON): nested too deep to read"
+        ) from None
     if document.schema != BASELINE_SCHEMA:
         older = (
             " (its scores are the older partial credit, not task success)"
@@ -396,11 +414,11 @@ def read_baseline(path: str | Path) -> dict[tuple[str, str], Entry]:
             "made from (older results files are read) or from a new run"
         )
     found: dict[tuple[str, str], Entry] = {}
-    for index, raw in enumerate(document.entries):
-        where = f"{path}:{_line_of(text, index, raw)}"
+    for index, item in enumerate(document.entries):
         try:
-            entry = msgspec.convert(raw, Entry)
+            entry = msgspec.convert(item, Entry)
         except msgspec.ValidationError as exc:
+            where = f"{path}:{_line_of(text, index, item)}"
             field_ = str(exc).rsplit("at `$.", 1)[-1].rstrip("`") if "at `$." in str(exc) else ""
             reason = str(exc).split(" - at ")[0]
             raise ConfigError(
@@ -409,6 +427,7 @@ def read_baseline(path: str | Path) -> dict[tuple[str, str], Entry]:
                 "succeeded, failed, findings, cause)"
             ) from None
         if entry.key in found:
+            where = f"{path}:{_line_of(text, index, item)}"
             raise ConfigError(f"{where}: entries[{index}]: {entry.target} {entry.scenario} is listed twice")
         found[entry.key] = entry
     return found

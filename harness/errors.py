@@ -16,7 +16,8 @@ for bad user input and for faults of the harness or of the wire itself::
     ├── TransportError             the request never got an HTTP response (timeout, refused)
     └── ServerError                a local server (simulator, model, MCP) failed to start or stop
 
-Foreign exceptions are translated at the boundary with ``raise ... from``.
+Foreign exceptions are translated at the boundary with ``raise ... from``. One warning goes on
+without stopping: :class:`CutLineWarning`, a results file's last line cut short and left out.
 """
 
 from __future__ import annotations
@@ -221,3 +222,15 @@ class TransportError(HarnessError):
 
 class ServerError(HarnessError):
     """A local server the harness manages failed."""
+
+
+class CutLineWarning(UserWarning):
+    """A results file's last line is cut short (a run killed while writing it, a copy cut off):
+    it is left out of what is read, so its run counts nowhere. The CLI shows it on stderr.
+
+    Example::
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", harness.errors.CutLineWarning)
+            records = harness.RecordLog.open("reports/results.jsonl")  # refuse a cut file
+    """

@@ -16,17 +16,21 @@ Encoding and decoding use msgspec: it encodes these dataclasses directly
 
 from __future__ import annotations
 
+import itertools
+import os
+import stat
 import sys
+import warnings
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, BinaryIO, Literal, overload
 
 import msgspec
 
 from harness import secrets
-from harness.errors import ConfigError
+from harness.errors import ConfigError, CutLineWarning
 from harness.model import Finding, Transcript, Usage
 
 RESULT_SCHEMA = "harness.result/3"
@@ -222,27 +226,125 @@ def to_builtins(value: Any) -> Any:
 
 
 def read(path: str | Path) -> Iterator[RunRecord]:
-    """The records of a results file, in file order; a bad line is a :class:`ConfigError`
-    naming its line and what is wrong with it."""
-    with Path(path).open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = _decoder.decode(line)
-            except msgspec.ValidationError as exc:
-                version = _version(line)
-                if version not in READABLE:
-                    raise ConfigError(
-                        f"{path}:{number}: not a harness results line of format {RESULT_SCHEMA!r} "
-                        f"(found {version!r}); run the scenarios again with this harness to rebuild it"
-                    ) from exc
-                raise ConfigError(f"{path}:{number}: invalid results line: {exc}") from exc
-            except msgspec.DecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not a JSON line: {exc}") from exc
-            if record.schema not in READABLE:
-                raise _other_format(path, number, record.schema)
-            yield record
+    """The records of a results file, in file order; a bad line (a last line cut short among
+    them) is a :class:`ConfigError` naming its line and what is wrong with it."""
+    with open_results(path) as handle:
+        for number, _, line in _lines(handle, path):
+            if line.strip():
+                yield _decode_checked(line, path, number)
+
+
+def read_sorted(path: str | Path) -> list[RunRecord]:
+    """The records of a results file sorted by (target, scenario, repeat)."""
+    return sorted(read(path), key=lambda r: r.key)
+
+
+# -- reading a results file: whatever the file holds, a clear error and bounded memory ---------
+
+MAX_LINE_BYTES = 256 << 20
+"""The longest results line read (one run's record with its whole transcript, rarely past a
+megabyte): a longer one is refused, so a file that holds no lines cannot take all memory."""
+
+_PIECE = 1 << 20  # a line is read at most this much at a time
+
+
+def open_results(path: str | Path) -> BinaryIO:
+    """``path`` opened to read, when it is a regular file: anything else (a folder, a device such
+    as ``/dev/zero``, a FIFO, which would block its reader) is a :class:`ConfigError`. The file is
+    opened without waiting for a writer, then checked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device"
+        raise ConfigError(f"{path}: {kind}, not a regular file: results are read from a file on disk")
+    return os.fdopen(fd, "rb")
+
+
+def _lines(handle: BinaryIO, path: str | Path) -> Iterator[tuple[int, int, bytes]]:
+    """Each line of an open results file: its number, its offset and its bytes (with its line end
+    when it has one), read a megabyte at a time. A line longer than :data:`MAX_LINE_BYTES` or
+    holding a NUL byte (JSON text holds none: a file of zeros, as a crash or a failed copy leaves)
+    is a :class:`ConfigError` as soon as it is seen, without reading the rest of it."""
+    offset = 0
+    for number in itertools.count(1):
+        pieces = [handle.readline(_PIECE)]
+        if not pieces[0]:
+            return
+        while len(pieces[-1]) == _PIECE and not pieces[-1].endswith(b"\n"):  # a line longer than a piece
+            _refuse_nul(pieces, path, number)
+            if len(pieces) * _PIECE >= MAX_LINE_BYTES:
+                raise ConfigError(
+                    f"{path}:{number}: a line longer than {MAX_LINE_BYTES >> 20} MiB: not a results line"
+                )
+            pieces.append(handle.readline(_PIECE))
+        _refuse_nul(pieces, path, number)
+        line = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        yield number, offset, line
+        offset += len(line)
+
+
+def _refuse_nul(pieces: list[bytes], path: str | Path, number: int) -> None:
+    """A :class:`ConfigError` when the last piece read of line ``number`` holds a NUL byte."""
+    column = pieces[-1].find(b"\0")
+    if column >= 0:
+        column += (len(pieces) - 1) * _PIECE + 1
+        raise ConfigError(
+            f"{path}:{number}: a NUL byte at column {column}: not a results file (JSON text holds "
+            "none; a file of zeros is what a crash or a failed copy leaves)"
+        )
+
+
+def _decode_checked(line: bytes, path: str | Path, number: int) -> RunRecord:
+    """The record of line ``number`` of ``path``; anything wrong with it is a
+    :class:`ConfigError` naming the file, the line and what was expected."""
+    record: RunRecord = _decoded(_decoder, line, path, number)
+    if record.schema not in READABLE:
+        raise _other_format(path, number, record.schema)
+    return record
+
+
+def _decoded(decoder: msgspec.json.Decoder[Any], line: bytes, path: str | Path, number: int) -> Any:
+    """What ``decoder`` reads from a results line; its faults, the decoder's own among them (a
+    byte that is not UTF-8, JSON nested past Python's recursion limit), as a :class:`ConfigError`."""
+    where = f"{path}:{number}"
+    try:
+        return decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        try:
+            version = _version(line)
+        except RecursionError:  # a value the type refused at once, nested too deep to look into
+            raise _too_deep(where) from None
+        if version not in READABLE:
+            raise ConfigError(
+                f"{where}: not a harness results line of format {RESULT_SCHEMA!r} "
+                f"(found {version!r}); run the scenarios again with this harness to rebuild it"
+            ) from None
+        raise ConfigError(f"{where}: invalid results line: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{where}: not a JSON line: {exc}") from None
+    except UnicodeDecodeError:
+        raise _not_utf8(line, where) from None
+    except RecursionError:
+        raise _too_deep(where) from None
+
+
+def _too_deep(where: str) -> ConfigError:
+    return ConfigError(f"{where}: JSON nested too deep to read (past Python's recursion limit)")
+
+
+def _not_utf8(line: bytes, where: str) -> ConfigError:
+    """The error of a line that is not UTF-8, naming the first byte that is not."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        what = f"byte 0x{line[exc.start]:02x} at column {exc.start + 1} is not UTF-8 ({exc.reason})"
+    else:
+        what = "text that is not UTF-8"
+    return ConfigError(f"{where}: {what}: a results file is UTF-8 JSON")
 
 
 def _other_format(path: str | Path, number: int, schema: str) -> ConfigError:
@@ -254,16 +356,12 @@ def _other_format(path: str | Path, number: int, schema: str) -> ConfigError:
 
 
 def _version(line: bytes) -> Any:
+    """The ``schema`` a line names, if it names one (a line nested too deep: RecursionError)."""
     try:
         data = msgspec.json.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):
         return None
     return data.get("schema") if isinstance(data, dict) else None
-
-
-def read_sorted(path: str | Path) -> list[RunRecord]:
-    """The records of a results file sorted by (target, scenario, repeat)."""
-    return sorted(read(path), key=lambda r: r.key)
 
 
 Key = tuple[str, str, int]
@@ -285,22 +383,26 @@ class _Head(msgspec.Struct):
 _head_decoder = msgspec.json.Decoder(_Head)
 
 
-def head_key(line: bytes) -> Key:
+def _checked_key(line: bytes, path: str | Path, number: int) -> Key:
     """The (target, scenario, repeat) of a results line, without decoding the rest of it (the
-    names interned: a log of many runs holds each name once)."""
-    return _key(_head_decoder.decode(line))
-
-
-def _key(head: _Head) -> Key:
+    names interned: a log of many runs holds each name once), its format checked as
+    :func:`_decode_checked` checks it."""
+    head: _Head = _decoded(_head_decoder, line, path, number)
+    if head.schema not in READABLE:
+        raise _other_format(path, number, head.schema)
     return (sys.intern(head.target.name), sys.intern(head.scenario), head.repeat)
 
 
-def _checked_key(line: bytes, path: str | Path, number: int) -> Key:
-    """:func:`head_key`, with the line's results format checked as :func:`decode_line` checks it."""
-    head = _head_decoder.decode(line)
-    if head.schema not in READABLE:
-        raise _other_format(path, number, head.schema)
-    return _key(head)
+def _cut_short(line: bytes) -> bool:
+    """Whether a last line without its line end was cut short: it does not end its JSON (a line
+    that is bad in another way is refused as such, not left out)."""
+    try:
+        _head_decoder.decode(line)
+    except msgspec.MsgspecError:
+        return True
+    except (UnicodeDecodeError, RecursionError):
+        pass
+    return False
 
 
 class RecordLog(Sequence[RunRecord]):
@@ -320,6 +422,8 @@ class RecordLog(Sequence[RunRecord]):
         self._keys: list[Key] = []
         self._places = array("q")  # offset, length and line number of each record, in key order
         self._sorted = True
+        self.end = self.end_line = 0  # the file read up to: its offset and the number of its last line
+        self.cut: int | None = None  # the number of a last line left out, cut short
 
     def add(self, key: Key, offset: int, length: int, number: int) -> None:
         """Note a record: its key, and its line's offset, length and number in the file."""
@@ -329,24 +433,33 @@ class RecordLog(Sequence[RunRecord]):
         self._places.extend((offset, length, number))
 
     @classmethod
-    def open(cls, path: str | Path) -> RecordLog:
+    def open(cls, path: str | Path, *, warn: bool = True) -> RecordLog:
         """Every record of a results file; a line that is not a harness results line is a
         :class:`ConfigError` naming it, except a last line cut short (no line end: a killed
-        run's), which is left out."""
+        run's), which is left out (its number is ``cut``) with a :class:`CutLineWarning` saying so,
+        unless ``warn`` is false (a resumed run, which runs it again). ``end`` is the offset the
+        lines kept end at, ``end_line`` the number of the last of them."""
         log = cls(path)
-        offset = 0
-        with Path(path).open("rb") as handle:
-            for number, line in enumerate(handle, 1):
+        with open_results(path) as handle:
+            for number, offset, line in _lines(handle, path):
                 if line.strip():
-                    try:
-                        key = _checked_key(line, path, number)
-                    except msgspec.MsgspecError as exc:
-                        if not line.endswith(b"\n"):  # the last line, cut short by a killed run
-                            break
-                        raise ConfigError(f"{path}:{number}: not a harness results line: {exc}") from exc
-                    log.add(key, offset, len(line), number)
-                offset += len(line)
+                    if not line.endswith(b"\n") and _cut_short(line):  # the last line
+                        log._leave_out(number, len(line), warn)
+                        break
+                    log.add(_checked_key(line, path, number), offset, len(line), number)
+                log.end, log.end_line = offset + len(line), number
         return log
+
+    def _leave_out(self, number: int, size: int, warn: bool) -> None:
+        self.cut = number
+        if warn:
+            warnings.warn(
+                CutLineWarning(
+                    f"{self.path}:{number}: the last line is cut short ({size} bytes without a line "
+                    f"end: a run killed while writing it?): 1 line left out, {len(self)} run(s) read"
+                ),
+                stacklevel=3,
+            )
 
     def _order(self) -> None:
         if not self._sorted:
@@ -386,12 +499,20 @@ class RecordLog(Sequence[RunRecord]):
         return list(self._keys)
 
     def lines(self) -> Iterator[tuple[Key, bytes]]:
-        """Each record's key and results line as written, in order (nothing decoded)."""
+        """Each record's key and results line as written, in order: nothing decoded, but a line
+        that is not UTF-8 (which :meth:`open` does not read all of) is a :class:`ConfigError`."""
         self._order()
-        with self.path.open("rb") as handle:
+        with open_results(self.path) as handle:
             for index, key in enumerate(self._keys):
-                handle.seek(self._places[3 * index])
-                yield key, handle.read(self._places[3 * index + 1])
+                offset, length, number = self._places[3 * index : 3 * index + 3]
+                handle.seek(offset)
+                line = handle.read(length)
+                if not line.isascii():
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise _not_utf8(line, f"{self.path}:{number}") from None
+                yield key, line
 
     def where(self, keep: Callable[[Key], bool]) -> RecordLog:
         """The records whose key ``keep`` accepts (nothing is read to choose them)."""
@@ -404,17 +525,11 @@ class RecordLog(Sequence[RunRecord]):
 
     def _read(self, indexes: Iterable[int]) -> Iterator[RunRecord]:
         self._order()
-        with self.path.open("rb") as handle:
+        with open_results(self.path) as handle:
             for index in indexes:
                 offset, length, number = self._places[3 * index : 3 * index + 3]
                 handle.seek(offset)
-                try:
-                    record = _decoder.decode(handle.read(length))
-                except msgspec.MsgspecError as exc:
-                    raise ConfigError(f"{self.path}:{number}: invalid results line: {exc}") from exc
-                if record.schema not in READABLE:
-                    raise _other_format(self.path, number, record.schema)
-                yield record
+                yield _decode_checked(handle.read(length), self.path, number)
 
 
 def json_schema() -> dict[str, Any]:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import httpx
-import msgspec
 
 from harness.agent.external import (
     WIRE_LOCK,
@@ -56,7 +55,6 @@ from harness.records import (
     RunError,
     RunRecord,
     decode_record,
-    head_key,
     record_line,
 )
 from harness.scenarios import Scenario
@@ -469,15 +467,6 @@ def run(
     return results.records()
 
 
-def _whole(line: bytes) -> bool:
-    """Whether a results line is whole (its head decodes), not cut short."""
-    try:
-        head_key(line)
-    except msgspec.MsgspecError:
-        return False
-    return True
-
-
 class _Results:
     """Where finished runs go: each appended to the results file as its line (then only its key
     and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory."""
@@ -498,22 +487,21 @@ class _Results:
     def __enter__(self) -> _Results:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.resumed:  # the new lines follow the ones already there
-                data = self.path.read_bytes() if self.path.is_file() else b""
-                self.offset = data.rfind(b"\n") + 1
-                self.number = data.count(b"\n")
-                if self.offset < len(data):  # a last line without its line end, as RecordLog.open
-                    # reads it: a whole record (counted as done) gets its line end, a line cut
-                    # short by a killed run is dropped (its run goes again)
-                    with self.path.open("r+b") as tail:
-                        if _whole(data[self.offset :]):
-                            tail.seek(len(data))
-                            tail.write(b"\n")
-                            self.offset, self.number = len(data) + 1, self.number + 1
-                        else:
-                            tail.truncate(self.offset)
+            if self.resumed and self.path.exists():  # the new lines follow the ones already there
+                self._mend(RecordLog.open(self.path, warn=False))
             self.out = self.path.open("ab" if self.resumed else "wb", buffering=self.buffering)
         return self
+
+    def _mend(self, done: RecordLog) -> None:
+        """End a killed run's results file with a whole line, as :meth:`RecordLog.open` read it: a
+        last line cut short goes (its run goes again), a whole one without its line end gets it."""
+        assert self.path is not None
+        self.offset, self.number = done.end, done.end_line
+        with self.path.open("r+b") as tail:
+            tail.truncate(done.end)
+            if done.end and (tail.seek(done.end - 1), tail.read(1))[1] != b"\n":
+                tail.write(b"\n")
+                self.offset += 1
 
     def __exit__(self, *exc: object) -> None:
         if self.out is not None:

@@ -163,7 +163,7 @@ def test_a_record_log_names_the_line_of_a_bad_record(tmp_path: Path) -> None:
     )
     log = RecordLog.open(path)  # its key reads; the record itself does not
     assert log.run_keys() == [("sim-openai", "t.case", 0), ("x", "s", 0)] and log[0].scenario == "t.case"
-    with pytest.raises(ConfigError, match=r"results.jsonl:2: invalid results line"):
+    with pytest.raises(ConfigError, match=r"results.jsonl:2: not a harness results line"):
         list(log)
 
 
