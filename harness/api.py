@@ -363,14 +363,23 @@ class RunFolder:
 
     @classmethod
     def create(cls, out: Path, manifest: dict[str, Any]) -> RunFolder:
+        """A new run folder: its id is the UTC second and random bits, so runs started in the same
+        second (by processes in other PID namespaces too) never share a folder."""
         from datetime import UTC, datetime
 
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        path = out / "runs" / f"{stamp}-{os.getpid():x}"
-        path.mkdir(parents=True, exist_ok=False)
-        folder = cls(path, {**manifest, "run_id": path.name, "status": "running", "started": stamp})
-        folder.save()
-        return folder
+        runs = out / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        for _ in range(16):
+            path = runs / f"{stamp}-{_token()}"
+            try:
+                path.mkdir()  # atomic: one process gets this name
+            except FileExistsError:
+                continue
+            folder = cls(path, {**manifest, "run_id": path.name, "status": "running", "started": stamp})
+            folder.save()
+            return folder
+        raise ConfigError(f"{runs}: no free run id after 16 tries")
 
     @classmethod
     def resume(cls, out: Path, run_id: str | None = None) -> RunFolder:
@@ -421,6 +430,11 @@ class RunFolder:
                 finished.append(path)
         for path in finished[: max(0, len(finished) - (keep - 1))]:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _token() -> str:
+    """Random bits for a run id."""
+    return os.urandom(4).hex()
 
 
 def _status(manifest: Path) -> str | None:
