@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import json
 import os
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -338,6 +339,8 @@ def write_reports(
 
 KEEP_RUNS = 5
 """Finished run folders kept under ``<out>/runs/`` (the newest ones)."""
+LOCK_FILE = "run.lock"
+"""In a run folder: the OS lock its run holds while it lives, and who holds it."""
 
 
 @dataclass
@@ -348,10 +351,15 @@ class RunFolder:
     Only when the run ends are its results and reports copied to ``<out>/`` (each file replaced
     atomically), so ``<out>/results.jsonl`` and the reports beside it always describe the same
     complete run; a run killed half-way leaves them as they were, and ``--resume`` continues it.
+
+    The run that creates or resumes a folder holds an OS lock on its ``run.lock`` until it
+    finishes or its process ends (killed or not): a second process that wants the folder is
+    refused at once, with the holder named.
     """
 
     path: Path
     manifest: dict[str, Any]
+    lock: int | None = field(default=None, repr=False)  # the locked file descriptor
 
     @property
     def results(self) -> Path:
@@ -363,8 +371,8 @@ class RunFolder:
 
     @classmethod
     def create(cls, out: Path, manifest: dict[str, Any]) -> RunFolder:
-        """A new run folder: its id is the UTC second and random bits, so runs started in the same
-        second (by processes in other PID namespaces too) never share a folder."""
+        """A new run folder, locked: its id is the UTC second and random bits, so runs started in
+        the same second (by processes in other PID namespaces too) never share a folder."""
         from datetime import UTC, datetime
 
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -377,22 +385,24 @@ class RunFolder:
             except FileExistsError:
                 continue
             folder = cls(path, {**manifest, "run_id": path.name, "status": "running", "started": stamp})
+            folder.lock = _take(path)
             folder.save()
             return folder
         raise ConfigError(f"{runs}: no free run id after 16 tries")
 
     @classmethod
     def resume(cls, out: Path, run_id: str | None = None) -> RunFolder:
-        """The run to continue: ``run_id``, or the newest one that did not finish."""
+        """The run to continue, locked: ``run_id``, or the newest one that did not finish; one
+        another process holds is a :class:`ConfigError` naming it."""
         runs = out / "runs"
         candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
         for path in candidates:
             manifest_path = path / "run.json"
             if not manifest_path.is_file() or (run_id and path.name != run_id):
                 continue
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            if run_id or manifest.get("status") != "complete":
-                return cls(path, manifest)
+            if run_id or _status(manifest_path) != "complete":
+                lock = _take(path)
+                return cls(path, json.loads(manifest_path.read_text(encoding="utf-8")), lock)
         which = f"run {run_id!r}" if run_id else "an unfinished run"
         raise ConfigError(f"--resume: no {which} under {runs}")
 
@@ -406,21 +416,28 @@ class RunFolder:
 
     def finish(self, status: str, reports: list[Path], out: Path) -> list[Path]:
         """Mark the run ``complete`` or ``interrupted``; a complete run's results and reports are
-        published to ``out``. Returns the published paths."""
+        published to ``out``. Returns the published paths. The folder is then let go."""
         self.manifest["status"] = status
         self.save()
-        if status != "complete":
-            return []
-        self._prune()
         published = []
-        for path in [self.results, *reports]:
-            target = out / path.name
-            _replace(target, path.read_bytes())
-            published.append(target)
+        if status == "complete":
+            self._prune()
+            for path in [self.results, *reports]:
+                target = out / path.name
+                _replace(target, path.read_bytes())
+                published.append(target)
+        self.release()
         return published
 
-    def _prune(self, keep: int = KEEP_RUNS) -> None:
-        """Remove the oldest finished run folders beyond ``keep`` (unfinished ones stay: resumable)."""
+    def release(self) -> None:
+        """Let the folder go (its process ending does the same)."""
+        if self.lock is not None:
+            os.close(self.lock)
+            self.lock = None
+
+    def _prune(self) -> None:
+        """Remove the oldest finished run folders beyond :data:`KEEP_RUNS` (unfinished ones stay:
+        resumable; one a run holds, resumed by its id, stays too)."""
         import shutil
 
         finished = []
@@ -428,13 +445,56 @@ class RunFolder:
             manifest = path / "run.json"
             if path != self.path and manifest.is_file() and _status(manifest) == "complete":
                 finished.append(path)
-        for path in finished[: max(0, len(finished) - (keep - 1))]:
+        for path in finished[: max(0, len(finished) - (KEEP_RUNS - 1))]:
+            try:
+                lock = _take(path)
+            except ConfigError:
+                continue
             shutil.rmtree(path, ignore_errors=True)
+            os.close(lock)
 
 
 def _token() -> str:
     """Random bits for a run id."""
     return os.urandom(4).hex()
+
+
+def _take(folder: Path) -> int:
+    """An exclusive OS lock on the run of ``folder`` (its :data:`LOCK_FILE`, which says who holds
+    it), as an open file descriptor: closing it, or the process ending, lets it go. Another
+    process holding it is a :class:`ConfigError` naming that process."""
+    import socket
+    from datetime import UTC, datetime
+
+    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _lock(fd)
+    except OSError:
+        os.lseek(fd, 0, os.SEEK_SET)
+        holder = os.read(fd, 300).decode("utf-8", "replace").strip() or "a process that is starting"
+        os.close(fd)
+        raise ConfigError(
+            f"run {folder.name} is in use by another harness ({holder}): wait for it to end (a killed "
+            f"run lets it go at once), or start or resume another run; its folder is {folder}"
+        ) from None
+    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    os.ftruncate(fd, 0)
+    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode())
+    return fd
+
+
+def _lock(fd: int) -> None:
+    """Take the lock of ``fd`` at once or raise :class:`OSError`."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        os.lseek(fd, 1 << 20, os.SEEK_SET)  # a byte past what the file says (readers are not held up)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        os.lseek(fd, 0, os.SEEK_SET)
+    else:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def _status(manifest: Path) -> str | None:

@@ -266,6 +266,7 @@ def _run(
             "shard": str(part) if part else None,
         }
         folder = api.RunFolder.create(out, manifest)
+    click.get_current_context().call_on_close(folder.release)  # however the command ends
     done = folder.done()
     err = console(stderr=True)
     if rechunk and not any(t.agent for t in chosen):

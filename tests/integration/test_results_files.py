@@ -1,10 +1,13 @@
-"""The commands over results files, given what breaks them: a last line cut short, files that
-are not results files (a gigabyte of zeros, ``/dev/zero``, a FIFO) under a memory limit."""
+"""The commands over results files and run folders, given what breaks them: two resumes of one
+killed run at once, a last line cut short, files that are not results files (a gigabyte of
+zeros, ``/dev/zero``, a FIFO) under a memory limit."""
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from harness.api import RunFolder
 from harness.cli import main
-from tests.helpers.cli import REPO
+from tests.helpers.cli import REPO, harness
 
 SUITE = ["--scenarios", str(REPO / "scenarios"), "--cassettes", str(REPO / "cassettes")]
 RUN = ["-t", "sim-openai", "-s", "weather.*", *SUITE]  # four replayed runs
@@ -25,6 +29,57 @@ line needed 2.1 GB, /dev/zero ran to 5.7 GB."""
 def invoke(*args: str | Path) -> Result:
     """``harness ARGS`` in this process (its stdout and stderr apart)."""
     return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def killed_run(out: Path, left: int, *run: str) -> Path:
+    """The folder of a replayed run killed after ``left`` runs, its manifest running."""
+    assert invoke("run", *run, "--out", out).exit_code == 0
+    (folder,) = (out / "runs").iterdir()
+    lines = (folder / "results.jsonl").read_bytes().splitlines(keepends=True)
+    (folder / "results.jsonl").write_bytes(b"".join(lines[:left]))
+    manifest = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**manifest, "status": "running"}))
+    return folder
+
+
+def test_two_resumes_of_one_killed_run_at_once_run_it_once(tmp_path: Path) -> None:
+    """Both went on with it: 236 lines for 180 runs. Now one runs it, the other is refused."""
+    folder = killed_run(tmp_path / "o", 2, "-t", "sim-openai", "-t", "sim-anthropic", *SUITE)  # 180 runs
+    command = [sys.executable, "-m", "harness", "run", "--resume", "--out", str(tmp_path / "o")]
+    both = [subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    ended = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in both]
+    codes = sorted(code for code, _ in ended)
+    assert codes == [0, 2], ended
+    (refused,) = [err for code, err in ended if code == 2]  # while the other ran, or after it
+    assert "is in use by another harness (pid " in refused or "no an unfinished run" in refused, refused
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    keys = [(r["target"]["name"], r["scenario"], r["repeat"]) for r in map(json.loads, lines)]
+    assert len(keys) == len(set(keys)) == 180
+
+
+def test_a_resume_is_refused_at_once_while_a_live_run_holds_its_folder(tmp_path: Path) -> None:
+    config = tmp_path / "harness.toml"
+    config.write_text(
+        '[targets.stuck]\nformat = "openai-chat"\nmodel = "sim-conformant"\nbase_url = "sim~slow"\n'
+        "timeout_s = 120.0\n"
+    )
+    args = ["run", "--live", "-t", "stuck", "-s", "weather.single.paris", "--out", tmp_path / "o"]
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "harness", *map(str, args), "--config", str(config)],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stderr is not None
+        assert holder.stderr.readline().startswith("live: 1 target(s)")  # its folder is made, and held
+        second = harness("run", "--resume", "--out", tmp_path / "o", "--config", config, timeout=60)
+        assert second.returncode == 2, second.stderr
+        assert f"is in use by another harness (pid {holder.pid} on " in second.stderr
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=60)
+    RunFolder.resume(tmp_path / "o").release()  # a killed holder lets the folder go at once
 
 
 def test_the_readers_say_when_they_leave_out_a_last_line_cut_short(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
-"""Run folders (``<out>/runs/<id>/``) and the results sink: run ids never collide, and a killed
-run's file is mended for its resume."""
+"""Run folders (``<out>/runs/<id>/``) and the results sink: one run holds a folder at a time, run
+ids never collide, and a killed run's file is mended for its resume."""
 
 from __future__ import annotations
 
 import datetime as dates
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from harness import api
 from harness.api import RunFolder
+from harness.errors import ConfigError
 from harness.records import RecordLog
 from harness.runner import _Results
 from tests.unit.test_records import record
@@ -19,11 +21,30 @@ from tests.unit.test_results_input import whole
 MANIFEST = {"mode": "replay", "targets": ["sim-openai"]}
 
 
+def test_a_run_folder_is_held_by_one_run_at_a_time(tmp_path: Path) -> None:
+    """Two ``--resume`` of one killed run both went on with it (236 lines for 180 runs)."""
+    first = RunFolder.create(tmp_path, MANIFEST)  # a fresh run holds its folder too
+    holder = rf"run {first.run_id} is in use by another harness \(pid {os.getpid()} on "
+    with pytest.raises(ConfigError, match=holder):
+        RunFolder.resume(tmp_path)
+    first.finish("interrupted", [], tmp_path)  # the run ends: the folder is let go
+    resumed = RunFolder.resume(tmp_path)
+    assert resumed.run_id == first.run_id and resumed.manifest["status"] == "interrupted"
+    for run_id in (None, first.run_id):  # the newest unfinished run, or the one named
+        with pytest.raises(ConfigError, match="in use by another harness"):
+            RunFolder.resume(tmp_path, run_id)
+    assert (resumed.path / "run.lock").read_text().startswith(f"pid {os.getpid()} on ")
+    resumed.release()
+    RunFolder.resume(tmp_path).release()
+
+
 def test_runs_started_in_the_same_second_by_one_pid_get_their_own_folders(tmp_path: Path) -> None:
     """Run ids were the UTC second and the pid: two runs in two containers (PID namespaces) in
     one second collided (FileExistsError), as do two runs of one process in one second."""
     folders = [RunFolder.create(tmp_path, MANIFEST) for _ in range(20)]
     assert len({folder.path for folder in folders}) == 20
+    for folder in folders:
+        folder.release()
 
 
 def test_a_run_id_already_taken_is_drawn_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,6 +59,24 @@ def test_a_run_id_already_taken_is_drawn_again(tmp_path: Path, monkeypatch: pyte
     first, second = RunFolder.create(tmp_path, MANIFEST), RunFolder.create(tmp_path, MANIFEST)
     assert [first.run_id, second.run_id] == ["20260102T030405Z-0badcafe", "20260102T030405Z-5eed5eed"]
     assert second.manifest["run_id"] == second.run_id
+
+
+def complete(folder: RunFolder, out: Path) -> None:
+    """End a run that wrote nothing, as complete."""
+    folder.results.touch()
+    folder.finish("complete", [], out)
+
+
+def test_pruning_leaves_a_folder_another_run_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "KEEP_RUNS", 1)
+    old = RunFolder.create(tmp_path, MANIFEST)
+    complete(old, tmp_path)
+    held = RunFolder.resume(tmp_path, old.run_id)  # resumed by its id while a newer run ends
+    complete(RunFolder.create(tmp_path, MANIFEST), tmp_path)
+    assert held.path.is_dir()
+    complete(held, tmp_path)
+    complete(RunFolder.create(tmp_path, MANIFEST), tmp_path)
+    assert not held.path.exists()
 
 
 @pytest.mark.parametrize(
