@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.endpoints import open_endpoints
-from harness.errors import ConfigError
+from harness.errors import ConfigError, DiskFullError
 from harness.recording import Mode, RecordMode
 from harness.records import RecordLog, RunRecord, read_sorted
 from harness.runner import OnResult, RunConfig, Shard
@@ -301,13 +301,19 @@ def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
     # into a file beside ``out``, which replaces it once whole: ``out`` may be one of the shards,
     # whose lines are still being read
     partial = Path(out).with_name(f".{Path(out).name}.{os.getpid()}.tmp")  # as _replace names it
-    with partial.open("wb") as merged:  # each line copied as it is: no record is decoded here
-        lines = heapq.merge(*(log.lines() for log in logs), key=lambda item: item[0])
-        for number, (key, line) in enumerate(lines, 1):
-            line = line if line.endswith(b"\n") else line + b"\n"
-            written.add(key, merged.tell(), len(line), number)
-            merged.write(line)
-    os.replace(partial, out)
+    try:
+        with partial.open("wb") as merged:  # each line copied as it is: no record is decoded here
+            lines = heapq.merge(*(log.lines() for log in logs), key=lambda item: item[0])
+            for number, (key, line) in enumerate(lines, 1):
+                line = line if line.endswith(b"\n") else line + b"\n"
+                written.add(key, merged.tell(), len(line), number)
+                merged.write(line)
+        os.replace(partial, out)
+    except BaseException as exc:
+        partial.unlink(missing_ok=True)
+        if DiskFullError.is_full(exc):
+            raise DiskFullError(out, f"{out} is as it was") from exc
+        raise
     return written
 
 
@@ -503,7 +509,14 @@ def _status(manifest: Path) -> str | None:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Write ``path`` atomically (a reader never sees half a file)."""
+    """Write ``path`` atomically (a reader never sees half a file; a write that fails, the disk
+    full, leaves the file as it was and nothing beside it)."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+    try:
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        if DiskFullError.is_full(exc):
+            raise DiskFullError(path) from exc
+        raise

@@ -5,7 +5,7 @@ score below ``--min-score`` or a target's ``min_score``, failed runs with ``--st
 a strict ``xpass``); 2 bad input (scenario, tool set, config, baseline, option); 3 a
 cassette is missing, unreadable or incomplete, or the requests drifted from it; 4 runs
 the harness could not test (no response, an endpoint unavailable after retries, a
-refused key); 5 a regression against ``--baseline``; 130 interrupted.
+refused key); 5 a regression against ``--baseline``; 8 the disk is full; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from harness.console import (
     row,
     warn_unmatched_xfail,
 )
-from harness.errors import CutLineWarning, UserError
+from harness.errors import CutLineWarning, DiskFullError, UserError
 
 if TYPE_CHECKING:
     pass
 
 
 class HarnessGroup(click.Group):
-    """Turns the harness's user errors into a one-line message and exit code 2, and shows each
-    results line left out (cut short) as a warning."""
+    """Turns the harness's user errors into a one-line message and exit code 2, a full disk into
+    one and exit code 8, and shows each results line left out (cut short) as a warning."""
 
     def invoke(self, ctx: click.Context) -> Any:
         left_out: list[str] = []
@@ -55,6 +55,15 @@ class HarnessGroup(click.Group):
                 return super().invoke(ctx)
             except UserError as exc:
                 _say("red", "error", str(exc))
+                sys.exit(exc.exit_code)
+            except OSError as exc:
+                if not DiskFullError.is_full(exc):
+                    raise
+                if not isinstance(exc, DiskFullError):
+                    exc = DiskFullError(exc.filename or "a file", "what was written before it is kept")
+                command = ctx.invoked_subcommand
+                resume = f"; once there is room, `harness {command} --resume` (same --out) continues the run"
+                _say("red", "error", str(exc) + (resume if command in ("run", "record") else ""))
                 sys.exit(exc.exit_code)
             finally:
                 if left_out:

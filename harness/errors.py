@@ -14,7 +14,8 @@ for bad user input and for faults of the harness or of the wire itself::
     │   ├── CassetteIncompleteError the recording stopped early (its fault is named)
     │   └── CassetteDriftError     the request no longer matches the recording (with a diff)
     ├── TransportError             the request never got an HTTP response (timeout, refused)
-    └── ServerError                a local server (simulator, model, MCP) failed to start or stop
+    ├── ServerError                a local server (simulator, model, MCP) failed to start or stop
+    └── DiskFullError              no space left to write results (also an OSError); exit code 8
 
 Foreign exceptions are translated at the boundary with ``raise ... from``. One warning goes on
 without stopping: :class:`CutLineWarning`, a results file's last line cut short and left out.
@@ -22,7 +23,9 @@ without stopping: :class:`CutLineWarning`, a results file's last line cut short 
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -222,6 +225,35 @@ class TransportError(HarnessError):
 
 class ServerError(HarnessError):
     """A local server the harness manages failed."""
+
+
+class DiskFullError(HarnessError, OSError):
+    """No space left on the device (or the quota is spent) to write the file at ``path``: what
+    was written before stays, and ``harness run --resume`` continues a run once there is room.
+    It is an :class:`OSError` (``errno`` ``ENOSPC``) too; the CLI exits with code 8.
+
+    Example::
+
+        try:
+            harness.run("scenarios", ["sim-openai"], results="reports/results.jsonl")
+        except harness.HarnessError as error:
+            print(error)  # no space left on device writing reports/results.jsonl: ...
+    """
+
+    exit_code = 8
+
+    def __init__(self, path: str | Path, detail: str = ""):
+        self.path = str(path)
+        message = f"no space left on device writing {path}" + (f": {detail}" if detail else "")
+        super().__init__(errno.ENOSPC, message, self.path)
+
+    def __str__(self) -> str:  # OSError would add its number and the file name
+        return str(self.strerror)
+
+    @staticmethod
+    def is_full(exc: BaseException) -> bool:
+        """Whether ``exc`` says the disk is full or the quota spent."""
+        return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 class CutLineWarning(UserWarning):

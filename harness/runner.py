@@ -40,7 +40,7 @@ from harness.agent.external import (
 )
 from harness.agent.loop import LoopSettings, run_loop
 from harness.checks import RunContext, run_checks
-from harness.errors import CassetteError, ConfigError, UserError
+from harness.errors import CassetteError, ConfigError, DiskFullError, UserError
 from harness.model import Finding, ToolExecution, Transcript
 from harness.outcomes import outcome_of, untestable
 from harness.providers import RequestOptions
@@ -451,7 +451,7 @@ def run(
     frozen_before = gc.get_freeze_count()
     gc.freeze()
     try:
-        with _Results(config.results, bool(config.skip), on_result, config.mode == "replay") as results:
+        with _Results(config.results, bool(config.skip), on_result, config.mode == "replay", stop) as results:
             if workers > 1:  # before any thread starts here: the workers are forked
                 jobs = _run_forked(jobs, workers, config, endpoints, results.keep_line, stop)
             finished = threading.Event()
@@ -469,9 +469,17 @@ def run(
 
 class _Results:
     """Where finished runs go: each appended to the results file as its line (then only its key
-    and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory."""
+    and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory. A full disk
+    stops the run (``stop`` is set) with a :class:`DiskFullError`: the lines written stay."""
 
-    def __init__(self, path: Path | None, resumed: bool, on_result: OnResult | None, replay: bool = False):
+    def __init__(
+        self,
+        path: Path | None,
+        resumed: bool,
+        on_result: OnResult | None,
+        replay: bool = False,
+        stop: threading.Event | None = None,
+    ):
         self.on_result = on_result
         # each line reaches the file as its run ends, so a killed run resumes where it stopped;
         # a replay's lines go a megabyte at a time (a replayed run lost with them costs nothing)
@@ -480,9 +488,10 @@ class _Results:
         self.lock = threading.Lock()
         self.kept: list[RunRecord] = []
         self.log = RecordLog(path) if path is not None else None
-        self.path, self.resumed = path, resumed
+        self.path, self.resumed, self.stop = path, resumed, stop
         self.out: IO[bytes] | None = None
         self.offset = self.number = 0
+        self.full: DiskFullError | None = None  # once the disk is full, nothing more is written
 
     def __enter__(self) -> _Results:
         if self.path is not None:
@@ -503,9 +512,22 @@ class _Results:
                 tail.write(b"\n")
                 self.offset += 1
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         if self.out is not None:
-            self.out.close()
+            try:
+                self.out.close()  # a replay's last lines are written here
+            except OSError as error:
+                if kind is None and DiskFullError.is_full(error):
+                    raise self._full() from error
+                if kind is None:  # else the run already ends with its own error
+                    raise
+
+    def _full(self) -> DiskFullError:
+        """The disk is full: the run stops, and nothing more is written."""
+        if self.stop is not None:
+            self.stop.set()
+        self.full = self.full or DiskFullError(str(self.path), "the lines written before it are kept")
+        return self.full
 
     def keep(self, record: RunRecord) -> None:
         """A run finished in this process."""
@@ -529,9 +551,16 @@ class _Results:
 
     def _write(self, line: bytes, key: tuple[str, str, int]) -> None:
         assert self.out is not None and self.log is not None
-        self.out.write(line + b"\n")  # one write: a line never reaches the file without its end
-        if self.flush_each:
-            self.out.flush()
+        if self.full is not None:  # a line after a failed one could leave a cut line mid-file
+            raise self.full
+        try:
+            self.out.write(line + b"\n")  # one write: a line never reaches the file without its end
+            if self.flush_each:
+                self.out.flush()
+        except OSError as error:
+            if DiskFullError.is_full(error):
+                raise self._full() from error
+            raise
         self.number += 1
         self.log.add(key, self.offset, len(line) + 1, self.number)
         self.offset += len(line) + 1

@@ -63,7 +63,8 @@ EXIT_CODES = {
     0: "every run was tested and the gate passed",
     1: "the gate failed: a target scored below its minimum (--min-score, or min_score in "
     "harness.toml), a run failed with --strict, or a run expected to fail passed (xpass, strict)",
-    2: "bad input: a scenario, tool set, harness.toml, baseline or option is invalid",
+    2: "bad input: a scenario, tool set, harness.toml, baseline, results file or option is invalid, "
+    "or --resume names a run another harness is running",
     3: "a cassette is missing, unreadable or incomplete, or the requests drifted from it "
     "(replay never goes live)",
     4: "the harness could not test some runs: no response, an endpoint unavailable after retries, "
@@ -71,6 +72,8 @@ EXIT_CODES = {
     5: "a regression against the baseline (--baseline): a scenario or check that passed now fails, "
     "or a target's or scenario's score dropped by more than --tolerance points (with repeated runs, "
     "only a change outside the noise)",
+    8: "the disk is full (or the quota spent): what was written is kept; once there is room, "
+    "--resume continues the run",
     130: "interrupted (Ctrl-C): the reports describe the runs that finished",
 }
 """The documented exit codes of ``harness run`` / ``record`` (and ``audit``, with ``--fail-on``).

@@ -1,9 +1,10 @@
 """The commands over results files and run folders, given what breaks them: two resumes of one
 killed run at once, a last line cut short, files that are not results files (a gigabyte of
-zeros, ``/dev/zero``, a FIFO) under a memory limit."""
+zeros, ``/dev/zero``, a FIFO) under a memory limit, and a disk that fills during a run."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -11,6 +12,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -129,3 +131,50 @@ def test_what_is_no_results_file_is_refused_quickly_in_bounded_memory(tmp_path: 
         )
         assert done.returncode == 2, done.stderr
         assert expected in done.stderr and "Traceback" not in done.stderr
+
+
+class FullDisk:
+    """A results file on a disk that fills on the third line: half of it is written."""
+
+    def __init__(self, real: Any) -> None:
+        self.real, self.lines = real, 0
+
+    def write(self, data: bytes) -> int:
+        self.lines += 1
+        if self.lines == 3:
+            self.real.write(data[: len(data) // 2])
+            self.real.flush()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return int(self.real.write(data))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_a_full_disk_is_its_own_exit_code_and_the_run_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk was a traceback and exit code 1, which reads as a failed gate."""
+    opened = Path.open
+
+    def open_(path: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        file = opened(path, mode, *args, **kwargs)
+        return FullDisk(file) if path.name == "results.jsonl" and mode == "wb" else file
+
+    monkeypatch.setattr(Path, "open", open_)
+    full = invoke("run", *RUN, "--out", tmp_path / "o")
+    monkeypatch.undo()
+    assert full.exit_code == 8, full.output
+    (folder,) = (tmp_path / "o" / "runs").iterdir()
+    assert (
+        f"error: no space left on device writing {folder / 'results.jsonl'}: the lines written before it "
+        "are kept; once there is room, `harness run --resume` (same --out) continues the run"
+    ) in " ".join(full.stderr.split())
+    assert "Traceback" not in full.output
+    assert json.loads((folder / "run.json").read_text())["status"] == "running"
+    assert len((folder / "results.jsonl").read_bytes().splitlines()) == 3  # two lines and half of one
+
+    resumed = invoke("run", "--resume", "--out", tmp_path / "o")
+    assert resumed.exit_code == 0, resumed.output
+    assert "2 done, 2 to go" in resumed.stderr and ":3: cut short when the run stopped" in resumed.stderr
+    assert len((tmp_path / "o" / "results.jsonl").read_text().splitlines()) == 4

@@ -39,9 +39,10 @@ def bundled(name: str, **changes: Any) -> Target:
 
 
 def test_exit_code_5_is_documented_and_the_others_keep_their_meaning() -> None:
-    assert sorted(EXIT_CODES) == [0, 1, 2, 3, 4, 5, 130]
+    assert sorted(EXIT_CODES) == [0, 1, 2, 3, 4, 5, 8, 130]
     assert "regression against the baseline" in EXIT_CODES[5]
     assert "--min-score" in EXIT_CODES[1] and "cassette" in EXIT_CODES[3] and "interrupted" in EXIT_CODES[130]
+    assert "disk is full" in EXIT_CODES[8]
 
 
 def test_cassette_errors_come_before_regressions(sets: tuple[list[RunRecord], list[RunRecord]]) -> None:

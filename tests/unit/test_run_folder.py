@@ -1,10 +1,13 @@
 """Run folders (``<out>/runs/<id>/``) and the results sink: one run holds a folder at a time, run
-ids never collide, and a killed run's file is mended for its resume."""
+ids never collide, a killed run's file is mended for its resume, and a full disk stops the run
+with a clear error, keeping every line written before."""
 
 from __future__ import annotations
 
 import datetime as dates
+import errno
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +15,8 @@ import pytest
 
 from harness import api
 from harness.api import RunFolder
-from harness.errors import ConfigError
-from harness.records import RecordLog
+from harness.errors import ConfigError, DiskFullError
+from harness.records import RecordLog, record_line
 from harness.runner import _Results
 from tests.unit.test_records import record
 from tests.unit.test_results_input import whole
@@ -93,3 +96,86 @@ def test_a_resumed_run_appends_after_the_last_whole_line(tmp_path: Path, tail: b
     assert [key[2] for key in log.run_keys()] == [*range(kept), 9]
     assert path.read_bytes() == b"".join(whole(k) for k in range(kept)) + whole(9)
     assert [r.repeat for r in results.records()] == [9] and results.records()[0] == record(repeat=9)
+
+
+class FillingFile:
+    """The sink's file, on a disk with ``room`` bytes left: a write past it writes what fits, then
+    fails with ENOSPC, as a full disk does."""
+
+    def __init__(self, results: _Results, room: int, fail_on_close: bool = False) -> None:
+        assert results.out is not None and results.path is not None
+        results.out.close()
+        self.file = results.path.open("ab")
+        self.room = room
+        self.fail_on_close = fail_on_close
+
+    def write(self, data: bytes) -> int:
+        fits = data[: max(0, self.room)]
+        self.file.write(fits)
+        self.file.flush()
+        self.room -= len(data)
+        if len(fits) < len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return len(data)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+        if self.fail_on_close:  # a replay's buffered lines meet the full disk when it closes
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_stops_the_run_with_a_clear_error_keeping_what_was_written(tmp_path: Path) -> None:
+    """A full disk was a traceback and exit code 1 (a failed gate)."""
+    path = tmp_path / "results.jsonl"
+    stop = threading.Event()
+    two = len(whole(0) + whole(1))
+    with pytest.raises(DiskFullError) as caught, _Results(path, False, None, stop=stop) as results:
+        results.out = FillingFile(results, room=two + 100)  # type: ignore[assignment]
+        results.keep(record(repeat=0))
+        results.keep(record(repeat=1))
+        assert not stop.is_set()
+        try:
+            results.keep(record(repeat=2))
+        finally:
+            assert stop.is_set()  # no new run starts
+            with pytest.raises(DiskFullError):  # nothing more is written after the failed line
+                results.keep(record(repeat=3))
+    error = caught.value
+    assert str(error) == f"no space left on device writing {path}: the lines written before it are kept"
+    assert error.exit_code == 8 and error.errno == errno.ENOSPC and isinstance(error, OSError)
+    assert path.read_bytes() == whole(0) + whole(1) + whole(2)[:100]
+    with _Results(path, True, None) as resumed:  # room again: the run resumes after line 2
+        resumed.keep(record(repeat=2))
+    assert path.read_bytes() == whole(0) + whole(1) + whole(2)
+
+
+def test_a_full_disk_when_the_last_lines_are_written_is_the_same_error(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    with (
+        pytest.raises(DiskFullError, match="no space left on device writing"),
+        _Results(path, False, None, replay=True) as results,
+    ):
+        results.out = FillingFile(results, room=1 << 20, fail_on_close=True)  # type: ignore[assignment]
+        results.keep(record())
+    assert path.read_bytes() == record_line(record()) + b"\n"
+
+
+def test_a_manifest_the_disk_has_no_room_for_stays_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = RunFolder.create(tmp_path, MANIFEST)
+    before = (folder.path / "run.json").read_bytes()
+
+    def full(self: Path, data: bytes) -> int:
+        Path.write_text(self, "half a manifest")  # what fitted
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(DiskFullError, match=r"no space left on device writing .*run.json"):
+        folder.finish("complete", [], tmp_path)
+    monkeypatch.undo()
+    assert (folder.path / "run.json").read_bytes() == before
+    assert sorted(p.name for p in folder.path.iterdir()) == ["run.json", "run.lock"]
