@@ -213,6 +213,7 @@ def run_one(
                 live=config.mode != "replay" or config.live_mcp,
                 record=config.mode == "record",
                 reserved=list(registry.names()),
+                stop=config.stop,
             )
             mcp.start()
             for tool in mcp.tools():

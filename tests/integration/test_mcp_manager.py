@@ -261,6 +261,24 @@ def test_sigint_during_a_blocked_call_leaves_no_process() -> None:
     assert pids and gone(pids)
 
 
+def test_the_stop_event_ends_a_hung_call_at_once_and_close_leaves_no_process() -> None:
+    """An interrupted run (its stop event set) does not wait out the server's timeout_s."""
+    stop = threading.Event()
+    manager = MCPManager([fixture_spec(timeout_s=117)], stop=stop)
+    manager.start()
+    pids = manager.pids(SERVER_NAME)
+    timer = threading.Timer(0.5, stop.set)
+    timer.start()
+    begun = time.perf_counter()
+    with pytest.raises(MCPCallError) as caught:  # the registry turns it into a failed tool result
+        manager.call(SERVER_NAME, "flaky", {"mode": "hang"})
+    assert "interrupted" in str(caught.value)
+    assert time.perf_counter() - begun < 10  # not the server's 117 s
+    manager.close()
+    assert pids and gone(pids)
+    assert manager.issues == []  # the server did nothing wrong: the run was interrupted
+
+
 def test_descendant_outliving_the_server_is_killed_as_an_orphan(tmp_path: Path) -> None:
     """A wrapper that leaves a detached child behind: the token sweep finds and kills it."""
     command, args, env = fixture_command()

@@ -3,7 +3,7 @@
 The harness is synchronous and multi-threaded; the MCP SDK is async. One loop per
 :class:`~harness.tools.mcp.manager.MCPManager` keeps the two apart: callers block on
 :meth:`LoopThread.run`, which also cancels the coroutine when the caller gives up
-(timeout, KeyboardInterrupt) so nothing keeps running behind its back.
+(timeout, KeyboardInterrupt, the run's stop event) so nothing keeps running behind its back.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -20,6 +21,12 @@ T = TypeVar("T")
 
 DRAIN_S = 8.0
 """How long tasks still pending at stop may take to finish their cancellation."""
+STOP_POLL_S = 0.1
+"""How often a wait looks at the stop event (an interrupted run ends its MCP calls this soon)."""
+
+
+class Interrupted(ServerError):
+    """The run was interrupted (its stop event set) while waiting on the loop."""
 
 
 class LoopThread:
@@ -30,14 +37,20 @@ class LoopThread:
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
-        """Run ``coro`` on the loop and wait; on timeout or interrupt cancel it and re-raise."""
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float, stop: threading.Event | None = None) -> T:
+        """Run ``coro`` on the loop and wait; on timeout, on ``stop`` being set (raising
+        :class:`Interrupted`) or on an interrupt, cancel it and raise."""
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        deadline = time.monotonic() + timeout
         try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ServerError(f"MCP manager: no answer within {timeout:.1f}s") from None
+            while not future.done():
+                if stop is not None and stop.is_set():
+                    raise Interrupted("MCP manager: the run was interrupted")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ServerError(f"MCP manager: no answer within {timeout:.1f}s")
+                concurrent.futures.wait([future], min(left, STOP_POLL_S) if stop is not None else left)
+            return future.result()
         except BaseException:
             future.cancel()
             raise

@@ -15,6 +15,9 @@ server is stopped and later calls to it fail fast with :class:`MCPCallError` (a
 Shutdown (``close()``, the context manager, or ``atexit``) stops every server through
 the SDK (stdin closed, then SIGTERM/SIGKILL to its process group), then kills any
 process still carrying the server's environment token: no orphans, checked via /proc.
+With a ``stop`` event, setting it (an interrupted run) ends the calls and the start in
+flight at once and makes shutdown begin with SIGTERM; until shutdown, a process exiting at
+once (:func:`harness.children.exit_now`) kills the servers first.
 
 ``mcp`` is imported inside functions only: importing this module stays cheap.
 """
@@ -33,11 +36,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from harness import children
 from harness.errors import ConfigError, ServerError, UnknownNameError
 from harness.model import ToolSpec
 from harness.providers.rules import NameRules
 from harness.providers.schemas import normalize_schema, schema_issues
-from harness.tools.mcp._loop import LoopThread
+from harness.tools.mcp._loop import Interrupted, LoopThread
 from harness.tools.mcp._proc import TOKEN_VARIABLE, is_alive, kill_all, root_pid, token_pids
 from harness.tools.mcp.types import (
     IssueKind,
@@ -98,7 +102,7 @@ class _Server:
 class MCPManager:
     """Starts, calls and stops the stdio MCP servers of one run (see the module doc)."""
 
-    def __init__(self, specs: Iterable[ServerSpecLike]) -> None:
+    def __init__(self, specs: Iterable[ServerSpecLike], *, stop: threading.Event | None = None) -> None:
         self._servers: dict[str, _Server] = {}
         for spec in map(MCPServerSpec.of, specs):
             if not spec.name or spec.name in self._servers:
@@ -108,6 +112,8 @@ class MCPManager:
         self._lock = threading.Lock()
         self._loop: LoopThread | None = None
         self._state = "new"
+        self._interrupt = stop
+        self._tracked: int | None = None
 
     # -- sync API ---------------------------------------------------------------------
 
@@ -118,9 +124,10 @@ class MCPManager:
         self._state = "started"
         self._loop = LoopThread("mcp-manager")
         atexit.register(self.close)
+        self._tracked = children.track(self._kill_now)
         budget = max((s.spec.timeout_s for s in self._servers.values()), default=0) + STOP_WAIT_S
         try:
-            self._loop.run(self._start_all(), budget)
+            self._loop.run(self._start_all(), budget, self._interrupt)
         except BaseException:  # KeyboardInterrupt included: leave nothing running
             self.close()
             raise
@@ -140,14 +147,18 @@ class MCPManager:
         """Call ``tool`` on ``server``; an isError result is returned, not raised.
 
         Raises :class:`MCPCallError` when there is no result (dead server, timeout,
-        protocol error) and :class:`UnknownNameError` for an undeclared server.
+        protocol error, the run interrupted) and :class:`UnknownNameError` for an undeclared server.
         """
         state = self._get(server)
         if self._state != "started" or self._loop is None:
             raise MCPCallError(f"MCPManager is {self._state}", server=server, tool=tool)
         timeout = state.spec.timeout_s if timeout_s is None else timeout_s
         wait = timeout + CALL_GRACE_S + STOP_WAIT_S
-        return self._loop.run(self._call(state, tool, arguments or {}, timeout), wait)
+        try:
+            return self._loop.run(self._call(state, tool, arguments or {}, timeout), wait, self._interrupt)
+        except Interrupted:
+            message = f"MCP tool {tool!r} on {server!r}: the run was interrupted"
+            raise MCPCallError(message, server=server, tool=tool) from None
 
     def close(self) -> None:
         """Stop every server and the loop; kill anything left over (recorded as ``orphan``)."""
@@ -163,6 +174,8 @@ class MCPManager:
             pass  # the sweep below still runs
         finally:
             self._sweep()
+            if self._tracked is not None:
+                children.untrack(self._tracked)
             if self._loop is not None:
                 self._loop.stop()
             for state in self._servers.values():
@@ -258,6 +271,11 @@ class MCPManager:
         if issue.fatal and state.death is None:
             state.death = issue
         return issue
+
+    def _kill_now(self) -> None:
+        """Kill every server's processes at once (the process is leaving: see :mod:`harness.children`)."""
+        for state in self._servers.values():
+            kill_all(token_pids(state.token))
 
     def _sweep(self) -> None:
         """Kill whatever still carries a server's token after shutdown, as an ``orphan`` issue."""
@@ -390,6 +408,10 @@ class MCPManager:
             pid = state.pid if state.client is not None and state.death is None else None
             if pid is not None and not is_alive(pid, state.token):
                 self._record(state, "crashed", f"process {pid} exited while idle")
+        if self._interrupt is not None and self._interrupt.is_set():  # no grace for a hung server
+            for state in self._servers.values():
+                state.stopping = True  # what follows is no failure of the server's
+                kill_all(token_pids(state.token), signal.SIGTERM)
         await asyncio.gather(*(self._stop(state) for state in self._servers.values()))
 
 

@@ -63,9 +63,11 @@ class MCPSession:
         live: bool,
         record: bool,
         reserved: list[str],
+        stop: threading.Event | None = None,
     ):
         self.target, self.use, self.recording = target, use, recording
         self.live, self.record = live, record
+        self.stop = stop  # the run's interruption: ends the live servers' calls in flight
         self.family = FAMILIES.get(wire_format, "openai")
         self.reserved = reserved
         self.manager: Any = None
@@ -97,7 +99,7 @@ class MCPSession:
     def _start_live(self) -> None:
         from harness.tools.mcp.manager import MCPManager
 
-        self.manager = MCPManager([self._spec(s) for s in self.use.servers])
+        self.manager = MCPManager([self._spec(s) for s in self.use.servers], stop=self.stop)
         self.manager.start()
         self.listed = self.manager.tools()
 
