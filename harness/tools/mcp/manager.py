@@ -19,6 +19,10 @@ With a ``stop`` event, setting it (an interrupted run) ends the calls and the st
 flight at once and makes shutdown begin with SIGTERM; until shutdown, a process exiting at
 once (:func:`harness.children.exit_now`) kills the servers first.
 
+A server is hostile input: lines on its stdout that are not JSON-RPC are a
+``protocol_error`` issue, and what the SDK logs about a server passes a filter that redacts
+registered secrets and keeps tracebacks (and the values in them) off the console.
+
 ``mcp`` is imported inside functions only: importing this module stays cheap.
 """
 
@@ -26,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
+import logging
 import os
 import signal
 import tempfile
@@ -36,7 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from harness import children
+from harness import children, secrets
 from harness.errors import ConfigError, ServerError, UnknownNameError
 from harness.model import ToolSpec
 from harness.providers.rules import NameRules
@@ -78,6 +84,8 @@ STOP_WAIT_S = 8.0
 """Bound on one server's shutdown: the SDK's own escalation takes at most ~6.5 s."""
 STDERR_TAIL_BYTES = 4000
 LIST_PAGES_MAX = 100
+EXCERPT_CHARS = 80
+"""How much of a server's stray stdout line an issue quotes (after redaction)."""
 
 
 @dataclass(eq=False)
@@ -92,6 +100,9 @@ class _Server:
     pid: int | None = None
     death: MCPIssue | None = None
     stopping: bool = False
+    noise: int = 0  # stdout lines that were not JSON-RPC
+    noise_issue: MCPIssue | None = None
+    noise_first: str = ""
     start_ms: float | None = None
     task: asyncio.Task[None] | None = None
     scope: CancelScope | None = None
@@ -122,6 +133,7 @@ class MCPManager:
         if self._state != "new":
             raise ServerError(f"MCPManager cannot start: it is {self._state}")
         self._state = "started"
+        _quiet_sdk_logs()
         self._loop = LoopThread("mcp-manager")
         atexit.register(self.close)
         self._tracked = children.track(self._kill_now)
@@ -277,6 +289,26 @@ class MCPManager:
         for state in self._servers.values():
             kill_all(token_pids(state.token))
 
+    def _noise(self, state: _Server, message: object) -> None:
+        """The server wrote something on stdout that is not JSON-RPC (the SDK hands the parse
+        error over): one ``protocol_error`` issue per server, counting the lines and quoting the
+        first (redacted, shortened), without the parser's traceback."""
+        if not isinstance(message, Exception):
+            return  # a notification
+        state.noise += 1
+        if state.noise_issue is None:
+            state.noise_first = _stray_line(message)
+            detail = f"wrote a line on stdout that is not a JSON-RPC message: {state.noise_first}"
+            state.noise_issue = self._record(state, "protocol_error", detail)
+            return
+        detail = (
+            f"wrote {state.noise} lines on stdout that are not JSON-RPC messages; "
+            f"the first: {state.noise_first}"
+        )
+        with self._lock:
+            at = self._issues.index(state.noise_issue)
+            state.noise_issue = self._issues[at] = dataclasses.replace(state.noise_issue, detail=detail)
+
     def _sweep(self) -> None:
         """Kill whatever still carries a server's token after shutdown, as an ``orphan`` issue."""
         for state in self._servers.values():
@@ -312,13 +344,23 @@ class MCPManager:
         env = {**spec.env, TOKEN_VARIABLE: state.token}
         params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=spec.cwd)
         info = Implementation(name="toolcall-harness", version="0.1.0")
+
+        async def on_message(message: object) -> None:  # notifications, and the transport's errors
+            self._noise(state, message)
+
         started = time.perf_counter()
         deadline = asyncio.get_running_loop().call_later(spec.timeout_s, self._start_overdue, state)
         try:
             with anyio.CancelScope() as scope:
                 state.scope = scope
                 transport = stdio_client(params, errlog=state.stderr)
-                client = Client(transport, read_timeout_seconds=spec.timeout_s, client_info=info, cache=None)
+                client = Client(
+                    transport,
+                    read_timeout_seconds=spec.timeout_s,
+                    client_info=info,
+                    cache=None,
+                    message_handler=on_message,
+                )
                 async with client:
                     state.tools = await _list_tools(spec.name, client)
                     deadline.cancel()
@@ -459,6 +501,51 @@ def _not_running(state: _Server, tool: str) -> MCPCallError:
     why = f"{state.death.kind}: {state.death.detail}" if state.death else "stopped"
     message = f"MCP server {state.spec.name!r} is not running ({why})"
     return MCPCallError(message, server=state.spec.name, tool=tool, issue=state.death)
+
+
+def _stray_line(exc: Exception) -> str:
+    """What an unparseable stdout line was: the line (redacted first, then shortened, so no part
+    of a secret survives the cut) and why it is not JSON-RPC, from the parser's own error."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return secrets.redact(f"{type(exc).__name__}: {exc}")[:EXCERPT_CHARS]
+    found = errors(include_url=False)
+    line = found[0].get("input") if found else None
+    why = "; ".join(dict.fromkeys(str(e.get("msg", "")) for e in found))
+    quoted = secrets.redact(line if isinstance(line, str) else repr(line))
+    if len(quoted) > EXCERPT_CHARS:
+        quoted = quoted[:EXCERPT_CHARS] + "..."
+    return f"{quoted!r} ({why})"
+
+
+class _SDKLogFilter(logging.Filter):
+    """On the MCP SDK's loggers: drops the parse failure of a server's stdout line (the manager
+    records it as an issue), and makes every other record one line with registered secrets
+    redacted: the SDK logs pydantic errors whose tracebacks quote what a server sent."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "Failed to parse JSONRPC message from server":
+            return False
+        text = record.getMessage()
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None:
+            text += f" ({type(error).__name__}: {(str(error).splitlines() or [''])[0]})"
+        record.msg, record.args, record.exc_info, record.exc_text = secrets.redact(text), (), None, None
+        return True
+
+
+_SDK_FILTER = _SDKLogFilter()
+
+
+def _quiet_sdk_logs() -> None:
+    """Put :class:`_SDKLogFilter` on every MCP SDK logger (once each)."""
+    import mcp.client.stdio  # noqa: F401  (its logger exists once it is imported)
+
+    for name in list(logging.Logger.manager.loggerDict):
+        if name == "mcp" or name.startswith("mcp."):
+            logger = logging.getLogger(name)
+            if _SDK_FILTER not in logger.filters:
+                logger.addFilter(_SDK_FILTER)
 
 
 def _describe(exc: BaseException) -> str:
