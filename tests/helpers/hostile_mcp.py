@@ -7,6 +7,7 @@ otherwise; each answers with its arguments' ``text``. Behaviours:
 * ``secret``: writes the value of ``HOSTILE_SECRET`` on stdout, as a line that is not JSON-RPC,
   before it answers each call (a server leaking a ``secret_env`` value);
 * ``garbage``: writes lines that are not JSON-RPC on stdout before each answer;
+* ``empty-name``: also lists a tool named ``""``;
 * ``plain``: behaves.
 """
 
@@ -21,7 +22,7 @@ GARBAGE = ["this is not JSON-RPC", '{"jsonrpc": "2.0", "method": 42}', "\x1b[31m
 
 
 def tools(behaviour: str) -> list[dict[str, Any]]:
-    names = ["echo"]
+    names = {"empty-name": ["", "echo"]}.get(behaviour, ["echo"])
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     return [{"name": n, "description": f"Echo the text ({n!r}).", "inputSchema": schema} for n in names]
 

@@ -5,7 +5,8 @@ carries a secret it was given.
 One live run on two simulated targets whose naming rules forbid ``.`` (OpenAI's, Anthropic's):
 
 * ``secret``: prints its ``secret_env`` value on stdout, where the MCP SDK expects JSON-RPC;
-* ``garbage``: prints lines that are not JSON-RPC before each answer.
+* ``garbage``: prints lines that are not JSON-RPC before each answer;
+* ``empty``: lists a tool named ``""`` beside its ``echo``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def scenario(behaviour: str, call: str, **server: Any) -> dict[str, Any]:
 SUITE = [
     scenario("secret", "echo", secret_env=["HOSTILE_SECRET"]),
     scenario("garbage", "echo"),
+    scenario("empty-name", "echo"),
 ]
 
 
@@ -94,3 +96,13 @@ def test_garbage_on_stdout_is_a_finding_of_the_server_not_a_traceback(ran: Any) 
         assert run["score"] < 100
     console = done.stdout + done.stderr
     assert "Traceback" not in console and "input_value" not in console
+
+
+def test_a_tool_without_a_name_is_left_out_as_a_finding(ran: Any) -> None:
+    _, _, report = ran
+    for run in runs(report, "hostile.empty_name"):
+        (finding,) = mcp_findings(run)
+        assert finding["check_id"] == "mcp.protocol_error"
+        assert "listed a tool without a name: left out" in finding["detail"]
+        assert run["calls"] == [["mcp__evil__echo", {"text": "hello"}]]  # the server's other tool
+        assert run["checks"]["expect.calls"] == "pass" and run["checks"]["protocol.mcp_servers"] == "warn"

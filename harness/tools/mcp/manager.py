@@ -19,9 +19,10 @@ With a ``stop`` event, setting it (an interrupted run) ends the calls and the st
 flight at once and makes shutdown begin with SIGTERM; until shutdown, a process exiting at
 once (:func:`harness.children.exit_now`) kills the servers first.
 
-A server is hostile input: lines on its stdout that are not JSON-RPC are a
-``protocol_error`` issue, and what the SDK logs about a server passes a filter that redacts
-registered secrets and keeps tracebacks (and the values in them) off the console.
+A server is hostile input: lines on its stdout that are not JSON-RPC and tools it lists
+without a name are ``protocol_error`` issues, and what the SDK logs about a server passes a
+filter that redacts registered secrets and keeps tracebacks (and the values in them) off the
+console.
 
 ``mcp`` is imported inside functions only: importing this module stays cheap.
 """
@@ -362,7 +363,7 @@ class MCPManager:
                     message_handler=on_message,
                 )
                 async with client:
-                    state.tools = await _list_tools(spec.name, client)
+                    state.tools = await self._list_tools(state, client)
                     deadline.cancel()
                     state.start_ms = (time.perf_counter() - started) * 1000
                     state.pid = root_pid(state.token)
@@ -445,6 +446,23 @@ class MCPManager:
         if state.task is not None and state.task is not asyncio.current_task():
             await asyncio.wait({state.task}, timeout=STOP_WAIT_S)
 
+    async def _list_tools(self, state: _Server, client: Client) -> list[MCPTool]:
+        """Every page of the server's tool list; a tool without a name is left out as an issue
+        (nothing could call it, and no provider accepts it)."""
+        tools: list[MCPTool] = []
+        cursor: str | None = None
+        for _ in range(LIST_PAGES_MAX):
+            page = await client.list_tools(cursor=cursor)
+            for t in page.tools:
+                if not t.name:
+                    self._record(state, "protocol_error", "listed a tool without a name: left out", t.name)
+                    continue
+                tools.append(MCPTool(state.spec.name, t.name, t.description or "", dict(t.input_schema)))
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
     async def _stop_all(self) -> None:
         for state in self._servers.values():  # a crash while idle would otherwise go unnoticed
             pid = state.pid if state.client is not None and state.death is None else None
@@ -455,18 +473,6 @@ class MCPManager:
                 state.stopping = True  # what follows is no failure of the server's
                 kill_all(token_pids(state.token), signal.SIGTERM)
         await asyncio.gather(*(self._stop(state) for state in self._servers.values()))
-
-
-async def _list_tools(server: str, client: Client) -> list[MCPTool]:
-    tools: list[MCPTool] = []
-    cursor: str | None = None
-    for _ in range(LIST_PAGES_MAX):
-        page = await client.list_tools(cursor=cursor)
-        tools += [MCPTool(server, t.name, t.description or "", dict(t.input_schema)) for t in page.tools]
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return tools
 
 
 OnCall = Callable[[str, str, dict[str, Any], MCPCallResult | None, str | None], None]
