@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.matchers import example
 from harness.scenarios import Scenario
+from harness.tools.naming import HASH_LENGTHS, name_digest
 
 
 @dataclass
@@ -103,26 +105,40 @@ class ScriptedModel:
         phase = scenario.phase(len(asked))
         steps = self.plan(phase)
         if turn < len(steps):
-            return Reply([(offered_name(name, conversation.tool_names), args) for name, args in steps[turn]])
+            servers = [server.name for server in scenario.mcp_servers]
+            offered = conversation.tool_names
+            return Reply([(offered_name(name, offered, servers), args) for name, args in steps[turn]])
         final = phase.expect.final
         return Reply(text=str(example(final)) if final is not None else "Done.")
 
 
-def offered_name(name: str, offered: list[str]) -> str:
-    """The name under which the request offers the tool a scenario calls ``name``: MCP tools
-    may be sanitised (``search.files`` -> ``search_files``) or shortened with a hash suffix
-    (declared tools: SHA-256 of ``"\\x00" + name``, see :mod:`harness.tools.naming`), and a
-    model calls what it is offered."""
+def offered_name(name: str, offered: list[str], servers: Iterable[str] = ()) -> str:
+    """The name under which the request offers the tool a scenario calls ``name`` (a model calls
+    what it is offered), read from the request's tools: the name itself; else the offered name
+    carrying the hash suffix the harness gives a renamed tool (cut, reserved or colliding: see
+    :func:`harness.tools.naming.name_digest`), for the tool's ``(server, tool)`` pair, an MCP
+    tool's server being one of the scenario's ``servers``; else the name with the characters
+    providers forbid replaced (``search.files`` -> ``search_files``)."""
     if not offered or name in offered:
         return name
+    digests = [name_digest(server, tool) for server, tool in _pairs(name, servers)]
+    for candidate in offered:
+        suffix = candidate.rpartition("_")[2]
+        if len(suffix) in HASH_LENGTHS and any(digest.startswith(suffix) for digest in digests):
+            return candidate
     safe = re.sub(r"[^a-zA-Z0-9_-]", "_", name)
-    if safe in offered:
-        return safe
-    shortened = [o for o in offered if "_" in o and len(o) > 20 and safe.startswith(o.rsplit("_", 1)[0])]
-    if len(shortened) > 1:  # names cut to the same prefix differ by their documented hash suffix
-        digest = hashlib.sha256(f"\x00{name}".encode()).hexdigest()
-        shortened = [o for o in shortened if digest.startswith(o.rsplit("_", 1)[1])] or shortened
-    return shortened[0] if shortened else name
+    return safe if safe in offered else name
+
+
+def _pairs(name: str, servers: Iterable[str]) -> list[tuple[str, str]]:
+    """The ``(server, tool)`` pairs a scenario's tool name can stand for: a declared tool's
+    ``("", name)``, and ``mcp__<server>__<tool>`` or ``<server>.<tool>`` for each server."""
+    pairs = [("", name)]
+    for server in servers:
+        for prefix in (f"mcp__{server}__", f"{server}."):
+            if name.startswith(prefix):
+                pairs.append((server, name.removeprefix(prefix)))
+    return pairs
 
 
 def names_in_prompt(conversation: Conversation) -> list[str]:

@@ -39,7 +39,10 @@ HASH_LENGTHS = (8, 16, 32)
 """Hex digits of the suffix added to a truncated or colliding name (longer only on a clash)."""
 
 
-def _digest(server: str, tool: str) -> str:
+def name_digest(server: str, tool: str) -> str:
+    """The SHA-256 (hex) of ``(server, tool)`` whose head suffixes a renamed tool's exposed name
+    (``server`` is ``""`` for a declared tool): how a reader of a request tells which tool a
+    renamed name stands for, without the table."""
     return hashlib.sha256(f"{server}\x00{tool}".encode()).hexdigest()
 
 
@@ -124,7 +127,7 @@ class ToolNamer:
         return names
 
     def _suffixed(self, name: str, pair: tuple[str, str], length: int) -> str:
-        suffix = "_" + _digest(*pair)[:length]
+        suffix = "_" + name_digest(*pair)[:length]
         return name[: self.rules.max_len - len(suffix)] + suffix
 
     def exposed(self, server: str, tool: str) -> str:

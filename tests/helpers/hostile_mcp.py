@@ -8,6 +8,7 @@ otherwise; each answers with its arguments' ``text``. Behaviours:
   before it answers each call (a server leaking a ``secret_env`` value);
 * ``garbage``: writes lines that are not JSON-RPC on stdout before each answer;
 * ``empty-name``: also lists a tool named ``""``;
+* ``twins``: lists ``echo.x`` and ``echo_x`` (one name when sanitised for OpenAI's rules);
 * ``plain``: behaves.
 """
 
@@ -22,7 +23,7 @@ GARBAGE = ["this is not JSON-RPC", '{"jsonrpc": "2.0", "method": 42}', "\x1b[31m
 
 
 def tools(behaviour: str) -> list[dict[str, Any]]:
-    names = {"empty-name": ["", "echo"]}.get(behaviour, ["echo"])
+    names = {"twins": ["echo.x", "echo_x"], "empty-name": ["", "echo"]}.get(behaviour, ["echo"])
     schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     return [{"name": n, "description": f"Echo the text ({n!r}).", "inputSchema": schema} for n in names]
 

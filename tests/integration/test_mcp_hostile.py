@@ -6,7 +6,8 @@ One live run on two simulated targets whose naming rules forbid ``.`` (OpenAI's,
 
 * ``secret``: prints its ``secret_env`` value on stdout, where the MCP SDK expects JSON-RPC;
 * ``garbage``: prints lines that are not JSON-RPC before each answer;
-* ``empty``: lists a tool named ``""`` beside its ``echo``.
+* ``empty``: lists a tool named ``""`` beside its ``echo``;
+* ``twins``: lists ``echo.x`` and ``echo_x``, one name once ``.`` is replaced.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ SUITE = [
     scenario("secret", "echo", secret_env=["HOSTILE_SECRET"]),
     scenario("garbage", "echo"),
     scenario("empty-name", "echo"),
+    scenario("twins", "echo.x"),
 ]
 
 
@@ -106,3 +108,9 @@ def test_a_tool_without_a_name_is_left_out_as_a_finding(ran: Any) -> None:
         assert "listed a tool without a name: left out" in finding["detail"]
         assert run["calls"] == [["mcp__evil__echo", {"text": "hello"}]]  # the server's other tool
         assert run["checks"]["expect.calls"] == "pass" and run["checks"]["protocol.mcp_servers"] == "warn"
+
+
+def test_the_simulator_calls_the_twin_under_the_name_the_harness_offered(ran: Any) -> None:
+    _, _, report = ran
+    for run in runs(report, "hostile.twins"):
+        assert run["score"] == 100, [f["detail"] for f in run["findings"] if not f["passed"]]

@@ -2,6 +2,7 @@ from pathlib import Path
 
 from harness.scenarios import load
 from harness.sim.script import Conversation, ScriptedModel, offered_name
+from harness.tools.naming import ToolNamer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,10 +38,25 @@ def test_a_phase_that_went_otherwise_does_not_shift_the_next() -> None:
 def test_offered_name_follows_sanitising_and_shortening() -> None:
     assert offered_name("get_weather", ["get_weather"]) == "get_weather"
     assert (
-        offered_name("mcp__codeindex__search.files", ["mcp__codeindex__search_files"])
+        offered_name("mcp__codeindex__search.files", ["mcp__codeindex__search_files"], ["codeindex"])
         == "mcp__codeindex__search_files"
     )
-    long = "mcp__a_very_long_server_name__and_an_even_longer_tool_name_that_goes_on"
-    shortened = long[:55] + "_0123abcd"
-    assert offered_name(long, [shortened]) == shortened
+    server, tool = "a_very_long_server_name", "and_an_even_longer_tool_name_that_goes_on_and_on"
+    shortened = ToolNamer([(server, tool)], "openai").exposed(server, tool)
+    assert shortened != f"mcp__{server}__{tool}"  # cut to OpenAI's 64 characters, with a hash suffix
+    assert offered_name(f"mcp__{server}__{tool}", [shortened], [server]) == shortened
     assert offered_name("x", []) == "x"
+
+
+def test_offered_name_is_the_one_the_harness_declared_for_twins() -> None:
+    """``echo.x`` and ``echo_x`` both sanitise to ``echo_x``: the harness keeps that name for the
+    tool really called so and gives ``echo.x`` a hashed one; the simulator must call that one."""
+    namer = ToolNamer([("evil", "echo.x"), ("evil", "echo_x")], "openai")
+    offered = [namer.exposed("evil", "echo_x"), namer.exposed("evil", "echo.x")]
+    assert offered[0] == "mcp__evil__echo_x" and offered[1].startswith("mcp__evil__echo_x_")
+    assert offered_name("mcp__evil__echo.x", offered, ["evil"]) == offered[1]
+    assert offered_name("mcp__evil__echo_x", offered, ["evil"]) == offered[0]
+    dotted = ToolNamer([("evil", "echo.x"), ("evil", "echo_x")], "openai", style="dotted")
+    offered = [dotted.exposed("evil", "echo_x"), dotted.exposed("evil", "echo.x")]
+    assert offered_name("evil.echo.x", offered, ["evil"]) == dotted.exposed("evil", "echo.x")
+    assert offered_name("evil.echo_x", offered, ["evil"]) == dotted.exposed("evil", "echo_x")
