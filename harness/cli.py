@@ -6,19 +6,28 @@ a strict ``xpass``); 2 bad input (scenario, tool set, config, baseline, option);
 cassette is missing, unreadable or incomplete, or the requests drifted from it; 4 runs
 the harness could not test (no response, an endpoint unavailable after retries, a
 refused key); 5 a regression against ``--baseline``; 8 the disk is full; 130 interrupted.
+
+Signals: the first Ctrl-C, SIGTERM (CI runners, ``timeout``) or SIGHUP stops what the
+command started in order (``harness run`` starts no new run and writes the reports of the
+runs that finished); a second one exits at once, killing first every process the harness
+started (:mod:`harness.children`). A signal the harness was started ignoring (``nohup``, a
+background job) stays ignored.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
+import signal
 import sys
+import threading
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from harness import cli_results
+from harness import children, cli_results
 from harness.cli_results import build_report, exit_on_gate
 from harness.console import (
     console,
@@ -33,14 +42,66 @@ from harness.errors import CutLineWarning, DiskFullError, UserError
 if TYPE_CHECKING:
     pass
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Signals:
+    """The command's handling of :data:`STOP_SIGNALS`: the first calls ``on_first`` (by default
+    it raises ``KeyboardInterrupt``, as Ctrl-C does, so every ``with`` block stops what it
+    started); a second kills what the harness started and exits 130 at once."""
+
+    def __init__(self) -> None:
+        self.on_first: Callable[[int], None] = self.raise_interrupt
+        self.seen = False
+
+    @staticmethod
+    def raise_interrupt(signum: int) -> None:
+        raise KeyboardInterrupt
+
+    def handle(self, signum: int, frame: Any) -> None:
+        if self.seen:
+            children.exit_now(130)
+        self.seen = True
+        self.on_first(signum)
+
+    @contextlib.contextmanager
+    def first(self, action: Callable[[int], None]) -> Iterator[None]:
+        """``action`` is what a first signal does during the block."""
+        before, self.on_first = self.on_first, action
+        try:
+            yield
+        finally:
+            self.on_first = before
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[Signals]:
+        """Handle the signals for the block (from the main thread only, where Python runs
+        handlers), leaving ignored the ones the process was started ignoring."""
+        self.on_first, self.seen = self.raise_interrupt, False
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                if signal.getsignal(sig) != signal.SIG_IGN:
+                    previous[sig] = signal.signal(sig, self.handle)
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+signals = Signals()
+"""The running command's signal handling (``harness run`` sets its own first action)."""
+
 
 class HarnessGroup(click.Group):
     """Turns the harness's user errors into a one-line message and exit code 2, a full disk into
-    one and exit code 8, and shows each results line left out (cut short) as a warning."""
+    one and exit code 8, shows each results line left out (cut short) as a warning, and handles
+    the stop signals for every command (:class:`Signals`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         left_out: list[str] = []
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), signals.installed():
             warnings.simplefilter("always", CutLineWarning)
             shown = warnings.showwarning
 
@@ -233,9 +294,6 @@ def _run(
     tolerance: float = 0.0,
     rechunk: int = 0,
 ) -> None:
-    import signal
-    import threading
-
     from harness import api, compare
     from harness.errors import ConfigError
     from harness.recording import Mode, RecordMode
@@ -297,17 +355,16 @@ def _run(
         err.print(escape(f"{cut}: cut short when the run stopped; dropped, its run goes again"))
     stop = threading.Event()
 
-    def interrupt(signum: int, frame: Any) -> None:
-        if stop.is_set():
-            os._exit(130)  # a second Ctrl-C: at once
+    def interrupt(signum: int) -> None:
         stop.set()
         err.print(
-            "interrupted: no new run starts; writing the reports of the runs that finished "
-            "(Ctrl-C again to quit at once)"
+            escape(
+                f"interrupted ({signal.Signals(signum).name}): no new run starts; writing the reports "
+                "of the runs that finished (a second Ctrl-C or signal quits at once)"
+            )
         )
 
-    previous = signal.signal(signal.SIGINT, interrupt)
-    try:
+    with signals.first(interrupt):
         from rich.progress import Progress
 
         with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
@@ -339,8 +396,6 @@ def _run(
                 shard=part,
                 processes=processes,
             )
-    finally:
-        signal.signal(signal.SIGINT, previous)
     records = RecordLog.open(folder.results)  # the runs done before a resume, and this one's
     report = build_report(records, known)
     comparison = None

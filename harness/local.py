@@ -7,7 +7,8 @@ when the block ends, whatever happens. ``local_server("gemma3-270m@llama-server"
 serves the same weights with llama.cpp's own ``llama-server`` (built once by
 ``harness local build``, see :mod:`harness.llamacpp`) with its Jinja chat
 template, so one model can be compared across two servers. Needs the
-``[local]`` extra in the same environment.
+``[local]`` extra in the same environment. Until it is stopped, a harness exiting at once (a
+second Ctrl-C or signal) kills its process group first (:mod:`harness.children`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from harness import children
 from harness.errors import ConfigError, ServerError, UnknownNameError
 
 
@@ -210,12 +212,14 @@ def local_server(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
+    tracked = children.track(children.kill_group(process.pid))
     server = LocalServer(model, server_name, f"http://127.0.0.1:{port}", process, log)
     try:
         _wait_ready(server, startup_timeout_s)
         yield server
     finally:
         _stop(process)
+        children.untrack(tracked)
         log.unlink(missing_ok=True)
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,4 +24,26 @@ def harness(
         text=True,
         timeout=timeout,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+
+
+def _default_signals() -> None:
+    # a test runner started in the background ignores SIGINT (and nohup SIGHUP); the harness
+    # keeps a signal it was started ignoring ignored, so give it the ordinary dispositions
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def harness_process(
+    *args: str | Path, output: IO[bytes], cwd: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """``python -m harness ARGS`` started, not waited for (to be signalled), its stdout and stderr
+    going to ``output``, SIGINT and SIGHUP not ignored whatever this process ignores."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness", *map(str, args)],
+        cwd=cwd,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        preexec_fn=_default_signals,
     )

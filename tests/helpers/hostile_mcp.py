@@ -9,6 +9,8 @@ otherwise; each answers with its arguments' ``text``. Behaviours:
 * ``garbage``: writes lines that are not JSON-RPC on stdout before each answer;
 * ``empty-name``: also lists a tool named ``""``;
 * ``twins``: lists ``echo.x`` and ``echo_x`` (one name when sanitised for OpenAI's rules);
+* ``stubborn``: ignores SIGTERM and, once called, never answers nor reads its stdin again (it
+  says ``stubborn: hang requested`` on stderr): only SIGKILL ends it;
 * ``plain``: behaves.
 """
 
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import time
 from typing import Any
 
 GARBAGE = ["this is not JSON-RPC", '{"jsonrpc": "2.0", "method": 42}', "\x1b[31mred\x1b[0m {"]
@@ -42,6 +46,10 @@ def answer(request: dict[str, Any], behaviour: str) -> dict[str, Any] | None:
     elif method == "tools/list":
         reply["result"] = {"tools": tools(behaviour)}
     elif method == "tools/call":
+        if behaviour == "stubborn":
+            print("stubborn: hang requested", file=sys.stderr, flush=True)
+            while True:
+                time.sleep(3600)
         if behaviour == "secret":
             say(f"leaking {os.environ.get('HOSTILE_SECRET', '')}")
         elif behaviour == "garbage":
@@ -63,6 +71,8 @@ def say(line: str) -> None:
 
 def main() -> None:
     behaviour = sys.argv[1] if len(sys.argv) > 1 else "plain"
+    if behaviour == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for line in sys.stdin:
         if not line.strip():
             continue
