@@ -29,6 +29,7 @@ from typing import IO, Any, cast
 
 import httpx
 
+from harness import children
 from harness.agent.external import (
     WIRE_LOCK,
     AgentEndpoint,
@@ -644,7 +645,11 @@ def _run_forked(
     record coming back encoded with its key, in the order runs end; returns the jobs no worker reported (a
     worker that died, an interruption), for this process to run or leave. A replay worker runs
     one run at a time (it is bound by the CPU); a live one runs threads within its share of every
-    endpoint's connections, concurrency and rate limits."""
+    endpoint's connections, concurrency and rate limits.
+
+    A worker never outlives this process: it gets SIGTERM when this process dies, however it dies
+    (``kill -9`` included), or stops the run, and SIGTERM makes it kill what it started (its MCP
+    servers) and exit at once. Interrupts and hangups are this process's to handle."""
     import multiprocessing
     import signal
     from multiprocessing.connection import Connection, wait
@@ -660,9 +665,14 @@ def _run_forked(
     # wake the parent; a replayed run lost with its worker is cheap to run again), one at a time
     # live (where each run costs a provider call and progress is watched)
     batch_bytes = 256 * 1024 if config.mode == "replay" else 0
+    parent = os.getpid()
+    children.preload()
 
     def work(share: list[Job], conn: Any) -> None:
+        children.die_with_parent(parent)
+        signal.signal(signal.SIGTERM, lambda signum, frame: children.exit_now(1))
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         own = {name: endpoint.share(workers) for name, endpoint in endpoints.items()}
         targets = list({target.name: target for target, _, _ in share}.values())
         lock = threading.Lock()
@@ -687,6 +697,12 @@ def _run_forked(
         conn.close()
 
     pending: dict[Any, Any] = {}
+
+    def terminate() -> None:
+        for process in list(pending.values()):
+            process.terminate()
+
+    tracked = children.track(terminate)  # a second Ctrl-C, exiting at once, still stops them
     for share in shares:
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=work, args=(share, send), daemon=True)
@@ -708,8 +724,8 @@ def _run_forked(
                     done.add(key)
                     keep(line, key)
     finally:
-        for process in pending.values():
-            process.terminate()
+        terminate()
+        children.untrack(tracked)
     return [] if stop.is_set() else [j for j in jobs if (j[0].name, j[1].id, j[2]) not in done]
 
 

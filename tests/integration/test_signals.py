@@ -1,6 +1,7 @@
 """Signals to a running ``harness run``: SIGINT, SIGTERM and SIGHUP each stop everything the
-harness started and the reports of the runs that finished are written; a second signal exits at
-once, still leaving nothing behind.
+harness started (MCP servers, forked workers) and the reports of the runs that finished are
+written; a second signal exits at once, still leaving nothing behind; a forked worker dies with
+its parent, even one killed by ``kill -9``.
 
 Each test starts the real command on the simulator, with an MCP server hung in a call (the
 fixture's ``flaky(mode=hang)``, or a hostile server that ignores SIGTERM) and a ``timeout_s`` of
@@ -23,7 +24,7 @@ import pytest
 import yaml
 
 from tests.helpers.cli import REPO, harness_process
-from tests.helpers.processes import descendants, stderr_file, still_running, wait_for
+from tests.helpers.processes import children, descendants, stderr_file, still_running, wait_for
 
 HANG_TIMEOUT_S = 117  # the hung call would hold the run this long if a signal did not cut it
 PROMPT_S = 30.0  # a generous bound on a loaded machine, far below HANG_TIMEOUT_S
@@ -50,6 +51,7 @@ def scenario(name: str, server: dict[str, Any], tool: str, args: dict[str, Any])
 
 QUICK = scenario("first_quick", FIXTURE, "flaky", {"mode": "ok"})
 HANG = scenario("then_hang", FIXTURE, "flaky", {"mode": "hang"})
+HANG_TOO = scenario("hang_too", FIXTURE, "flaky", {"mode": "hang"})
 STUCK = scenario("stuck", STUBBORN, "echo", {"text": "hello"})
 
 
@@ -128,6 +130,19 @@ def test_a_signal_cuts_a_hung_mcp_call_stops_its_server_and_writes_the_reports(
     assert [run["scenario"] for run in report["runs"]] == ["signal.first_quick"]
 
 
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+def test_a_signal_stops_forked_workers_and_their_mcp_servers(run: Run, sig: signal.Signals) -> None:
+    process = run.start([HANG, HANG_TOO], "--processes", "2", "--concurrency", "2")
+    below = run.hung(count=2)
+    workers = children(process.pid)
+    assert len(workers) == 2 and len(below) == 4  # two workers, each with its hung server
+    process.send_signal(sig)
+    code, _ = run.ended()
+    assert code == 130, run.output()
+    assert still_running(below, within=10) == [], "left running after the harness exited"
+    assert len(run.reports()) == 1
+
+
 def test_a_second_signal_exits_at_once_and_kills_a_server_that_ignores_sigterm(
     run: Run,
 ) -> None:
@@ -143,3 +158,23 @@ def test_a_second_signal_exits_at_once_and_kills_a_server_that_ignores_sigterm(
     assert code == 130
     assert still_running(below, within=10) == [], "left running after the harness exited"
     assert run.reports() == []  # it left at once, without writing them
+
+
+def test_kill_9_of_the_parent_ends_the_forked_workers_and_their_servers(run: Run) -> None:
+    process = run.start([HANG, HANG_TOO], "--processes", "2", "--concurrency", "2")
+    below = run.hung(count=2)
+    process.kill()
+    process.wait()
+    assert still_running(below, within=10) == [], "the workers or their MCP servers outlived kill -9"
+
+
+def test_kill_9_during_a_forked_replay_ends_the_workers(tmp_path: Path) -> None:
+    """The bundled suite replayed on every recorded target: over a thousand runs, two workers."""
+    with (tmp_path / "output.log").open("wb") as log:
+        process = harness_process("run", "--processes", "2", "--out", tmp_path / "out", output=log)
+    try:
+        workers = wait_for(lambda: len(children(process.pid)) == 2 and children(process.pid), 60, "workers")
+    finally:
+        process.kill()
+        process.wait()
+    assert still_running(workers, within=5) == [], "the replay workers outlived their parent"
