@@ -13,6 +13,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 
 from harness import secrets
 from harness.records import RunRecord
+from harness.reports.safe import visible
 
 Writer = Callable[[dict[str, Any], Iterable[RunRecord], Path], Path]
 DEFAULT_WRITERS = ("json", "markdown", "html", "junit")
@@ -52,10 +53,12 @@ def write_built(
 
 def write_redacted(path: Path, pieces: Iterable[str]) -> Path:
     """Write a report's text a piece at a time, every known secret redacted from each piece (a
-    secret is always inside one piece: a value the template or tree puts out whole)."""
+    secret is always inside one piece: a value the template or tree puts out whole) and every
+    character no report can hold as it is (a control character, a lone surrogate) written as its
+    escape (:func:`harness.reports.safe.visible`)."""
     with path.open("w", encoding="utf-8") as out:
         for piece in pieces:
-            out.write(secrets.redact(piece))
+            out.write(visible(secrets.redact(piece)))
     return path
 
 

@@ -3,7 +3,9 @@
 Everything is in the one file (CSS, a little JavaScript, SVG charts), so it opens from disk, on
 a CI artifact page or offline, and makes no network request. Everything a provider sent is
 untrusted: the page is rendered by Jinja2 with autoescaping on, so a response body holding
-``<script>`` shows as text. The scores come from the report dict (the same numbers as
+``<script>`` shows as text; a control character or a lone surrogate shows as its escape
+(``\\x1b``, ``\\ud83d``), and data nested past a depth limit is elided, saying so
+(:mod:`harness.reports.safe`). The scores come from the report dict (the same numbers as
 report.json); the full transcripts come from the records, since the report keeps only the
 exchanges its findings point at.
 """
@@ -23,6 +25,7 @@ from harness.model import Exchange, ProviderError
 from harness.records import Key, RunRecord, select
 from harness.reports import write_redacted
 from harness.reports.markdown import SCORE_NOTE, cell, figure, percent, runs_cell
+from harness.reports.safe import bounded, visible
 
 BODY_LIMIT = 6000
 """Characters of a wire body shown before it is cut (the page stays small enough to open)."""
@@ -39,8 +42,9 @@ def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -
 
 
 def render(report: dict[str, Any], records: Iterable[RunRecord]) -> str:
-    """The page as text."""
-    return _template().render(page=view(report, records))
+    """The page as text (every control character and lone surrogate written as its escape, as
+    :func:`write` writes them)."""
+    return visible(_template().render(page=view(report, records)))
 
 
 def _template() -> Template:
@@ -259,7 +263,7 @@ def transcript_view(exchanges: list[Exchange]) -> list[dict[str, Any]]:
     views = []
     previous: Any = None
     for exchange in exchanges:
-        body = exchange.request.body
+        body = bounded(exchange.request.body)
         views.append(_exchange_view(exchange, elide_repeats(body, previous)))
         previous = body
     return views
@@ -297,7 +301,7 @@ def _exchange_view(exchange: Exchange, body: Any) -> dict[str, Any]:
         "request": pretty(body),
         "status": response.status if response is not None else None,
         "response": pretty_text(response.body) if response is not None else None,
-        "calls": [f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in parsed.tool_calls],
+        "calls": [f"{c.name}({_dumps(c.arguments)})" for c in parsed.tool_calls],
         "error": _error_text(parsed.error) if parsed.error else None,
         "elapsed": _ms(exchange.elapsed_ms),
     }
@@ -309,16 +313,24 @@ def _error_text(error: ProviderError) -> str:
 
 
 def pretty(value: Any) -> str:
-    """JSON data indented for reading, cut at :data:`BODY_LIMIT`."""
-    return _cut(json.dumps(value, indent=1, ensure_ascii=False, default=str))
+    """JSON data indented for reading, cut at :data:`BODY_LIMIT`; what is nested deeper than
+    :data:`~harness.reports.safe.DEPTH_LIMIT` is elided, saying so."""
+    return _cut(_dumps(value, indent=1))
+
+
+def _dumps(value: Any, indent: int | None = None) -> str:
+    return json.dumps(bounded(value), indent=indent, ensure_ascii=False, default=str)
 
 
 def pretty_text(body: str) -> str:
-    """A response body: indented when it is one JSON document, else as it came (SSE, NDJSON)."""
+    """A response body: indented when it is one JSON document, else as it came (SSE, NDJSON, or
+    JSON nested deeper than Python's decoder goes, saying so)."""
     try:
         return pretty(json.loads(body))
     except ValueError:
         return _cut(body) if body else "(empty body)"
+    except RecursionError:
+        return "(JSON nested too deep to indent: shown as it came)\n" + _cut(body)
 
 
 def _cut(text: str) -> str:

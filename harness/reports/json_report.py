@@ -9,6 +9,7 @@ the run itself are left out (they live in the results file).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,10 @@ from typing import Any
 from harness import secrets
 from harness._version import __version__
 from harness.capabilities import Grid
-from harness.model import Exchange
+from harness.model import Exchange, Finding
 from harness.records import RunRecord, select, to_builtins
 from harness.reports import GatePolicy, expect_failure
+from harness.reports.safe import DEPTH_LIMIT, bounded, elided, encodable, encode
 from harness.reports.spool import RunSpool
 from harness.scoring import Scores, record_score
 
@@ -30,21 +32,35 @@ SIMULATED_NOTE = (
 )
 
 
-def _clip(value: Any) -> Any:
-    """Evidence with long strings cut, so the report stays readable."""
+def _clip(value: Any, limit: int | None = EVIDENCE_LIMIT, depth: int = 0) -> Any:
+    """JSON data as the report keeps it: strings cut at ``limit`` characters (so the report stays
+    readable) and :func:`~harness.reports.safe.encodable` (keys too), anything nested deeper than
+    :data:`~harness.reports.safe.DEPTH_LIMIT` elided (so every writer can walk it)."""
     if isinstance(value, str):
-        return value if len(value) <= EVIDENCE_LIMIT else value[:EVIDENCE_LIMIT] + f"... [{len(value)} chars]"
+        if limit is not None and len(value) > limit:
+            value = value[:limit] + f"... [{len(value)} chars]"
+        return encodable(value)
+    if isinstance(value, dict | list) and depth == DEPTH_LIMIT:
+        return elided(value)
     if isinstance(value, dict):
-        return {k: _clip(v) for k, v in value.items()}
+        return {
+            encodable(k) if isinstance(k, str) else k: _clip(v, limit, depth + 1) for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_clip(v) for v in value]
+        return [_clip(v, limit, depth + 1) for v in value]
     return value
+
+
+def _finding(finding: Finding) -> dict[str, Any]:
+    """A finding as the report keeps it (:func:`_clip`; its evidence bounded before it is
+    converted, since the converter walks it whole)."""
+    return _clip(to_builtins(replace(finding, evidence=bounded(finding.evidence))))  # type: ignore[no-any-return]
 
 
 def run_summary(record: RunRecord) -> dict[str, Any]:
     """What the report keeps of one run."""
     exchanges = record.transcript.exchanges
-    findings = [_clip(to_builtins(f)) for f in record.findings() if not f.passed]
+    findings = [_finding(f) for f in record.findings() if not f.passed]
     return {
         "target": record.target.name,
         "scenario": record.scenario,
@@ -53,10 +69,10 @@ def run_summary(record: RunRecord) -> dict[str, Any]:
         "score": record_score(record),
         "passed": record.passed,
         "outcome": record.outcome,
-        "error": record.error.summary() if record.error else None,
+        "error": _clip(record.error.summary(), None) if record.error else None,
         "stop_reason": record.transcript.stop_reason,
         "turns": len(exchanges),
-        "calls": [[c.name, c.arguments] for e in exchanges for c in e.parsed.tool_calls],
+        "calls": [_clip([c.name, c.arguments], None) for e in exchanges for c in e.parsed.tool_calls],
         "usage": to_builtins(record.usage),
         "recorded_latency_ms": [e.elapsed_ms for e in exchanges] if record.mode != "live" else None,
         "checks": {c.id: c.status for c in record.checks},
@@ -89,7 +105,9 @@ def _evidence(exchanges: list[Exchange], findings: list[dict[str, Any]]) -> list
 
 
 def _note(found: dict[str, dict[str, dict[str, Any]]], record: RunRecord) -> None:
-    seen = {f.check_id: f.detail for f in record.findings() if not f.passed and f.severity == "info"}
+    seen = {
+        f.check_id: encodable(f.detail) for f in record.findings() if not f.passed and f.severity == "info"
+    }
     for check_id, detail in seen.items():
         entry = found.setdefault(record.target.name, {}).setdefault(
             check_id, {"id": check_id, "runs": 0, "example": detail}
@@ -229,12 +247,13 @@ def verifications(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
 
 def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     """``report.json``, keys sorted, indented by two; the runs written one at a time (a spooled
-    report's runs are read from the spool one at a time, never all in memory)."""
+    report's runs are read from the spool one at a time, never all in memory). A lone surrogate
+    anywhere is written as its escape text (:func:`~harness.reports.safe.encode`)."""
     import msgspec
 
     path = out_dir / "report.json"
     runs = report["runs"]
-    head = msgspec.json.format(msgspec.json.encode({**report, "runs": []}, order="sorted"), indent=2)
+    head = msgspec.json.format(encode({**report, "runs": []}, order="sorted"), indent=2)
     with path.open("wb") as out:
         if not runs:
             out.write(secrets.redact_bytes(head) + b"\n")
@@ -242,7 +261,7 @@ def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -
         before, after = head.split(b'\n  "runs": [],\n', 1)
         out.write(secrets.redact_bytes(before) + b'\n  "runs": [')
         for index, run in enumerate(runs):
-            item = msgspec.json.format(msgspec.json.encode(run, order="sorted"), indent=2)
+            item = msgspec.json.format(encode(run, order="sorted"), indent=2)
             out.write(
                 (b",\n    " if index else b"\n    ") + secrets.redact_bytes(item.replace(b"\n", b"\n    "))
             )

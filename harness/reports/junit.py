@@ -11,13 +11,22 @@ from typing import Any
 
 from harness.records import RunRecord
 from harness.reports import expectation, write_redacted
+from harness.reports.safe import visible
 
 
 def render(report: dict[str, Any]) -> Iterator[str]:
     """The file's text, a test suite at a time: one ``testsuite`` per target, one ``testcase`` per
     run: an ``error`` run is an error, a failed run a failure; a run expected to fail (``xfail``
     in harness.toml) is skipped with its reason, and one that passed anyway (``xpass``) is a
-    failure when the target is strict. The runs are read twice (counts, then cases), never held."""
+    failure when the target is strict. The runs are read twice (counts, then cases), never held.
+
+    XML 1.0 cannot hold most control characters, and UTF-8 no lone surrogate: each is written as
+    its escape (``\\x00``, ``\\x1b``, ``\\ud83d``; :func:`~harness.reports.safe.visible`), so
+    any text a provider sent leaves the file well-formed."""
+    return map(visible, _pieces(report))
+
+
+def _pieces(report: dict[str, Any]) -> Iterator[str]:
     runs = _by_target(report["runs"])
     counts: dict[str, Counter[str]] = {}
     for run in runs:

@@ -1,13 +1,36 @@
-"""``report.md``: the target x category matrix, then what failed and why."""
+"""``report.md``: the target x category matrix, then what failed and why.
+
+Text a provider sent (an error message, a finding's detail, a finish reason) and names a user
+wrote appear as written and do nothing else: each is put on one line with the characters that
+would make Markdown of it escaped (:func:`inline`), and every control character and lone
+surrogate is written as its escape (:func:`harness.reports.safe.visible`).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from harness import secrets
 from harness.records import RunRecord
+from harness.reports.safe import visible
+
+_MARKUP = re.compile(r"[\\`\[\]<>|&]")
+"""What makes Markdown of text on one line: an escape, a code span, a link or image, inline
+HTML or an autolink, a table cell's end, a character reference."""
+
+
+def inline(text: str, limit: int | None = None) -> str:
+    """``text`` as one line of Markdown that shows it as written and nothing else: runs of white
+    space (line ends too) as one space, control characters and lone surrogates as their escapes,
+    cut at ``limit`` characters, and ``\\ ` [ ] < > | &`` escaped with a backslash (no link,
+    image, HTML, code span or character reference, and no table cell ends in it)."""
+    text = " ".join(visible(text).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _MARKUP.sub(r"\\\g<0>", text)
 
 
 def cell(score: float | None) -> str:
@@ -107,8 +130,9 @@ def endpoint_fault_lines(report: dict[str, Any]) -> list[str]:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table of plain-text cells (:func:`inline`)."""
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + [
-        "| " + " | ".join(row) + " |" for row in rows
+        "| " + " | ".join(map(inline, row)) + " |" for row in rows
     ]
 
 
@@ -155,18 +179,13 @@ def _figures_table(report: dict[str, Any]) -> list[str]:
 
 def _first_failure(run: dict[str, Any]) -> str:
     if run["error"]:
-        return f"error ({run['error']['cause']}): {run['error']['message']}"
+        return inline(f"error ({run['error']['cause']}): {run['error']['message']}", 160)
     failed = [f for f in run["findings"] if f["severity"] != "info"]
     if not failed:
         return "failed"
     first = failed[0]
     more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
-    return f"`{first['check_id']}`: {first['detail']}{more}"
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return f"`{first['check_id']}`: {inline(first['detail'], 150)}{more}"
 
 
 FAILED_PER_TARGET = 20
@@ -182,10 +201,9 @@ def _failed_runs(runs: list[dict[str, Any]]) -> list[str]:
         by_target.setdefault(run["target"], []).append(run)
     for target, group in by_target.items():
         shown = sorted(group, key=lambda r: (-1 if r["score"] is None else r["score"], r["scenario"]))
-        lines += [f"### {target} ({len(group)} failed)", ""]
+        lines += [f"### {inline(target)} ({len(group)} failed)", ""]
         lines += [
-            f"- {run['scenario']}{_repeat(run)}, score {cell(run['score'])}: "
-            f"{_one_line(_first_failure(run), 160)}"
+            f"- {inline(run['scenario'])}{_repeat(run)}, score {cell(run['score'])}: {_first_failure(run)}"
             for run in shown[:FAILED_PER_TARGET]
         ]
         if len(group) > FAILED_PER_TARGET:
@@ -223,7 +241,7 @@ def render(report: dict[str, Any]) -> str:
     baseline = report.get("baseline")
     if baseline:
         lines += [f"## Against the baseline {baseline['base']}", ""]
-        lines += [f"- {_one_line(line)}" for line in baseline["lines"]] or ["No change."]
+        lines += [f"- {inline(line, 200)}" for line in baseline["lines"]] or ["No change."]
         lines.append("")
     for title, table in (
         ("## Checks: share of applicable runs passed (%)", _check_table(report)),
@@ -255,17 +273,18 @@ def render(report: dict[str, Any]) -> str:
                 "|---|---|---|---|---|",
             ]
             lines += [
-                f"| {r['target']} | {r['mode']} | {figure(r)} | {r['tool_prompt_characters']} | "
-                f"{r['tool_prompt_estimated_tokens']} |"
+                f"| {inline(r['target'])} | {r['mode']} | {figure(r)} | "
+                f"{r['tool_prompt_characters']} | {r['tool_prompt_estimated_tokens']} |"
                 for r in group["targets"]
             ]
             lines.append("")
     if report["notes"]:
         lines += ["## Notes: unsupported features, endpoint quirks, informational findings", ""]
         for target, items in report["notes"].items():
-            lines.append(f"- **{target}**")
+            lines.append(f"- **{inline(target)}**")
             lines += [
-                f"  - `{item['id']}` in {item['runs']} run(s), e.g. {item['example']}" for item in items
+                f"  - `{item['id']}` in {item['runs']} run(s), e.g. {inline(item['example'], 200)}"
+                for item in items
             ]
         lines.append("")
     return "\n".join(lines)
@@ -295,17 +314,17 @@ def step_summary(report: dict[str, Any], out_dir: str) -> str:
     if baseline:
         changes = baseline["lines"]
         lines += ["", f"**Against the baseline {baseline['base']}:** {len(changes)} change(s)", ""]
-        lines += [f"- {_one_line(line)}" for line in changes[:50]]
+        lines += [f"- {inline(line, 200)}" for line in changes[:50]]
         if len(changes) > 50:
             lines.append(f"- ... {len(changes) - 50} more in report.md")
     lines += ["", f"Full reports: `{out_dir}/report.html`, `report.md`, `report.json`, `junit.xml`.", ""]
-    text = "\n".join(lines)
+    text = visible("\n".join(lines))
     return text if len(text.encode()) < STEP_SUMMARY_LIMIT else text[: STEP_SUMMARY_LIMIT // 4]
 
 
 def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.md"
-    path.write_text(secrets.redact(render(report)), encoding="utf-8")
+    path.write_text(visible(secrets.redact(render(report))), encoding="utf-8")
     return path
 
 
@@ -328,9 +347,9 @@ def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[
     ]
     for e in endpoints:
         t, errors = e["trigger"], e["tool_call_errors"]
-        reasons = ", ".join(f"{k} {v}" for k, v in e["finish_reasons"].items()) or "-"
+        reasons = inline(", ".join(f"{k} {v}" for k, v in e["finish_reasons"].items())) or "-"
         lines.append(
-            f"| {e['endpoint']} | {e['pairs']} | {t['tp']}/{t['fp']}/{t['fn']}/{t['tn']} | "
+            f"| {inline(e['endpoint'])} | {e['pairs']} | {t['tp']}/{t['fp']}/{t['fn']}/{t['tn']} | "
             f"{percent(t['precision'])} | {percent(t['recall'])} | {percent(t['f1'])} | "
             f"{errors['invalid_json']}/{errors['unknown_tool']}/{errors['schema_mismatch']} of "
             f"{errors['requests_with_calls']} | "
@@ -344,7 +363,7 @@ def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[
             f"{percent(e['thresholds'][name])})"
             for name in e["verdicts"]
         )
-        lines.append(f"- {e['endpoint']}: {why}")
+        lines.append(f"- {inline(e['endpoint'])}: {why}")
     return lines
 
 

@@ -15,7 +15,7 @@ from typing import Any, overload
 
 import msgspec
 
-_encoder = msgspec.json.Encoder()
+from harness.reports.safe import encode
 
 
 class RunSpool(Sequence[dict[str, Any]]):
@@ -35,7 +35,7 @@ class RunSpool(Sequence[dict[str, Any]]):
 
     def append(self, summary: dict[str, Any]) -> None:
         self._file.seek(0, 2)
-        self._file.write(_encoder.encode(summary))
+        self._file.write(encode(summary))
         self._ends.append(self._file.tell())
 
     def __len__(self) -> int:

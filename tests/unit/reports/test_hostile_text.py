@@ -1,0 +1,175 @@
+"""Every report writer is total: whatever string a provider, a tool or an MCP server sent (any
+Unicode, lone surrogates, NUL, ANSI escapes, markup), each report is written and is valid:
+report.json parses, junit.xml parses, report.html holds only the page's own markup, report.md's
+tables keep their columns, and no control character reaches a report raw.
+
+The property runs a fixed budget of examples, derandomized so CI sees the same ones every run;
+the inputs that once crashed a writer are pinned as its examples.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from harness.model import Finding, WireResponse
+from harness.records import CheckResult, RunRecord
+from harness.reports import write_reports
+from harness.reports.markdown import step_summary
+from harness.reports.safe import DEPTH_LIMIT, INVISIBLE
+from tests.helpers import hostile
+
+BUDGET = settings(
+    max_examples=25,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+LONE_SURROGATE = "\ud83d"
+ANSI = "\x1b[2J\x1b]0;owned\x07\x9b31m"
+MARKUP = "<script>alert(1)</script><img src=x onerror=alert(1)>\"'|\n# heading [x](https://example.com) `code"
+MARKDOWN = MarkdownIt("commonmark").enable("table")
+WRITTEN = ("report.json", "report.md", "report.html", "junit.xml")
+
+hostile_text = st.one_of(
+    st.text(st.characters(codec=None, exclude_categories=()), max_size=30),  # surrogates, controls
+    st.lists(
+        st.sampled_from(
+            [LONE_SURROGATE, "\x00", "\x1b[2J", "\x9b", "\ufffe", "|", "\n", "<", "]", "`", "\\"]
+        ),
+        max_size=8,
+    ).map("".join),
+)
+"""Any code point, and often the ones that broke a writer or a format."""
+
+
+def records(strings: list[str]) -> list[RunRecord]:
+    """The records of :mod:`tests.helpers.hostile`, the ``strings`` in its places in turn."""
+    return hostile.records(lambda place: strings[hostile.PLACES.index(place) % len(strings)])
+
+
+class Tags(HTMLParser):
+    """The start tags of a page, with their attribute names."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, list[str]]] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, [name for name, _ in attrs]))
+
+
+@pytest.fixture(scope="module")
+def plain() -> tuple[set[tuple[str, tuple[str, ...]]], int]:
+    """The tags (and attribute names) of report.html and the number of headings of report.md,
+    for the same records holding plain text."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_reports(records(["plain"]), Path(tmp), ("markdown", "html"), "now")
+        tags = Tags((Path(tmp) / "report.html").read_text(encoding="utf-8")).tags
+        markdown = MARKDOWN.parse((Path(tmp) / "report.md").read_text(encoding="utf-8"))
+    return {(tag, tuple(attrs)) for tag, attrs in tags}, _kinds(markdown).count("heading_open")
+
+
+def _kinds(tokens: list[Token]) -> list[str]:
+    return [t.type for token in tokens for t in (token, *(token.children or []))]
+
+
+def check_markdown(markdown: str, headings: int) -> None:
+    """The Markdown, as a CommonMark reader with tables takes it: no HTML, link or image in it,
+    only its own headings, and every row of every table has as many cell borders as its header
+    (no text ends a cell)."""
+    kinds = _kinds(MARKDOWN.parse(markdown))
+    assert not {"html_inline", "html_block", "link_open", "image"} & set(kinds)
+    assert kinds.count("heading_open") == headings
+    columns = None
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            columns = None
+            continue
+        cells = len(re.findall(r"(?<!\\)\|", line))
+        columns = columns or cells
+        assert cells == columns, line
+
+
+@BUDGET
+@given(strings=st.lists(hostile_text, min_size=1, max_size=len(hostile.PLACES)))
+@example(strings=[LONE_SURROGATE])
+@example(strings=["\x00" + ANSI])
+@example(strings=[MARKUP])
+@example(strings=["a\ud83db", "\udfff", "name\x00", "\x1b[2J", "|", "x\ny", "\ufffe"])
+def test_every_writer_takes_any_provider_string(
+    strings: list[str], plain: tuple[set[tuple[str, tuple[str, ...]]], int]
+) -> None:
+    page_tags, headings = plain
+    with tempfile.TemporaryDirectory() as tmp:
+        report, paths = write_reports(records(strings), Path(tmp), generated_at="now")
+        assert [p.name for p in paths] == list(WRITTEN)
+        texts = {p.name: p.read_bytes().decode("utf-8") for p in paths}  # valid UTF-8, each
+    assert len(json.loads(texts["report.json"])["runs"]) == 2
+    assert len(ET.fromstring(texts["junit.xml"].encode()).findall("testsuite/testcase")) == 2
+    for name in WRITTEN[1:]:
+        assert INVISIBLE.search(texts[name]) is None, name
+    tags = Tags(texts["report.html"]).tags
+    assert {(tag, tuple(attrs)) for tag, attrs in tags} <= page_tags, "only the page's own markup"
+    assert [tag for tag, _ in tags].count("script") == 2
+    check_markdown(texts["report.md"], headings)
+    summary = step_summary(report, "reports")
+    assert INVISIBLE.search(summary) is None
+    check_markdown(summary, 1)
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """``{"a": [{"a": [...]}]}``, ``depth`` objects deep, built without recursion (and without the
+    garbage collector going over the growing value again and again)."""
+    value: Any = "bottom"
+    gc.disable()
+    try:
+        for _ in range(depth):
+            value = {"a": [value]}
+    finally:
+        gc.enable()
+    return value  # type: ignore[no-any-return]
+
+
+def test_json_nested_100000_deep_is_written_bounded_in_time() -> None:
+    """A reply nested 100,000 deep (as a cassette may hold it) is shown as it came, saying why;
+    a value that deep in a record (a finding's evidence, a call's arguments) is shown to
+    :data:`~harness.reports.safe.DEPTH_LIMIT` levels and elided below, saying so."""
+    failed, untested = hostile.records(lambda place: "x")
+    first, second = failed.transcript.exchanges
+    first.response = WireResponse(200, "[" * 100_000 + "]" * 100_000)
+    second.response = WireResponse(500, '{"a":' * 100_000 + "1" + "}" * 100_000)
+    first.parsed.tool_calls[0].arguments = nested(100_000)
+    finding = Finding("wire.deep", "error", False, "deep", 0, {"value": nested(100_000)})
+    deep = replace(
+        failed, checks=(*failed.checks, CheckResult.of("protocol.deep", "protocol", 1.0, [finding]))
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        write_reports([deep, untested], Path(tmp), generated_at="now")
+        elapsed = time.perf_counter() - started
+        page = (Path(tmp) / "report.html").read_text(encoding="utf-8")
+        report = json.loads((Path(tmp) / "report.json").read_text(encoding="utf-8"))
+    assert elapsed < 5, f"{elapsed:.1f} s"
+    assert page.count("(JSON nested too deep to indent: shown as it came)") == 2
+    elided = f" nested deeper than {DEPTH_LIMIT} levels: not shown"
+    assert page.count(elided + "&gt;") == 2  # the call's arguments, the finding's evidence
+    shown = json.dumps(report["runs"][0]["findings"]) + json.dumps(report["runs"][0]["calls"])
+    assert shown.count(elided + ">") == 2
