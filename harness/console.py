@@ -4,6 +4,7 @@ table (stacked when it does not fit), and the notes beside it."""
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,14 +15,31 @@ if TYPE_CHECKING:
 def console(stderr: bool = False) -> Any:
     """A rich console as wide as the terminal; in CI logs and pipes as wide as ``COLUMNS`` says
     (200 when unset, so listings are not squeezed). The score table is printed stacked when it
-    does not fit, never with names cut."""
-    from rich.console import Console
-
-    shown = Console(stderr=stderr, highlight=False)
+    does not fit, never with names cut. Every string it prints, a table's cells too, has its
+    control characters and lone surrogates written as escapes (``\\x1b``, ``\\ud83d``;
+    :func:`harness.reports.safe.visible`): text a provider sent never reaches the terminal as an
+    ANSI sequence, nor stops the print."""
+    console_class = _safe_console()
+    shown = console_class(stderr=stderr, highlight=False)
     if not shown.is_terminal:
         width = os.environ.get("COLUMNS", "")
-        shown = Console(stderr=stderr, highlight=False, width=int(width) if width.isdigit() else 200)
+        shown = console_class(stderr=stderr, highlight=False, width=int(width) if width.isdigit() else 200)
     return shown
+
+
+@cache
+def _safe_console() -> type:
+    """rich's Console, every string it renders made visible first (rich passes ESC through as it
+    is, and a lone surrogate would stop the print)."""
+    from rich.console import Console
+
+    from harness.reports.safe import visible
+
+    class SafeConsole(Console):
+        def render_str(self, text: str, **options: Any) -> Any:
+            return super().render_str(visible(text), **options)
+
+    return SafeConsole
 
 
 def warn_unmatched_xfail(chosen: list[Target], scenario_ids: set[str]) -> None:

@@ -206,7 +206,8 @@ class ScenarioItem(pytest.Item):
 
 def explain(record: RunRecord, headline: str = "") -> str:
     """A failed run in words: the failed checks with their findings and the wire evidence of the
-    turns they point at (or the run's error, with the drift diff)."""
+    turns they point at (or the run's error, with the drift diff). Control characters and lone
+    surrogates a provider sent are written as escapes: pytest prints this to the terminal."""
     lines = [
         f"{record.scenario} on {record.target.name}: score {record.score}"
         + (f" ({headline})" if headline else "")
@@ -235,7 +236,9 @@ def explain(record: RunRecord, headline: str = "") -> str:
                 f"    request:  {body}",
                 f"    response: {response}",
             ]
-    return "\n".join(lines)
+    from harness.reports.safe import visible
+
+    return visible("\n".join(lines))
 
 
 def _allure(config: pytest.Config, record: RunRecord) -> None:

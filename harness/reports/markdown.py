@@ -94,8 +94,9 @@ def matrix(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def matrix_width(header: list[str], rows: list[list[str]]) -> int:
-    """Characters a boxed table of ``header`` and ``rows`` needs on one line, no cell cut."""
-    return sum(max(len(x) for x in column) + 3 for column in zip(header, *rows, strict=True)) + 1
+    """Characters a boxed table of ``header`` and ``rows`` needs on one line, no cell cut (each
+    cell as the console shows it, control characters escaped)."""
+    return sum(max(len(visible(x)) for x in column) + 3 for column in zip(header, *rows, strict=True)) + 1
 
 
 def stacked(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -1,7 +1,7 @@
 """Every report writer is total: whatever string a provider, a tool or an MCP server sent (any
 Unicode, lone surrogates, NUL, ANSI escapes, markup), each report is written and is valid:
 report.json parses, junit.xml parses, report.html holds only the page's own markup, report.md's
-tables keep their columns, and no control character reaches a report raw.
+tables keep their columns, and no control character reaches a report or the console raw.
 
 The property runs a fixed budget of examples, derandomized so CI sees the same ones every run;
 the inputs that once crashed a writer are pinned as its examples.
@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from harness.console import console, escape, print_table
 from harness.model import Finding, WireResponse
 from harness.records import CheckResult, RunRecord
 from harness.reports import write_reports
@@ -135,6 +136,27 @@ def test_every_writer_takes_any_provider_string(
     check_markdown(summary, 1)
 
 
+@pytest.mark.parametrize("text", [LONE_SURROGATE + ANSI + "\x00", MARKUP])
+def test_the_console_shows_provider_text_with_its_control_characters_escaped(
+    text: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The score table (a model name an endpoint reported) and a run's error message, printed as
+    ``harness run`` prints them."""
+    monkeypatch.setenv("COLUMNS", "100")
+    target = replace(hostile.TARGET, model=text)
+    with tempfile.TemporaryDirectory() as tmp:
+        report, _ = write_reports(hostile.records(lambda place: text, target), Path(tmp), ("json",), "now")
+    print_table(report)
+    run = report["runs"][1]
+    console(stderr=True).print(f"[red]{escape(run['target'])}:[/red] {escape(run['error']['message'])}")
+    out, err = capsys.readouterr()
+    assert INVISIBLE.search(out + err) is None
+    if text != MARKUP:
+        assert "\\x1b[2J\\x1b]0;owned\\x07\\x9b31m" in out and "\\ud83d\\x1b[2J" in err
+    else:
+        assert "<script>alert(1)</script>" in err  # shown as written
+
+
 def nested(depth: int) -> dict[str, Any]:
     """``{"a": [{"a": [...]}]}``, ``depth`` objects deep, built without recursion (and without the
     garbage collector going over the growing value again and again)."""
@@ -173,3 +195,14 @@ def test_json_nested_100000_deep_is_written_bounded_in_time() -> None:
     assert page.count(elided + "&gt;") == 2  # the call's arguments, the finding's evidence
     shown = json.dumps(report["runs"][0]["findings"]) + json.dumps(report["runs"][0]["calls"])
     assert shown.count(elided + ">") == 2
+
+
+def test_a_failed_run_explained_to_pytest_shows_control_characters_as_escapes() -> None:
+    """What the pytest plugin prints for a failed run (and Allure keeps as its message)."""
+    from harness.pytest_plugin import explain
+
+    failed, untested = hostile.records(lambda place: LONE_SURROGATE + ANSI + "\x00")
+    for record in (failed, untested):
+        text = explain(record)
+        assert INVISIBLE.search(text) is None
+        assert "\\ud83d\\x1b[2J\\x1b]0;owned\\x07\\x9b31m\\x00" in text
