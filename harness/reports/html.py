@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,10 @@ def render(report: dict[str, Any], records: Iterable[RunRecord]) -> str:
     return visible(_template().render(page=view(report, records)))
 
 
+@cache
 def _template() -> Template:
-    """The page template, autoescaped: provider text must never become markup."""
+    """The page template, autoescaped: provider text must never become markup (compiled once:
+    compiling costs more than rendering a small report)."""
     env = Environment(
         loader=PackageLoader("harness.reports", "templates"),
         autoescape=True,
