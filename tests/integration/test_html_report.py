@@ -31,6 +31,7 @@ from harness.reports.json_report import build
 from harness.runner import RunConfig
 from harness.targets import load_targets, pick
 from tests.helpers.cli import REPO
+from tests.helpers.hostile import PLACES, TARGET, records
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 GENERATED = "2025-01-01T00:00:00+00:00"
@@ -86,6 +87,99 @@ def hostile_record(record: RunRecord) -> RunRecord:
     checks = (*record.checks, CheckResult.of("protocol.wire", "protocol", 1.0, [finding]))
     return dataclasses.replace(
         record, target=dataclasses.replace(record.target, name=EVIL_TARGET), checks=checks
+    )
+
+
+INJECTED = (
+    "<script>{own}</script>",
+    '<img src=x onerror="{own}">',
+    '<a href="javascript:{own}">link</a>',
+    "</script><script>{own}</script>",
+    '" onmouseover="{own}" x="',
+    "' autofocus onfocus='{own_double}' x='",
+    '<svg onload="{own}"></svg>',
+    '<iframe srcdoc="<script>parent.{own}</script>">',
+)
+"""Markup a provider could send; each piece, when it runs, marks the page with its place."""
+
+
+def inject(place: str) -> str:
+    """Every piece of :data:`INJECTED`, marking ``place``."""
+    own = f"document.documentElement.dataset.owned='{place}'"
+    return " ".join(p.format(own=own, own_double=own.replace("'", '"')) for p in INJECTED)
+
+
+CHECKER = """<script>
+window.addEventListener("load", function () {
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  setTimeout(function () {
+    var found = [];
+    document.querySelectorAll("*").forEach(function (element) {
+      Array.prototype.forEach.call(element.attributes, function (a) {
+        if (/^on/i.test(a.name) || /^\\s*javascript:/i.test(a.value)) {
+          found.push(element.tagName + " " + a.name);
+        }
+      });
+      if (/^(IMG|IFRAME|OBJECT|EMBED)$/.test(element.tagName)) { found.push(element.tagName); }
+    });
+    found.push(document.scripts.length + " scripts");
+    found.push(document.querySelectorAll("pre.json .j-str").length ? "highlighted" : "not highlighted");
+    document.body.setAttribute("data-check", found.join("; "));
+  }, 500);
+});
+</script>"""
+"""Appended to the page by the test: opens every run and transcript (so the JSON highlighter goes
+over every body), then lists every event-handler attribute, ``javascript:`` URL, image, frame
+and script in the document."""
+
+
+@pytest.fixture(scope="module")
+def injected(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A page whose every provider-controlled string (text, tool name, argument key and value,
+    call id, finish reason, provider error, tool result, wire bodies, finding detail and
+    evidence, note, run error; :mod:`tests.helpers.hostile`), the target's name and model, and a
+    baseline line hold :data:`INJECTED`, with :data:`CHECKER` appended."""
+    out = tmp_path_factory.mktemp("injected")
+    target = dataclasses.replace(TARGET, name=EVIL_TARGET, model=inject("model"))
+    runs = records(inject, target)
+    report = build(runs, GENERATED)
+    report["baseline"] = {"base": inject("baseline"), "lines": [inject("baseline line")]}
+    (path,) = write_built(report, runs, out, ("html",))
+    html = path.read_text(encoding="utf-8")
+    assert html.count("</body>") == 1
+    path.write_text(html.replace("</body>", CHECKER + "</body>"), encoding="utf-8")
+    return path
+
+
+def test_chromium_runs_no_script_a_provider_sent(injected: Path, tmp_path: Path) -> None:
+    """Injected markup in every place a provider controls shows as text: no script of it runs,
+    no element or attribute of it exists, and the page's own script (filters, JSON highlighting
+    over every opened body) runs to its end without an error."""
+    need_chromium()
+    flags = ("--dump-dom", "--disable-background-networking")
+    dom = chromium(injected.as_uri(), tmp_path, *flags, timeout=120).stdout  # a page broken by markup hangs
+    html_tag = re.search(r"<html[^>]*>", dom)
+    assert html_tag is not None and html_tag.group() == '<html lang="en">', "an injected script ran"
+    assert 'data-check="3 scripts; highlighted"' in dom, re.findall(r'data-check="[^"]*"', dom)
+    assert '<body data-ready="yes"' in dom and '<pre id="js-errors" class="hidden"></pre>' in dom
+    for place in PLACES:
+        assert f"&lt;script&gt;document.documentElement.dataset.owned='{place}'&lt;/script&gt;" in dom, place
+
+
+def test_chromium_checker_sees_injected_markup(injected: Path, tmp_path: Path) -> None:
+    """The clean verdict above is evidence: markup that does get into the page is seen."""
+    need_chromium()
+    broken = tmp_path / "broken.html"
+    own = "document.documentElement.dataset.owned='control'"
+    raw = INJECTED[1].format(own=own) + INJECTED[0].format(own=own)
+    broken.write_text(
+        injected.read_text(encoding="utf-8").replace("</body>", raw + "</body>"), encoding="utf-8"
+    )
+    flags = ("--dump-dom", "--disable-background-networking")
+    dom = chromium(broken.as_uri(), tmp_path, *flags, timeout=120).stdout
+    assert '<html lang="en" data-owned="control">' in dom
+    assert 'data-check="IMG onerror; IMG; 4 scripts; highlighted"' in dom, re.findall(
+        r'data-check="[^"]*"', dom
     )
 
 
@@ -180,7 +274,7 @@ def test_provider_text_never_becomes_markup(hostile: Path) -> None:
     assert 'id="baseline"' in html and "sim-openai: 90 -&gt; 100 (+10)" in html
 
 
-def chromium(url: str, tmp: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def chromium(url: str, tmp: Path, *flags: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Headless Chromium on ``url`` with logging to stderr; the page's script gets virtual time."""
     command = [
         CHROMIUM,
@@ -196,7 +290,7 @@ def chromium(url: str, tmp: Path, *flags: str) -> subprocess.CompletedProcess[st
         *flags,
         url,
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-2000:]
     return done
 
