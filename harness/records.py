@@ -210,7 +210,7 @@ def _valid_unicode(value: Any) -> Any:
         return value.encode("utf-8", "replace").decode("utf-8")
     if isinstance(value, dict):
         return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # to_builtins keeps a record's tuples (its checks, their findings)
         return [_valid_unicode(v) for v in value]
     return value
 

@@ -28,7 +28,7 @@ from markdown_it.token import Token
 
 from harness.console import console, escape, print_table
 from harness.model import Finding, WireResponse
-from harness.records import CheckResult, RunRecord
+from harness.records import CheckResult, RecordLog, RunRecord, read, record_line
 from harness.reports import write_reports
 from harness.reports.markdown import step_summary
 from harness.reports.safe import DEPTH_LIMIT, INVISIBLE
@@ -206,3 +206,14 @@ def test_a_failed_run_explained_to_pytest_shows_control_characters_as_escapes() 
         text = explain(record)
         assert INVISIBLE.search(text) is None
         assert "\\ud83d\\x1b[2J\\x1b]0;owned\\x07\\x9b31m\\x00" in text
+
+
+def test_a_run_holding_lone_surrogates_is_recorded_read_back_and_published(tmp_path: Path) -> None:
+    """A lone surrogate in a finding's detail (held in the record's tuple of checks) reaches the
+    results file as the records codec writes it, and every report is written from that file."""
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"".join(record_line(r) + b"\n" for r in records([LONE_SURROGATE + "x"])))
+    back = list(read(path))
+    assert [f.detail for f in back[0].findings()] == ["?x", "?x", "?x"]
+    _, paths = write_reports(RecordLog.open(path), tmp_path / "out", generated_at="now")
+    assert [p.name for p in paths] == list(WRITTEN)
