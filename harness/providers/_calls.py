@@ -19,6 +19,7 @@ from harness.providers._json import (
     checked,
     constant_findings,
     decode,
+    finite,
     json_type,
     unicode_findings,
 )
@@ -74,7 +75,9 @@ def synthesize_id(name: str, arguments: Any, index: int) -> str:
     return "h" + digest[:8]
 
 
-def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None, str | None, list[Finding]]:
+def parse_arguments(
+    raw: Any, *, wire_type: str, label: str = "the arguments"
+) -> tuple[dict[str, Any] | None, str | None, list[Finding]]:
     """Parse a call's wire arguments into an object, noting each deviation.
 
     ``wire_type`` is what the format specifies (``string`` for OpenAI-style
@@ -82,7 +85,9 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
     missing value becomes ``{}`` (with a finding); invalid JSON gives ``None``
     and a parse error, and so do arguments nested deeper than the wire limit
     (``wire.arguments_too_deep``). Lone surrogates in the parsed arguments are
-    replaced by U+FFFD (``wire.invalid_unicode``): they could not be sent or stored.
+    replaced by U+FFFD (``wire.invalid_unicode``), and numbers JSON cannot carry (NaN,
+    Infinity, ``1e999``) by ``null`` (``wire.arguments_nonfinite_number``, an error: a value
+    of the call is lost): neither could be sent back or stored. ``label`` names the call.
     """
     findings: list[Finding] = []
     if raw is None:
@@ -98,7 +103,7 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
         except JsonProblem as exc:
             return _too_deep(exc, findings)
         findings += unicode_findings(repaired, "the arguments")
-        return value, None, findings
+        return _finite(value, label, findings), None, findings
     if isinstance(raw, str):
         if wire_type == "object":
             findings.append(
@@ -118,15 +123,33 @@ def parse_arguments(raw: Any, *, wire_type: str) -> tuple[dict[str, Any] | None,
             findings.append(deviation("arguments_invalid_json", error, severity="error", raw=raw))
             return None, error, findings
         findings += unicode_findings(decoded.repaired, "the arguments")
-        findings += constant_findings(decoded.constants, "the arguments")
         if not isinstance(decoded.value, dict):
+            findings += constant_findings(decoded.constants, "the arguments")
             error = f"arguments are JSON but not an object: {type(decoded.value).__name__}"
             findings.append(deviation("arguments_not_object", error, severity="error", raw=raw))
             return None, error, findings
-        return decoded.value, None, findings
+        return _finite(decoded.value, label, findings), None, findings
     error = f"arguments have wire type {type(raw).__name__}"
     findings.append(deviation("arguments_not_object", error, severity="error", raw=raw))
     return None, error, findings
+
+
+def _finite(arguments: dict[str, Any], label: str, findings: list[Finding]) -> dict[str, Any]:
+    """``arguments`` with the numbers JSON cannot carry replaced by ``null``, each noted."""
+    fixed: dict[str, Any]
+    fixed, replaced = finite(arguments)
+    if replaced:
+        shown = ", ".join(replaced[:LISTED]) + (
+            f" and {len(replaced) - LISTED} more" if len(replaced) > LISTED else ""
+        )
+        detail = (
+            f"{label} hold {len(replaced)} number(s) JSON cannot carry (NaN, Infinity, or past the range "
+            f"of a double, as 1e999) at {shown}; replaced with null"
+        )
+        findings.append(
+            deviation("arguments_nonfinite_number", detail, severity="error", pointers=replaced[:KEPT])
+        )
+    return fixed
 
 
 def _too_deep(
@@ -151,7 +174,9 @@ def make_call(
     ``optional_id`` says why a missing id is normal on this API (Ollama before
     v0.12.10, Gemini 2.x): the synthesized id is then an info note, not a warning.
     """
-    arguments, error, findings = parse_arguments(raw_arguments, wire_type=wire_type)
+    arguments, error, findings = parse_arguments(
+        raw_arguments, wire_type=wire_type, label=f"call {index} ({name}): the arguments"
+    )
     call = ToolCall(
         name,
         arguments,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -176,6 +177,36 @@ def _walk(value: Any, *, repair: bool) -> int:
             elif isinstance(item, dict | list):
                 stack.append((item, depth + 1))
     return broken
+
+
+def finite(value: Any) -> tuple[Any, list[str]]:
+    """``value`` (decoded JSON, its depth already bounded) with every number JSON cannot carry
+    replaced by ``None``: NaN, Infinity, and a literal past the range of a double (``1e999``
+    decodes to infinity), which no JSON encoder can send back or store. Returns the value (a copy
+    when anything was replaced) and the JSON pointers of what was replaced."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, ["/"]
+    found: list[tuple[Any, ...]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, item in items:
+            if isinstance(item, float) and not math.isfinite(item):
+                found.append((*path, key))
+            elif isinstance(item, dict | list):
+                stack.append((item, (*path, key)))
+    if not found:
+        return value, []
+    fixed = copy.deepcopy(value)  # safe: the depth is bounded
+    for *parents, last in found:
+        node = fixed
+        for key in parents:
+            node = node[key]
+        node[last] = None
+    return fixed, sorted(
+        "/" + "/".join(str(k).replace("~", "~0").replace("/", "~1") for k in p) for p in found
+    )
 
 
 def unicode_findings(repaired: int, what: str) -> list[Finding]:

@@ -3,9 +3,9 @@
 Hand-made bodies for each finding the parsers give instead of crashing: ``wire.body_too_deep``,
 ``wire.field_wrong_type`` (with the JSON path and the expected type), ``wire.usage_not_integer``,
 ``wire.invalid_unicode``, ``wire.json_nonstandard_number``, ``wire.body_not_object``,
-``wire.stream_event_not_object``, ``wire.sse_stray_lines``, ``wire.arguments_too_deep`` and
-``wire.request_too_deep``; and the last-resort guard, which marks its finding so that the
-property and mutation tests can tell it was never reached.
+``wire.stream_event_not_object``, ``wire.sse_stray_lines``, ``wire.arguments_too_deep``,
+``wire.arguments_nonfinite_number`` and ``wire.request_too_deep``; and the last-resort guard,
+which marks its finding so that the property and mutation tests can tell it was never reached.
 """
 
 from __future__ import annotations
@@ -16,12 +16,22 @@ from typing import Any
 
 import pytest
 
-from harness.model import Finding, ParsedTurn, WireResponse
-from harness.providers import adapter_class
+from harness.model import (
+    Finding,
+    Message,
+    ParsedTurn,
+    ToolChoice,
+    ToolResult,
+    WireResponse,
+)
+from harness.providers import RequestOptions, adapter_class
 from harness.providers.adapter import reached_guard
 from harness.providers.framing import decode_stream
 from harness.providers.prompted import prompted
+from harness.transport import json_body
+from tests.helpers.hostile_replies import MARK, marked_as, reply_body
 from tests.helpers.realworld import cases
+from tests.helpers.transcripts import WEATHER
 
 FORMATS = ("openai-chat", "mistral-chat", "ollama-chat", "anthropic-messages", "gemini-generate")
 
@@ -400,3 +410,46 @@ def test_text_protocols_cope_with_hostile_model_text(protocol: str, text: str) -
         json.dumps([call.name, call.arguments, call.raw_arguments], ensure_ascii=False).encode("utf-8")
     if turn.text is not None:
         turn.text.encode("utf-8")
+
+
+# -- numbers JSON cannot carry in a call's arguments ---------------------------------------------------------
+
+
+def hostile_reply(fmt: str, stream: bool, literal: str) -> str:
+    """A call of ``fmt`` whose argument ``n`` is written ``literal`` on the wire."""
+    body = reply_body(fmt, stream, name="get_weather", arguments={"city": "Paris", "n": MARK}, text=None)
+    return marked_as(body, literal)
+
+
+OBJECT_FORMATS = ("anthropic-messages", "gemini-generate", "ollama-chat")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("literal", ["1e999", "-1e999", "NaN", "Infinity", "1" + "0" * 400 + ".0"])
+def test_a_number_json_cannot_carry_is_a_finding_on_the_call_and_null(
+    fmt: str, stream: bool, literal: str
+) -> None:
+    """In a format whose arguments are objects the value was echoed into the next request and
+    the run ended in an ``error`` charged to the harness (ValueError: out of range float)."""
+    turn = parse(fmt, hostile_reply(fmt, stream, literal), stream=stream)
+    (call,) = turn.tool_calls
+    assert call.arguments == {"city": "Paris", "n": None} and call.parse_error is None
+    found = finding(turn, "wire.arguments_nonfinite_number")
+    assert found.severity == "error" and found.detail.startswith("call 0 (get_weather): ")
+    assert found.evidence == {"pointers": ["/n"]}
+    adapter = adapter_class(fmt)()
+    history = [
+        Message("user", "weather?"),
+        turn.as_message(),
+        Message("tool", tool_result=ToolResult(call.id, call.name, "sunny")),
+    ]
+    wire = adapter.build_request(history, [WEATHER], ToolChoice("auto"), RequestOptions("m", stream=stream))
+    sent = json_body(wire.body)  # what goes back is JSON: the value as parsed, or the text as sent
+    assert b'"n":null' in sent if fmt in OBJECT_FORMATS else literal.encode() in sent
+
+
+def test_finite_numbers_are_left_alone() -> None:
+    turn = parse("anthropic-messages", hostile_reply("anthropic-messages", False, "1e308"))
+    assert turn.tool_calls[0].arguments == {"city": "Paris", "n": 1e308}
+    assert "wire.arguments_nonfinite_number" not in {f.check_id for f in turn.findings}

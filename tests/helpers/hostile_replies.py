@@ -1,0 +1,148 @@
+"""Hostile replies: a loopback server that answers with scripted bytes, and the bodies it serves
+(replies of every wire format with lone surrogates or numbers JSON cannot carry), for the tests
+of the transport, the cassettes and the parsers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from unittest import mock
+
+from harness.sim import wire, wire_anthropic, wire_gemini
+from harness.sim.formats import FORMATS
+from harness.sim.script import Reply
+from harness.sim.wire import SimRequest
+
+# -- replies of every wire format ------------------------------------------------------------------
+
+MARK = "QQMARKQQ"
+
+
+def sim_path(fmt: str, stream: bool) -> str:
+    """The path a request of ``fmt`` goes to (Gemini names the model and the streaming mode in it)."""
+    if fmt == "gemini-generate":
+        return "/v1beta/models/m:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
+    return "/v1/x"
+
+
+def reply_body(fmt: str, stream: bool, *, name: str, arguments: dict[str, Any], text: str | None) -> str:
+    """A conformant reply of wire format ``fmt`` (whole or streamed) making one call, written by the
+    simulator's own writer for that format; a stream carries each text and each call's arguments
+    in one piece, so that a :data:`MARK` written in them can be replaced by hostile text."""
+    reply = Reply(calls=[(name, arguments)], text=text)
+    request = SimRequest(sim_path(fmt, stream), {"model": "m", "stream": stream, "messages": []})
+    with contextlib.ExitStack() as whole:
+        for module in (wire, wire_anthropic, wire_gemini):
+            whole.enter_context(mock.patch.object(module, "_pieces", lambda text, size: [text]))
+        return FORMATS[fmt].respond(request, reply, "seed").body
+
+
+def marked_as(body: str, literal: str) -> str:
+    """``body`` with the JSON string ``"QQMARKQQ"`` (:data:`MARK` as a value of its own, in the body
+    or inside arguments that travel as JSON text) written as ``literal`` (``1e999``, ``NaN``)."""
+    quoted = json.dumps(MARK)
+    escaped = json.dumps(quoted)[1:-1]
+    assert quoted in body or escaped in body, "no marked value in the body"
+    return body.replace(escaped, literal).replace(quoted, literal)
+
+
+def final_body(fmt: str, stream: bool) -> str:
+    """A conformant final answer of ``fmt`` (no call)."""
+    request = SimRequest(sim_path(fmt, stream), {"model": "m", "stream": stream, "messages": []})
+    return FORMATS[fmt].respond(request, Reply(text="Done."), "final").body
+
+
+# -- the server ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    """What the server says to one request: status, headers, and the body (bytes, or chunks
+    sent as they are made; without a ``content-length`` they go chunked)."""
+
+    body: bytes | Iterable[bytes]
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "application/json"})
+
+
+@dataclass
+class Seen:
+    """A request as the server received it: the request line's target (path and query) and body."""
+
+    target: str
+    body: bytes
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        with self.server.lock:
+            self.server.seen.append(Seen(self.path, body))
+            answer = self.server.answer(len(self.server.seen) - 1, self.path, body)
+        self.send_response(answer.status)
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        whole = isinstance(answer.body, bytes)
+        chunked = not whole and "content-length" not in {k.lower() for k in answer.headers}
+        if whole:
+            self.send_header("content-length", str(len(answer.body)))  # type: ignore[arg-type]
+        elif chunked:
+            self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        try:
+            for chunk in [answer.body] if whole else answer.body:  # type: ignore[list-item]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the client stopped reading
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    lock: threading.Lock
+    seen: list[Seen]
+    answer: Callable[[int, str, bytes], Answer]
+
+
+class ScriptedServer:
+    """A server on a free 127.0.0.1 port for the duration of a ``with`` block, answering the n-th
+    request with ``answers[n]`` (the last one again once they run out), or with
+    ``answers(n, target, body)``; :attr:`seen` keeps every request."""
+
+    def __init__(self, answers: list[Answer] | Callable[[int, str, bytes], Answer]):
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.lock = threading.Lock()
+        self._server.seen = []
+        script = answers
+        self._server.answer = (
+            script if callable(script) else lambda n, target, body: script[min(n, len(script) - 1)]
+        )
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def seen(self) -> list[Seen]:
+        return self._server.seen
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

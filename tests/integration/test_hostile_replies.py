@@ -1,0 +1,67 @@
+"""Hostile replies from a real loopback server, end to end through the harness's own loop: numbers
+JSON cannot carry in object arguments. Each is the endpoint's fault, a finding on a scored run;
+none crashes the harness."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.api import RunResult, load_scenarios, run
+from harness.records import RunRecord, decode_record, record_line
+from harness.targets import Target
+from tests.helpers.cli import REPO
+from tests.helpers.hostile_replies import (
+    MARK,
+    Answer,
+    ScriptedServer,
+    final_body,
+    marked_as,
+    reply_body,
+)
+
+PARIS = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+
+
+def answer(fmt: str, stream: bool, body: str) -> Answer:
+    kind = (
+        ("application/x-ndjson" if fmt == "ollama-chat" else "text/event-stream")
+        if stream
+        else "application/json"
+    )
+    return Answer(body.encode(), headers={"content-type": kind})
+
+
+def one(target: Target, **options: object) -> tuple[RunRecord, RunResult]:
+    result = run(PARIS, [target], **options)  # type: ignore[arg-type]
+    (record,) = result.records
+    assert decode_record(record_line(record)).key == record.key  # the results line is written and read back
+    return record, result
+
+
+def failed(record: RunRecord) -> set[str]:
+    return {f.check_id for f in record.findings() if not f.passed}
+
+
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "gemini-generate", "ollama-chat"])
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("literal", ["1e999", "NaN", "-Infinity"])
+def test_a_number_json_cannot_carry_in_object_arguments_is_the_providers_finding(
+    fmt: str, stream: bool, literal: str
+) -> None:
+    """Before: the value went back into the next request, ``ValueError: Out of range float values``,
+    and the run was an ``error`` with cause ``harness``."""
+    hostile = reply_body(fmt, stream, name="get_weather", arguments={"city": "paris", "n": MARK}, text=None)
+    hostile = marked_as(hostile, literal)
+    with ScriptedServer(
+        [answer(fmt, stream, hostile), answer(fmt, stream, final_body(fmt, stream))]
+    ) as server:
+        target = Target.build("nf", format=fmt, model="m", base_url=server.url, stream=stream, retries=0)
+        record, _ = one(target, mode="live")
+    assert record.error is None and record.score is not None, record.error
+    sent_back = server.seen[1].body
+    (finding,) = [f for f in record.findings() if f.check_id == "wire.arguments_nonfinite_number"]
+    assert finding.severity == "error" and "call 0 (get_weather)" in finding.detail
+    assert json.loads(sent_back, parse_constant=lambda name: pytest.fail(f"{name} sent back"))
+    assert [e.call.arguments for e in record.transcript.executions] == [{"city": "paris", "n": None}]
