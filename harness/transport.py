@@ -351,8 +351,7 @@ class Transport:
         interrupted: threading.Event | None = None,
         limiter: RateLimiter | None = None,
     ):
-        parts = urlsplit(base_url)  # a query in the base URL (``?key=...``) goes after each path
-        self.base_url, self._query = urlunsplit(parts._replace(query="")).rstrip("/"), parts.query
+        self.base_url, self.query = _split_query(base_url)
         self.limiter = limiter
         self.auth_headers = auth_headers or {}
         self.timeouts = timeouts or Timeouts()
@@ -395,10 +394,11 @@ class Transport:
         self._inner.close()
 
     def url(self, path: str) -> str:
-        """The base URL, then ``path``, then the base URL's query after the path's own."""
-        if not self._query:
+        """The URL of ``path`` (the format's, with its own query, if any) under the base URL, the
+        base URL's query (Azure's ``?api-version=...``) kept on every request."""
+        if not self.query:
             return self.base_url + path
-        return self.base_url + path + ("&" if "?" in path else "?") + self._query
+        return f"{self.base_url}{path}{'&' if '?' in path else '?'}{self.query}"
 
     def _scrubbed(self, url: str) -> str:
         """``url`` as transcripts show it (:func:`scrub_uri`); each turn of a run asks again for the
@@ -566,6 +566,13 @@ def _answer(
     return WireResponse(
         status, secrets.redact_body(body.decode("utf-8", errors="replace")), masked(headers)
     ), elapsed
+
+
+def _split_query(base_url: str) -> tuple[str, str]:
+    """A base URL without its trailing slash and its query (kept apart, so a format's path joins
+    the path, not the query), and the query; a fragment is dropped (it never goes on the wire)."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(query="", fragment="")).rstrip("/"), parts.query
 
 
 def _why(exc: Exception) -> str:

@@ -1,10 +1,11 @@
 """Hostile replies from a real loopback server, end to end through the harness's own loop: numbers
-JSON cannot carry in object arguments. Each is the endpoint's fault, a finding on a scored run;
-none crashes the harness."""
+JSON cannot carry in object arguments, and a base URL with a query. Each is the endpoint's fault,
+a finding on a scored run; none crashes the harness or reaches disk unscrubbed."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +66,39 @@ def test_a_number_json_cannot_carry_in_object_arguments_is_the_providers_finding
     assert finding.severity == "error" and "call 0 (get_weather)" in finding.detail
     assert json.loads(sent_back, parse_constant=lambda name: pytest.fail(f"{name} sent back"))
     assert [e.call.arguments for e in record.transcript.executions] == [{"city": "paris", "n": None}]
+
+
+@pytest.mark.parametrize(("fmt", "stream"), [("anthropic-messages", False), ("gemini-generate", True)])
+def test_a_query_in_the_base_url_stays_on_every_request_after_the_formats_path(
+    fmt: str, stream: bool, tmp_path: Path
+) -> None:
+    """``?api-version=`` (Azure's shape): the path was appended after it
+    (``/m/ok?api-version=2024-01-01/v1/messages``)."""
+    script = [
+        answer(
+            fmt, stream, reply_body(fmt, stream, name="get_weather", arguments={"city": "paris"}, text=None)
+        ),
+        answer(fmt, stream, final_body(fmt, stream)),
+    ]
+    secret = "sk-QUERY-SECRET-0042"
+    for mode in ("record", "replay"):
+        with ScriptedServer(script) as server:
+            base = f"{server.url}/m/ok?api-version=2024-01-01&key={secret}"
+            target = Target.build("q", format=fmt, model="m", base_url=base, stream=stream, retries=0)
+            record, _ = one(target, mode=mode, cassettes=tmp_path)
+            seen = [s.target for s in server.seen]
+        assert record.error is None and not failed(record) & {"expect.calls", "protocol.wire"}, failed(record)
+        if mode == "record":
+            path = (
+                "/m/ok/v1/messages"
+                if fmt == "anthropic-messages"
+                else "/m/ok/v1beta/models/m:streamGenerateContent"
+            )
+            extra = "alt=sse&" if stream else ""
+            assert seen == [f"{path}?{extra}api-version=2024-01-01&key={secret}"] * 2
+        else:
+            assert seen == []
+        urls = [e.request.url for e in record.transcript.exchanges]
+        assert all("api-version=2024-01-01&key=<scrubbed>" in url for url in urls), urls
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
+    assert written and not any(secret in text for text in written)
