@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +33,12 @@ RACY_NS = 2_000_000_000
 filesystem's timestamp tick and keep its stat: its bytes are read and hashed (git's racy rule)."""
 
 
-def parsed(path: str | Path, kind: str, parse: Callable[[str], Any]) -> Any:
+class Refused(ValueError):
+    """A file not read at all, or not to its end: not a regular file (a FIFO, a device, a socket),
+    or larger than the limit. The message says which (the caller names the file)."""
+
+
+def parsed(path: str | Path, kind: str, parse: Callable[[str], Any], *, limit: int) -> Any:
     """``parse`` of the text of the file at ``path``, kept in the cache folder (``<kind>/``) as
     msgpack (bytes stay bytes): a replay parses each recording's YAML once, not on every run.
 
@@ -39,12 +46,17 @@ def parsed(path: str | Path, kind: str, parse: Callable[[str], Any]) -> Any:
     truth, and again by the file's stat (path, device, inode, size, modification and change
     times, as git's index and CPython's ``.pyc`` files trust a file's stat): a replay then
     neither reads nor hashes the file. A file changed less than :data:`RACY_NS` ago is always
-    read and hashed. ``kind`` names the parser (equal text parsed another way is another entry)."""
+    read and hashed. ``kind`` names the parser (equal text parsed another way is another entry).
+
+    Only a regular file of at most ``limit`` bytes is read (:class:`Refused` otherwise): a FIFO
+    would block forever, ``/dev/zero`` never ends, and a file may grow, or say it is empty
+    (``/proc``), so the limit is checked before reading and again while reading."""
     root = os.path.join(cache_root(), kind)
     seen = os.stat(path)
+    _check(seen, limit)
     by_stat = None
     if time.time_ns() - max(seen.st_mtime_ns, seen.st_ctime_ns) >= RACY_NS:
-        stat = (
+        identity = (
             os.path.abspath(path),
             seen.st_dev,
             seen.st_ino,
@@ -52,14 +64,19 @@ def parsed(path: str | Path, kind: str, parse: Callable[[str], Any]) -> Any:
             seen.st_mtime_ns,
             seen.st_ctime_ns,
         )
-        by_stat = _entry(root, "stat", repr(stat).encode("utf-8", "surrogateescape"))
+        by_stat = _entry(root, "stat", repr(identity).encode("utf-8", "surrogateescape"))
         found = _read(by_stat)
         if found is not _MISSING:
             return found
-    with open(path, "rb") as file:
-        if by_stat is not None and _stat_of(os.fstat(file.fileno())) != _stat_of(seen):
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put there since must not block
+    try:
+        opened = os.fstat(handle)
+        _check(opened, limit)
+        if by_stat is not None and _stat_of(opened) != _stat_of(seen):
             by_stat = None  # replaced since: this content is not what that stat saw
-        raw = file.read()
+        raw = _bounded(handle, limit)
+    finally:
+        os.close(handle)
     by_bytes = _entry(root, "", raw)
     data = _read(by_bytes)
     if data is _MISSING:
@@ -70,6 +87,35 @@ def parsed(path: str | Path, kind: str, parse: Callable[[str], Any]) -> Any:
 
 
 _MISSING = object()
+
+
+def _check(seen: os.stat_result, limit: int) -> None:
+    if stat.S_ISDIR(seen.st_mode):  # as open() says it: a folder is no file at all
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+    if not stat.S_ISREG(seen.st_mode):
+        raise Refused(f"it is a {_kind(seen.st_mode)}, not a regular file")
+    if seen.st_size > limit:
+        raise Refused(_too_large(limit))
+
+
+def _kind(mode: int) -> str:
+    kinds = {stat.S_IFIFO: "FIFO", stat.S_IFCHR: "character device", stat.S_IFBLK: "block device"}
+    return {**kinds, stat.S_IFSOCK: "socket"}.get(stat.S_IFMT(mode), "special file")
+
+
+def _too_large(limit: int) -> str:
+    return f"it holds more than {limit:,} bytes"
+
+
+def _bounded(handle: int, limit: int) -> bytes:
+    """The bytes of an open file, at most ``limit``: :class:`Refused` as soon as it holds more."""
+    chunks, size = [], 0
+    while chunk := os.read(handle, min(1 << 20, limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise Refused(_too_large(limit))
+    return b"".join(chunks)
 
 
 def _stat_of(seen: os.stat_result) -> tuple[int, ...]:
@@ -110,7 +156,7 @@ def _write(entry: str, data: Any) -> Any:
 
     try:
         encoded = msgspec.msgpack.encode(data)
-    except TypeError:  # data msgpack cannot hold: parsed each time
+    except (TypeError, OverflowError):  # data msgpack cannot hold (an int past 64 bits): parsed each time
         return data
     try:
         os.makedirs(os.path.dirname(entry), exist_ok=True)

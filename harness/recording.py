@@ -11,6 +11,7 @@ they never reach disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -29,7 +30,7 @@ from harness.errors import (
     CassetteMissingError,
     ConfigError,
 )
-from harness.paths import parsed
+from harness.recording_files import load_cassette
 from harness.transport import SECRET_HEADERS, Played, scrub_uri
 
 Mode = Literal["replay", "record", "live"]
@@ -113,7 +114,7 @@ def _canonical(request: Any) -> str:
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
     try:
         return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
-    except (json.JSONDecodeError, ValueError):
+    except (ValueError, RecursionError):  # not JSON, or nested past what json reads: matched as text
         return text
 
 
@@ -143,15 +144,21 @@ def drift_diff(recorded: Any, new: Any) -> str:
     def load(request: Any) -> Any:
         try:
             return json.loads(normalised_body(request))
-        except ValueError:
+        except (ValueError, RecursionError):
             return normalised_body(request)
 
     if recorded.path != new.path:
         return f"path: recorded {recorded.path}, now {new.path}"
     diff = DeepDiff(load(recorded), load(new), verbose_level=2)
     text = diff.pretty() if diff else "(bodies equal; method or query differ)"
-    lines = text.splitlines()
+    lines = [_shortened(line) for line in text.splitlines()]
     return "\n".join(lines[:40] + ([f"... {len(lines) - 40} more lines"] if len(lines) > 40 else []))
+
+
+def _shortened(line: str, keep: int = 400) -> str:
+    """A diff line cut to ``keep`` characters: a body that is not JSON (or nested past what
+    ``json`` reads) is one value, and the whole of it would be one line."""
+    return line if len(line) <= keep else f"{line[:keep]}... ({len(line) - keep:,} more characters)"
 
 
 def _decoded_headers(headers: Any) -> list[tuple[str, str]]:
@@ -175,18 +182,6 @@ def _content_and_headers(recorded: dict[str, Any]) -> tuple[bytes, list[tuple[st
 # -- the transport ---------------------------------------------------------------------
 
 
-def _parsed_cassette(path: Path) -> Any:
-    """A cassette file as vcrpy's YAML serializer reads it, the parse kept in the cache folder
-    (:func:`harness.paths.parsed`): a replay parses a cassette's YAML once, not on every run."""
-    return parsed(path, "cassettes", _vcr_yaml)
-
-
-def _vcr_yaml(text: str) -> Any:
-    from vcr.serializers import yamlserializer
-
-    return yamlserializer.deserialize(text)
-
-
 def _recorder(path: Path, record_mode: RecordMode) -> Any:
     """vcrpy's cassette for recording: ``all`` starts empty (a fresh recording replaces the old
     one entirely); ``once`` and ``new_episodes`` load what is there."""
@@ -204,6 +199,9 @@ def _recorder(path: Path, record_mode: RecordMode) -> Any:
     }
     if record_mode == "all":
         return Cassette(**settings)
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        # read with bounds and checked first: vcrpy reads any file whole (a FIFO: forever)
+        load_cassette(path)
     try:
         return Cassette.load(**settings)
     except Exception as exc:  # vcrpy's reader fails in many ways on a broken file
@@ -239,8 +237,6 @@ class CassetteTransport(httpx.BaseTransport):
                 self.cassette = _Playback(self.path)
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 raise CassetteMissingError(str(self.path), target, scenario_id) from None
-            except Exception as exc:  # a broken file fails in many ways
-                raise corrupt(self.path, exc) from exc
         else:
             self.cassette = _recorder(self.path, record_mode)
         self._by_bytes: dict[tuple[str, str, str, bytes], list[int]] | None = None
@@ -388,19 +384,14 @@ class _Playback:
     """A cassette being replayed, with the part of :class:`vcr.cassette.Cassette` that playback
     uses. Loading a vcrpy Cassette builds a request object per interaction and deep-copies every
     response (a sixth of a replayed run's CPU); here the interactions stay as parsed (the cached
-    parse, :func:`_parsed_cassette`), read-only, and vcrpy's request objects and matchers
-    (:data:`MATCH_ON`) are built only for a request the byte index misses."""
+    parse, :func:`~harness.recording_files.load_cassette`), read-only, and vcrpy's request
+    objects and matchers (:data:`MATCH_ON`) are built only for a request the byte index misses."""
 
     write_protected = True
 
     def __init__(self, path: Path):
-        data = _parsed_cassette(path)
+        data = load_cassette(path)
         interactions = data["interactions"]
-        for item in interactions:  # the shape playback relies on; corrupt() says what is wrong
-            if not {"method", "uri"} <= item["request"].keys() or not isinstance(
-                item["response"]["status"]["code"], int
-            ):
-                raise ValueError("an interaction without request method and uri or response status code")
         self._raw = [item["request"] for item in interactions]
         self.responses: list[dict[str, Any]] = [i["response"] for i in interactions]  # str bodies too
         self.data = interactions
@@ -451,29 +442,5 @@ def _metadata(cassette: Any) -> dict[str, Any]:
 
 
 def corrupt(path: Path, exc: Exception) -> CassetteCorruptError:
-    """The error for a cassette vcrpy could not load: the YAML problem with its line, or the first
-    interaction that is not shaped like one."""
-    from harness import yamlio
-
-    try:
-        data, node = yamlio.load(path)
-    except yamlio.YamlError as error:
-        return CassetteCorruptError(str(path), str(error), error.line)
-    except (OSError, UnicodeDecodeError) as error:
-        return CassetteCorruptError(str(path), str(error))
-    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
-        return CassetteCorruptError(str(path), "not a vcrpy cassette (no 'interactions' list)", 1)
-    for index, item in enumerate(data["interactions"]):
-        where = ["interactions", index]
-        request = item.get("request") if isinstance(item, dict) else None
-        response = item.get("response") if isinstance(item, dict) else None
-        if not isinstance(request, dict) or not {"method", "uri"} <= set(request):
-            return CassetteCorruptError(
-                str(path), f"interaction {index} has no request method and uri", yamlio.line_of(node, where)
-            )
-        status = response.get("status") if isinstance(response, dict) else None
-        if not isinstance(status, dict) or not isinstance(status.get("code"), int):
-            return CassetteCorruptError(
-                str(path), f"interaction {index} has no response status code", yamlio.line_of(node, where)
-            )
+    """The error for a cassette vcrpy could not load although it reads as one."""
     return CassetteCorruptError(str(path), f"{type(exc).__name__}: {exc}")

@@ -10,6 +10,7 @@ call the recording does not hold is drift, as for HTTP.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -18,25 +19,26 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
 
 from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
 from harness.model import Finding
-from harness.paths import parsed
+from harness.recording_files import NONE, Shape, check_field, described, load_recording
 from harness.tools.mcp.manager import registry_tool, tool_text
-from harness.tools.mcp.types import MCPCallResult, MCPIssue, MCPServerDecl, MCPServerSpec, MCPTool, MCPUse
+from harness.tools.mcp.types import (
+    IssueKind,
+    MCPCallResult,
+    MCPIssue,
+    MCPServerDecl,
+    MCPServerSpec,
+    MCPTool,
+    MCPUse,
+)
 from harness.tools.naming import Style, ToolNamer
 from harness.tools.registry import Tool, ToolFailure
-
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: replay stays cheap
-
-
-def _safe_load(text: str) -> Any:
-    return yaml.load(text, Loader=SAFE_LOADER)
-
 
 FAMILIES = {"anthropic-messages": "anthropic", "gemini-generate": "gemini"}  # others: OpenAI's rules
 
@@ -138,17 +140,17 @@ class MCPSession:
         )
 
     def _load(self) -> None:
-        try:
-            data = parsed(self.recording, "mcp", _safe_load) or {}
+        try:  # bounded and guarded as cassettes are; a broken one is a CassetteCorruptError
+            data = load_recording(self.recording, "mcp", recording_shape)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise CassetteMissingError(str(self.recording), self.target, self.use.scenario_id) from None
         self.listed = [
-            MCPTool(server, t["name"], t.get("description", ""), t.get("input_schema") or {})
-            for server, tools in (data.get("servers") or {}).items()
+            MCPTool(server, t["name"], t.get("description") or "", t.get("input_schema") or {})
+            for server, tools in data["servers"].items()
             for t in tools
         ]
-        self._replay_calls = list(data.get("calls") or [])
-        self.issues = list(data.get("issues") or [])
+        self._replay_calls = list(data["calls"])
+        self.issues = list(data["issues"])
 
     def close(self) -> None:
         """Stop the servers, keep their issues, write the recording in record mode."""
@@ -258,6 +260,58 @@ class MCPSession:
             )
 
         return replay
+
+
+def recording_shape(data: Any) -> None:
+    """Check what replay reads of an MCP recording (:class:`~harness.recording_files.Shape` for the
+    first field that is wrong): the ``servers`` with their tools, the ``calls`` and the ``issues``
+    a recording always holds (one without them is empty or cut short)."""
+    if data is None:
+        raise Shape([], "the file is empty (an MCP recording holds its servers, calls and issues)")
+    if not isinstance(data, dict):
+        raise Shape([], f"not an MCP recording: the file holds {described(data)}, not a mapping")
+    for key, kind in (("servers", dict), ("calls", list), ("issues", list)):
+        if not isinstance(data.get(key), kind):
+            expected = "a mapping" if kind is dict else "a list"
+            found = "no" if key not in data else described(data[key]) + " for"
+            raise Shape(
+                [key] if key in data else [], f"{found} {key!r}, expected {expected} (a file cut short?)"
+            )
+    for server, tools in data["servers"].items():
+        if not isinstance(server, str) or not isinstance(tools, list):
+            raise Shape(
+                ["servers"], f"server {server!r} has {described(tools)}, expected a list of its tools"
+            )
+        for index, tool in enumerate(tools):
+            where: list[str | int] = ["servers", server, index]
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                raise Shape(where, f"tool {index} of server {server!r} has no name")
+            what = f"tool {tool['name']!r}"
+            check_field(tool, "description", (str, NONE), "text", where, what)
+            check_field(tool, "input_schema", (dict, NONE), "a mapping", where, what)
+    for index, call in enumerate(data["calls"]):
+        where = ["calls", index]
+        if not isinstance(call, dict) or not all(isinstance(call.get(k), str) for k in ("server", "tool")):
+            raise Shape(where, f"call {index} has no server and tool")
+        check_field(call, "arguments", (dict, NONE), "a mapping", where, f"call {index}")
+        check_field(call, "text", (str,), "text", where, f"call {index}")
+        check_field(call, "failure", (str,), "text", where, f"call {index}")
+    kinds = get_args(IssueKind)
+    for index, issue in enumerate(data["issues"]):
+        where = ["issues", index]
+        if not isinstance(issue, dict) or not all(
+            isinstance(issue.get(k), str) for k in ("server", "detail")
+        ):
+            raise Shape(where, f"issue {index} has no server and detail")
+        if issue.get("kind") not in kinds:
+            raise Shape(where, f"issue {index} has kind {issue.get('kind')!r}, expected one of {list(kinds)}")
+        if unknown := set(issue) - ISSUE_FIELDS:
+            raise Shape(where, f"issue {index} has unknown field(s) {sorted(map(str, unknown))}")
+        check_field(issue, "stderr_tail", (str,), "text", where, f"issue {index}")
+        check_field(issue, "tool", (str, NONE), "text", where, f"issue {index}")
+
+
+ISSUE_FIELDS = frozenset(f.name for f in dataclasses.fields(MCPIssue))
 
 
 def _issue(issue: MCPIssue) -> dict[str, Any]:
