@@ -287,6 +287,17 @@ class WireResponse:
         return ""
 
 
+class OversizedResponse(WireResponse):
+    """A response whose body passed the size the transport reads: ``body`` holds its first bytes
+    only, ``received`` the bytes read (decompressed) before reading stopped, past ``limit``. The
+    adapters report it (``wire.body_too_large``); a results file keeps it as a plain
+    :class:`WireResponse` with the first bytes."""
+
+    def __init__(self, status: int, body: str, headers: dict[str, str], received: int, limit: int):
+        super().__init__(status, body, headers)
+        self.received, self.limit = received, limit
+
+
 @dataclass(frozen=True)
 class SentRequest:
     """A request as it went on the wire, as transcripts keep it: full URL and headers with

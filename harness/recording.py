@@ -30,8 +30,8 @@ from harness.errors import (
     CassetteMissingError,
     ConfigError,
 )
-from harness.recording_files import load_cassette
-from harness.transport import SECRET_HEADERS, Played, scrub_uri
+from harness.recording_files import OVER_LIMIT_KEY, load_cassette
+from harness.transport import OVER_LIMIT, SECRET_HEADERS, Played, read_body, scrub_uri
 
 Mode = Literal["replay", "record", "live"]
 RecordMode = Literal["once", "new_episodes", "all"]
@@ -274,7 +274,7 @@ class CassetteTransport(httpx.BaseTransport):
         started = time.perf_counter()
         response = self.inner.handle_request(request)
         try:
-            content = response.read()
+            content, over = read_body(response)  # bounded: a body past the limit keeps its first bytes
         finally:
             response.close()
         elapsed = round((time.perf_counter() - started) * 1000, 1)
@@ -285,6 +285,8 @@ class CassetteTransport(httpx.BaseTransport):
             "body": {"string": content.decode("utf-8", errors="replace")},
             "elapsed_ms": elapsed,
         }
+        if over is not None:
+            recorded[OVER_LIMIT_KEY] = over
         for name, value in headers:
             recorded["headers"].setdefault(name, []).append(value)
         self.cassette.append(vcr_request, recorded)
@@ -293,7 +295,7 @@ class CassetteTransport(httpx.BaseTransport):
             headers=headers,
             content=content,
             request=request,
-            extensions={"harness_elapsed_ms": elapsed},
+            extensions={"harness_elapsed_ms": elapsed, OVER_LIMIT: over},
         )
 
     @staticmethod
@@ -304,7 +306,10 @@ class CassetteTransport(httpx.BaseTransport):
             headers=headers,
             stream=httpx.ByteStream(content),
             request=request,
-            extensions={"harness_elapsed_ms": recorded.get("elapsed_ms")},
+            extensions={
+                "harness_elapsed_ms": recorded.get("elapsed_ms"),
+                OVER_LIMIT: recorded.get(OVER_LIMIT_KEY),
+            },
         )
 
     def recorded(self, method: str, url: str, body: bytes) -> Played | None:
@@ -321,7 +326,9 @@ class CassetteTransport(httpx.BaseTransport):
         for name, value in pairs:
             key = name.lower()  # as httpx.Headers gives them: lower case, repeats joined
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        return Played(found["status"]["code"], headers, content, found.get("elapsed_ms"))
+        return Played(
+            found["status"]["code"], headers, content, found.get("elapsed_ms"), found.get(OVER_LIMIT_KEY)
+        )
 
     def _play_same_bytes(self, method: str, path: str, query: str, body: bytes) -> dict[str, Any] | None:
         """The fast path of matching: the first unplayed interaction whose request has this

@@ -22,8 +22,11 @@ from harness.errors import CassetteCorruptError
 from harness.paths import Refused, parsed
 
 MAX_RECORDING_BYTES = 128 * 1024 * 1024
-"""Largest recording file read (a cassette, an MCP recording); the largest recorded so far is
-0.7 MB. Checked before reading and while reading."""
+"""Largest recording file read (a cassette, an MCP recording): room for four bodies of
+:data:`harness.transport.MAX_RESPONSE_BYTES` each. Checked before reading and while reading."""
+OVER_LIMIT_KEY = "over_limit"
+"""In a recorded response: the bytes read before its body passed the limit (the body keeps its
+first bytes only), so a replay fails the turn as the recording did."""
 
 
 def load_recording(path: Path, kind: str, shape: Callable[[Any], None]) -> Any:
@@ -157,6 +160,7 @@ RESPONSE_SHAPE: dict[str, tuple[tuple[type, ...], str]] = {
     "body": ((dict,), "a mapping"),
     "headers": ((dict, NONE), "a mapping"),
     "elapsed_ms": ((int, float, NONE), "a number"),
+    OVER_LIMIT_KEY: ((int, NONE), "an integer"),
 }
 
 NOTED_SHAPE: dict[str, tuple[tuple[type, ...], str]] = {

@@ -21,6 +21,7 @@ import ssl
 import threading
 import time
 import weakref
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,9 +34,19 @@ import tenacity
 
 from harness import secrets
 from harness.errors import ConfigError, TransportError
-from harness.model import Attempt, Finding, SentRequest, WireRequest, WireResponse
+from harness.model import Attempt, Finding, OversizedResponse, SentRequest, WireRequest, WireResponse
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})
+
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""Largest response body read, counted once decompressed (gzip and deflate are inflated here, a
+piece at a time): a whole reply or a stream. Real replies stay far below it (a 64k-token stream is
+a few megabytes); a body past it, a 2 MB gzip that inflates to 2 GiB say, is not read further, and
+the turn ends in a ``wire.body_too_large`` finding."""
+KEPT_BYTES = 4096
+"""Of a body past :data:`MAX_RESPONSE_BYTES`, what transcripts and cassettes keep: its first bytes."""
+_PIECE = 64 * 1024
+"""Most bytes one inflate step may produce: what bounds memory while a compressed body is read."""
 
 
 class RateLimiter:
@@ -137,12 +148,100 @@ class Endpoint:
 
 class Played(NamedTuple):
     """A recorded answer played without httpx's objects: status, headers (lower-case names),
-    body, and the recorded latency."""
+    body, the recorded latency, and the bytes read when the body was past the limit."""
 
     status: int
     headers: dict[str, str]
     content: bytes
     elapsed_ms: float | None
+    over_limit: int | None = None
+
+
+class Body(NamedTuple):
+    """A response body as read: all of it, or, when it passed :data:`MAX_RESPONSE_BYTES`, its first
+    :data:`KEPT_BYTES` and ``over_limit``, the bytes read (decompressed) before reading stopped."""
+
+    content: bytes
+    over_limit: int | None = None
+
+
+OVER_LIMIT = "harness_over_limit"
+"""The extension of an ``httpx.Response`` (a cassette's) whose body was cut at the limit: the bytes read."""
+
+
+def read_body(response: httpx.Response, *, deadline: Callable[[int], None] | None = None) -> Body:
+    """The body of ``response``, decompressed and read no further than :data:`MAX_RESPONSE_BYTES`,
+    a whole reply or a stream alike. ``deadline`` is called with the bytes read so far after each
+    piece that arrives (it raises to stop the read).
+
+    gzip and deflate are inflated here, at most 64 KiB at a step, rather than by httpx, whose
+    decoder inflates each network read whole: 64 KiB of gzip can hold 64 MiB, and a body
+    compressed twice (``content-encoding: gzip, gzip``) gigabytes."""
+    chunks, received = [], 0
+    for chunk in _decoded(response):
+        chunks.append(chunk)
+        received += len(chunk)
+        if received > MAX_RESPONSE_BYTES:  # keep the first bytes, without joining the rest
+            head = bytearray()
+            for piece in chunks:
+                head += piece[: KEPT_BYTES - len(head)]
+                if len(head) == KEPT_BYTES:
+                    break
+            return Body(bytes(head), received)
+        if deadline is not None:
+            deadline(received)
+    return Body(b"".join(chunks))
+
+
+def _decoded(response: httpx.Response) -> Iterator[bytes]:
+    """The body's bytes as they arrive, content-decoded a bounded piece at a time, and ``b""`` for
+    a piece that decoded to nothing (so a deadline is checked however little comes out). A body
+    already read whole, as ``httpx.Response(content=...)`` reads it, is given as it is."""
+    try:
+        yield response.content
+        return
+    except httpx.ResponseNotRead:
+        pass
+    chunks: Iterator[bytes] = response.iter_raw()
+    codings = [c.strip().lower() for c in response.headers.get("content-encoding", "").split(",")]
+    for coding in reversed(codings):  # listed in the order applied: undone from the last
+        if coding in ("gzip", "x-gzip"):
+            chunks = _inflate(chunks, zlib.MAX_WBITS | 16)
+        elif coding == "deflate":
+            chunks = _inflate(chunks, zlib.MAX_WBITS, raw_fallback=True)
+        # identity, and codings httpx would not decode either, pass as they are
+    yield from chunks
+
+
+def _inflate(chunks: Iterator[bytes], wbits: int, *, raw_fallback: bool = False) -> Iterator[bytes]:
+    """``chunks`` inflated, never more than :data:`_PIECE` bytes at a step (``b""`` for a chunk
+    that gave nothing); reading ends with the compressed data (bytes after it are ignored, as
+    httpx ignores them). ``deflate`` may come without its zlib header (``raw_fallback``, as
+    httpx allows). A corrupt stream is an ``httpx.DecodingError``."""
+    inflater, first = zlib.decompressobj(wbits), True
+    try:
+        for chunk in chunks:
+            data, gave = chunk, False
+            while data and not inflater.eof:
+                try:
+                    piece = inflater.decompress(data, _PIECE)
+                except zlib.error:
+                    if not (first and raw_fallback):
+                        raise
+                    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+                    piece = inflater.decompress(data, _PIECE)
+                first, data = False, inflater.unconsumed_tail
+                if piece:
+                    gave = True
+                    yield piece
+            if not gave:
+                yield b""
+            if inflater.eof:
+                break
+        if tail := inflater.flush():
+            yield tail
+    except zlib.error as exc:
+        raise httpx.DecodingError(str(exc)) from exc
 
 
 @functools.lru_cache(maxsize=256)
@@ -495,7 +594,8 @@ class Transport:
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
         content = json_body(wire.body)
         if self._recorded is not None and (played := self._recorded(wire.method, url, content)):
-            return _answer(played.status, played.content, played.headers, played.elapsed_ms, attempts)
+            body = Body(played.content, played.over_limit)
+            return _answer(played.status, body, played.headers, played.elapsed_ms, attempts)
         sent = httpx.Headers(CLIENT_HEADERS)
         sent.update(headers)  # as httpx.Client merges them: a target's own User-Agent replaces the default
         request = httpx.Request(
@@ -513,6 +613,8 @@ class Transport:
                 body = self._read(response, started, total)
             finally:
                 response.close()
+            if over := response.extensions.get(OVER_LIMIT):  # cut when it was recorded
+                body = Body(body.content, over)
         except TransportError as exc:
             attempts.append(Attempt(None, str(exc), _ms(started)))
             raise
@@ -539,33 +641,38 @@ class Transport:
         return _answer(response.status_code, body, dict(response.headers), elapsed, attempts)
 
     @staticmethod
-    def _read(response: httpx.Response, started: float, total: float | None) -> bytes:
-        """The whole body, or a :class:`TransportError` once ``total`` seconds have passed (a server
-        that drips a byte at a time never trips the read timeout)."""
+    def _read(response: httpx.Response, started: float, total: float | None) -> Body:
+        """The body, bounded (:func:`read_body`), or a :class:`TransportError` once ``total``
+        seconds have passed (a server that drips a byte at a time never trips the read timeout)."""
         if total is None:
-            return response.read()
-        chunks = []
-        for chunk in response.iter_bytes():
-            chunks.append(chunk)
+            return read_body(response)
+
+        def deadline(received: int) -> None:
             if time.perf_counter() - started > total:
-                received = sum(len(c) for c in chunks)
                 raise TransportError(
                     f"no complete response from {safe_url(str(response.url))} within the {total:.0f} s "
                     f"deadline ({received} bytes received)"
                 )
-        return b"".join(chunks)
+
+        return read_body(response, deadline=deadline)
 
 
 def _answer(
-    status: int, body: bytes, headers: dict[str, str], elapsed: float | None, attempts: list[Attempt]
+    status: int, body: Body, headers: dict[str, str], elapsed: float | None, attempts: list[Attempt]
 ) -> tuple[WireResponse, float | None]:
     """A response as the adapters read it (secrets redacted from the whole body, as a cassette
     keeps it: :func:`harness.secrets.redact_body`; secret headers masked), its attempt noted:
-    played from a cassette or received."""
+    played from a cassette or received. A body past :data:`MAX_RESPONSE_BYTES` (cut while read,
+    or played whole from a cassette) is an :class:`OversizedResponse` keeping its first
+    :data:`KEPT_BYTES`."""
     attempts.append(Attempt(status, None, elapsed))
-    return WireResponse(
-        status, secrets.redact_body(body.decode("utf-8", errors="replace")), masked(headers)
-    ), elapsed
+    content, over = body
+    if over is None and len(content) > MAX_RESPONSE_BYTES:
+        content, over = content[:KEPT_BYTES], len(content)
+    text = secrets.redact_body(content.decode("utf-8", errors="replace"))
+    if over is not None:
+        return OversizedResponse(status, text, masked(headers), over, MAX_RESPONSE_BYTES), elapsed
+    return WireResponse(status, text, masked(headers)), elapsed
 
 
 def _split_query(base_url: str) -> tuple[str, str]:

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from harness.model import (
     Finding,
     Message,
+    OversizedResponse,
     ParsedTurn,
     ProviderError,
     ToolChoice,
@@ -207,6 +208,8 @@ class Adapter(ABC):
         from valid strings only. A fault no parser foresaw still ends in a
         ``wire.malformed_body`` finding whose evidence names the guard.
         """
+        if isinstance(response, OversizedResponse):
+            return too_large(response)
         try:
             return self._checked(response, stream=stream)
         except Exception as exc:  # the last resort: every known fault of a body is a specific finding
@@ -321,6 +324,24 @@ def declaration_issues(family: str, name: str, parameters: str) -> tuple[str, ..
         issues.append(f"name breaks {family}'s tool name rule {rules.pattern.pattern}")
     issues += [f"parameters{problem}" for problem in schema_issues(json.loads(parameters), family)]
     return tuple(issues)
+
+
+def too_large(response: OversizedResponse) -> ParsedTurn:
+    """A failed turn for a body the transport stopped reading at its size limit: the endpoint's
+    fault (a runaway stream, a decompression bomb), never read as a partial answer."""
+    detail = (
+        f"the HTTP {response.status} body is larger than {response.limit:,} bytes once decompressed "
+        f"(the limit, harness.transport.MAX_RESPONSE_BYTES); reading stopped at {response.received:,} "
+        "bytes and the turn is not read"
+    )
+    return ParsedTurn(
+        error=ProviderError(response.status, detail, "body_too_large"),
+        findings=[
+            deviation(
+                "body_too_large", detail, severity="error", received=response.received, limit=response.limit
+            )
+        ],
+    )
 
 
 def malformed(what: str, status: int, exc: Exception, guard: str = "Adapter.parse") -> ParsedTurn:

@@ -1,13 +1,15 @@
 """Hostile replies: a loopback server that answers with scripted bytes, and the bodies it serves
-(replies of every wire format with lone surrogates or numbers JSON cannot carry), for the tests
-of the transport, the cassettes and the parsers."""
+(a gzip bomb made lazily, replies of every wire format with lone surrogates or numbers JSON
+cannot carry), for the tests of the transport, the cassettes and the parsers."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import struct
 import threading
-from collections.abc import Callable, Iterable
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,6 +19,46 @@ from harness.sim import wire, wire_anthropic, wire_gemini
 from harness.sim.formats import FORMATS
 from harness.sim.script import Reply
 from harness.sim.wire import SimRequest
+
+MIB = 1 << 20
+_ZEROS = bytes(MIB)
+
+
+def _piece() -> bytes:
+    """One MiB of zeros, raw-deflated after a full flush: every such piece is the same bytes."""
+    deflater = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    deflater.compress(_ZEROS)
+    deflater.flush(zlib.Z_FULL_FLUSH)
+    return deflater.compress(_ZEROS) + deflater.flush(zlib.Z_FULL_FLUSH)
+
+
+PIECE = _piece()
+"""About a kilobyte that inflates to a MiB."""
+
+
+class Tripwire(AssertionError):
+    """A hostile body was read further than the test allows: the bound under test failed."""
+
+
+def gzip_bomb(inflated_mib: int = 2048, *, trip_after: int | None = None) -> Iterator[bytes]:
+    """A valid gzip stream of ``inflated_mib`` MiB of zeros (2 GiB from about 2 MB), made as it
+    is read, so neither side ever holds it. Reading past ``trip_after`` compressed bytes raises
+    :class:`Tripwire` (a client that inflates everything fails there, not out of memory)."""
+    yield b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    sent, crc = 10, 0
+    for _ in range(inflated_mib):
+        if trip_after is not None and sent > trip_after:
+            raise Tripwire(f"{sent:,} compressed bytes of the bomb read")
+        yield PIECE
+        sent += len(PIECE)
+        crc = zlib.crc32(_ZEROS, crc)
+    yield b"\x03\x00" + struct.pack("<II", crc, (inflated_mib * MIB) & 0xFFFFFFFF)
+
+
+def bomb_size(inflated_mib: int) -> int:
+    """The compressed size of :func:`gzip_bomb` ``(inflated_mib)``."""
+    return 10 + inflated_mib * len(PIECE) + 10
+
 
 # -- replies of every wire format ------------------------------------------------------------------
 
@@ -105,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
             if chunked:
                 self.wfile.write(b"0\r\n\r\n")
-        except OSError:  # the client stopped reading
+        except (OSError, Tripwire):  # the client stopped reading (the point), or read too far
             self.close_connection = True
 
 

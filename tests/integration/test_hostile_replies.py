@@ -1,10 +1,13 @@
-"""Hostile replies from a real loopback server, end to end through the harness's own loop: numbers
-JSON cannot carry in object arguments, and a base URL with a query. Each is the endpoint's fault,
-a finding on a scored run; none crashes the harness or reaches disk unscrubbed."""
+"""Hostile replies from a real loopback server, end to end through the harness's own loop: a gzip
+bomb, numbers JSON cannot carry in object arguments, and a base URL with a query. Each is the
+endpoint's fault, a finding on a scored run; none crashes the harness, runs away with memory, or
+reaches disk unscrubbed."""
 
 from __future__ import annotations
 
 import json
+import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -12,12 +15,16 @@ import pytest
 from harness.api import RunResult, load_scenarios, run
 from harness.records import RunRecord, decode_record, record_line
 from harness.targets import Target
+from harness.transport import MAX_RESPONSE_BYTES
 from tests.helpers.cli import REPO
 from tests.helpers.hostile_replies import (
     MARK,
+    MIB,
     Answer,
     ScriptedServer,
+    bomb_size,
     final_body,
+    gzip_bomb,
     marked_as,
     reply_body,
 )
@@ -43,6 +50,38 @@ def one(target: Target, **options: object) -> tuple[RunRecord, RunResult]:
 
 def failed(record: RunRecord) -> set[str]:
     return {f.check_id for f in record.findings() if not f.passed}
+
+
+def test_a_gzip_bomb_is_a_finding_recorded_small_and_replayed_alike(tmp_path: Path) -> None:
+    """2 MB of gzip inflating to 2 GiB: before, 6.2 GB of memory for one run and the body written
+    twice (cassette and results). The server stops after 128 KiB of it, so a client that inflated
+    everything would fail here on a cut stream instead of running the machine out of memory."""
+    headers = {
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+        "content-length": str(bomb_size(2048)),
+    }
+    cassettes = tmp_path / "c"
+    with ScriptedServer(
+        lambda n, target, body: Answer(gzip_bomb(2048, trip_after=128 * 1024), headers=headers)
+    ) as server:
+        target = Target.build("bomb", format="openai-chat", model="m", base_url=server.url + "/v1", retries=0)
+        records = []
+        for mode in ("live", "record", "replay"):
+            tracemalloc.start()
+            started = time.process_time()
+            record, _ = one(target, mode=mode, cassettes=cassettes)
+            seconds, peak = time.process_time() - started, tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            assert peak < MAX_RESPONSE_BYTES + 32 * MIB and seconds < 30, (mode, peak, seconds)
+            records.append(record)
+        assert len(server.seen) == 2  # live and record; replay sent nothing
+    for record in records:
+        assert record.error is None and record.outcome == "fail" and record.score is not None
+        assert {"wire.body_too_large", "protocol.provider_error"} <= failed(record)
+        assert len(record.transcript.exchanges[0].response.body) == 4096  # type: ignore[union-attr]
+    (cassette,) = cassettes.rglob("*.yaml")
+    assert cassette.stat().st_size < 64 * 1024
 
 
 @pytest.mark.parametrize("fmt", ["anthropic-messages", "gemini-generate", "ollama-chat"])

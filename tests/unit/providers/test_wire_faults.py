@@ -4,8 +4,9 @@ Hand-made bodies for each finding the parsers give instead of crashing: ``wire.b
 ``wire.field_wrong_type`` (with the JSON path and the expected type), ``wire.usage_not_integer``,
 ``wire.invalid_unicode``, ``wire.json_nonstandard_number``, ``wire.body_not_object``,
 ``wire.stream_event_not_object``, ``wire.sse_stray_lines``, ``wire.arguments_too_deep``,
-``wire.arguments_nonfinite_number`` and ``wire.request_too_deep``; and the last-resort guard,
-which marks its finding so that the property and mutation tests can tell it was never reached.
+``wire.arguments_nonfinite_number``, ``wire.body_too_large`` and ``wire.request_too_deep``; and
+the last-resort guard, which marks its finding so that the property and mutation tests can tell
+it was never reached.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from harness.model import (
     Finding,
     Message,
+    OversizedResponse,
     ParsedTurn,
     ToolChoice,
     ToolResult,
@@ -410,6 +412,25 @@ def test_text_protocols_cope_with_hostile_model_text(protocol: str, text: str) -
         json.dumps([call.name, call.arguments, call.raw_arguments], ensure_ascii=False).encode("utf-8")
     if turn.text is not None:
         turn.text.encode("utf-8")
+
+
+# -- a body past the transport's limit ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("status", [200, 500])
+def test_a_body_past_the_limit_is_body_too_large_never_a_partial_turn(
+    fmt: str, stream: bool, status: int
+) -> None:
+    """The first bytes of a stream cut at the limit could parse as a turn with calls: they are not read."""
+    head = sse(chat({"tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}]}))
+    response = OversizedResponse(status, head, {}, received=40 << 20, limit=32 << 20)
+    turn = adapter_class(fmt)().parse(response, stream=stream)
+    assert turn.error is not None and turn.error.code == "body_too_large" and not turn.tool_calls
+    (only,) = turn.findings
+    assert only.check_id == "wire.body_too_large" and only.severity == "error"
+    assert "33,554,432 bytes" in only.detail and "41,943,040" in only.detail
 
 
 # -- numbers JSON cannot carry in a call's arguments ---------------------------------------------------------
