@@ -1,7 +1,7 @@
 """Hostile replies from a real loopback server, end to end through the harness's own loop: a gzip
-bomb, numbers JSON cannot carry in object arguments, and a base URL with a query. Each is the
-endpoint's fault, a finding on a scored run; none crashes the harness, runs away with memory, or
-reaches disk unscrubbed."""
+bomb, numbers JSON cannot carry in object arguments, lone surrogates in every wire format, and a
+base URL with a query. Each is the endpoint's fault, a finding on a scored run; none crashes the
+harness, runs away with memory, or reaches disk unscrubbed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.api import RunResult, load_scenarios, run
+from harness.providers import formats
 from harness.records import RunRecord, decode_record, record_line
 from harness.targets import Target
 from harness.transport import MAX_RESPONSE_BYTES
@@ -105,6 +106,43 @@ def test_a_number_json_cannot_carry_in_object_arguments_is_the_providers_finding
     assert finding.severity == "error" and "call 0 (get_weather)" in finding.detail
     assert json.loads(sent_back, parse_constant=lambda name: pytest.fail(f"{name} sent back"))
     assert [e.call.arguments for e in record.transcript.executions] == [{"city": "paris", "n": None}]
+
+
+@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("stream", [False, True])
+def test_lone_surrogates_everywhere_in_a_reply_leave_a_scored_run_and_a_results_line(
+    fmt: str, stream: bool
+) -> None:
+    """``\\ud83d`` in the text, the tool name, an argument and the call id at once."""
+    clean = reply_body(
+        fmt, stream, name="get_weather" + MARK, arguments={"city": "paris" + MARK}, text="hi" + MARK
+    )
+    with ScriptedServer([answer(fmt, stream, clean)]) as probe:  # to learn the call id the writer gives
+        wire_id = (
+            one(
+                Target.build("s", format=fmt, model="m", base_url=probe.url, stream=stream, retries=0),
+                mode="live",
+            )[0]
+            .transcript.exchanges[0]
+            .parsed.tool_calls[0]
+            .wire_id
+        )
+    assert wire_id
+    hostile = clean.replace(wire_id, wire_id + MARK).replace(MARK, "\\ud83d")
+    with ScriptedServer(
+        [answer(fmt, stream, hostile), answer(fmt, stream, final_body(fmt, stream))]
+    ) as server:
+        target = Target.build("s", format=fmt, model="m", base_url=server.url, stream=stream, retries=0)
+        record, _ = one(target, mode="live")
+    assert record.error is None and record.score is not None, record.error
+    assert "wire.invalid_unicode" in failed(record)
+    line = record_line(record)
+    line.decode("utf-8")  # valid UTF-8 throughout
+    (call,) = record.transcript.exchanges[0].parsed.tool_calls
+    assert call.name == "get_weather\ufffd" and call.wire_id == wire_id + "\ufffd"
+    assert (
+        call.arguments == {"city": "paris\ufffd"} and record.transcript.exchanges[0].parsed.text == "hi\ufffd"
+    )
 
 
 @pytest.mark.parametrize(("fmt", "stream"), [("anthropic-messages", False), ("gemini-generate", True)])

@@ -4,9 +4,9 @@ Hand-made bodies for each finding the parsers give instead of crashing: ``wire.b
 ``wire.field_wrong_type`` (with the JSON path and the expected type), ``wire.usage_not_integer``,
 ``wire.invalid_unicode``, ``wire.json_nonstandard_number``, ``wire.body_not_object``,
 ``wire.stream_event_not_object``, ``wire.sse_stray_lines``, ``wire.arguments_too_deep``,
-``wire.arguments_nonfinite_number``, ``wire.body_too_large`` and ``wire.request_too_deep``; and
-the last-resort guard, which marks its finding so that the property and mutation tests can tell
-it was never reached.
+``wire.arguments_nonfinite_number``, ``wire.body_too_large`` and ``wire.request_too_deep``; lone
+surrogates anywhere in a reply of every format; and the last-resort guard, which marks its
+finding so that the property and mutation tests can tell it was never reached.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from harness.model import (
     WireResponse,
 )
 from harness.providers import RequestOptions, adapter_class
+from harness.providers._json import SURROGATE
 from harness.providers.adapter import reached_guard
 from harness.providers.framing import decode_stream
 from harness.providers.prompted import prompted
@@ -474,3 +475,41 @@ def test_finite_numbers_are_left_alone() -> None:
     turn = parse("anthropic-messages", hostile_reply("anthropic-messages", False, "1e308"))
     assert turn.tool_calls[0].arguments == {"city": "Paris", "n": 1e308}
     assert "wire.arguments_nonfinite_number" not in {f.check_id for f in turn.findings}
+
+
+# -- a lone surrogate anywhere -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("place", ["text", "name", "argument", "id"])
+def test_a_lone_surrogate_anywhere_in_any_reply_leaves_no_surrogate_behind(
+    fmt: str, stream: bool, place: str
+) -> None:
+    """``\\ud83d`` in the text, the tool name, an argument or the call id of every format, whole and
+    streamed: every string of the turn is valid Unicode, and the next request encodes."""
+    name = "get_weather" + (MARK if place == "name" else "")
+    arguments = {"city": "Paris" + (MARK if place == "argument" else "")}
+    body = reply_body(
+        fmt, stream, name=name, arguments=arguments, text="hi" + (MARK if place == "text" else "")
+    )
+    if place == "id":
+        (call,) = parse(fmt, body, stream=stream).tool_calls
+        assert call.wire_id and call.wire_id in body
+        body = body.replace(call.wire_id, call.wire_id + MARK)
+    assert MARK in body
+    turn = parse(fmt, body.replace(MARK, "\\ud83d"), stream=stream)
+    assert "wire.invalid_unicode" in {f.check_id for f in turn.findings}
+    (call,) = turn.tool_calls
+    strings = [turn.text, call.name, call.id, call.wire_id, json.dumps(call.arguments, ensure_ascii=False)]
+    assert all(s is None or not SURROGATE.search(s) for s in strings), strings
+    assert "\ufffd" in "".join(s or "" for s in strings)
+    history = [
+        Message("user", "hi"),
+        turn.as_message(),
+        Message("tool", tool_result=ToolResult(call.id, call.name, "ok")),
+    ]
+    wire = adapter_class(fmt)().build_request(
+        history, [WEATHER], ToolChoice("auto"), RequestOptions("m", stream=stream)
+    )
+    json_body(wire.body)
