@@ -19,7 +19,10 @@ traceback:
   walks the data; a recursive alias (``&a [*a]``) is refused too;
 * **encoding**: UTF-8, with or without a byte order mark; UTF-16 and UTF-32,
   other encodings (Latin-1, Windows-1252), binary files and control characters
-  are each refused with a message naming the problem and where it is.
+  are each refused with a message naming the problem and where it is;
+* **duplicate keys**: a key given twice in one mapping is refused with both lines
+  (PyYAML keeps the last silently: a second ``id:`` would rename a scenario and
+  its cassette); every duplicate of the document is listed.
 
 The tree is composed here, iteratively, from the parser's events (so depth costs
 no stack) instead of by PyYAML's recursive composer; the data is then built by
@@ -76,11 +79,14 @@ _RESAVE = "re-save the file as UTF-8"
 
 
 class YamlError(ValueError):
-    """A file that is not readable YAML: ``line`` is 1-based, or ``None``."""
+    """A file that is not readable YAML: ``line`` is 1-based, or ``None``; ``pointer`` is the
+    JSON pointer of the bad key where known. ``problems`` lists every error found (this one
+    alone, or each duplicate key of a document)."""
 
-    def __init__(self, message: str, line: int | None = None):
+    def __init__(self, message: str, line: int | None = None, *, pointer: str | None = None):
         super().__init__(message)
-        self.line = line
+        self.line, self.pointer = line, pointer
+        self.problems: list[YamlError] = [self]
 
 
 def load(path: str | Path) -> tuple[Any, Node | None]:
@@ -303,13 +309,15 @@ def _tracking(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
 
 class _Frame:
     """A list or mapping being composed: its node, the key waiting for its value, the expanded
-    node count when it started, and the deepest level reached inside it."""
+    node count when it started, the deepest level reached inside it, and (for a mapping) the
+    line of each scalar key seen so far."""
 
-    __slots__ = ("anchor", "deepest", "key", "node", "start")
+    __slots__ = ("anchor", "deepest", "key", "keys", "node", "start")
 
     def __init__(self, node: Node, anchor: str | None, start: int, depth: int):
         self.node, self.anchor, self.start, self.deepest = node, anchor, start, depth
         self.key: Node | None = None
+        self.keys: dict[tuple[str, str], int] = {}
 
 
 def _line(event: Event) -> int | None:
@@ -340,6 +348,7 @@ def _compose_document(loader: Any) -> Node:
     """One document's tree, built from events with an explicit stack and bounded as it grows:
     depth (through aliases too), nodes after expanding aliases, and no recursive alias."""
     stack: list[_Frame] = []
+    duplicates: list[YamlError] = []
     anchors: dict[str, Node] = {}
     measured: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, height); absent while open
     expanded = aliases = 0
@@ -409,6 +418,9 @@ def _compose_document(loader: Any) -> Node:
                 stack.append(_Frame(node, anchor, expanded, depth))
                 continue
         if not stack:
+            if duplicates:
+                duplicates[0].problems = duplicates
+                raise duplicates[0]
             return node
         parent = stack[-1]
         if reach > parent.deepest:
@@ -417,9 +429,38 @@ def _compose_document(loader: Any) -> Node:
             parent.node.value.append(node)
         elif parent.key is None:
             parent.key = node
+            duplicate = _duplicate_key(stack, node)
+            if duplicate is not None:
+                duplicates.append(duplicate)
         else:
             parent.node.value.append((parent.key, node))
             parent.key = None
+
+
+def _duplicate_key(stack: list[_Frame], key: Node) -> YamlError | None:
+    """The error for ``key``, just read in the mapping atop ``stack``, when that mapping already
+    has it (scalar keys compared by resolved tag and text: ``id`` and ``"id"`` are one key;
+    ``<<`` merge keys are YAML's own way to override, not duplicates)."""
+    if not isinstance(key, ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+        return None
+    frame, line, ident = stack[-1], key.start_mark.line + 1, (key.tag, key.value)
+    if ident not in frame.keys:
+        frame.keys[ident] = line
+        return None
+    first = frame.keys[ident]
+    path: list[object] = []
+    for outer in stack[:-1]:  # the place of the child being built in each enclosing node
+        if isinstance(outer.node, SequenceNode):
+            path.append(len(outer.node.value))
+        else:
+            path.append(outer.key.value if outer.key is not None else "?")
+    path.append(key.value)
+    return YamlError(
+        f"duplicate key {key.value!r}: first at line {first}, again at line {line} (YAML keeps only "
+        "the last; remove one)",
+        line,
+        pointer=pointer(path),
+    )
 
 
 def _too_many_nodes(aliases: int, event: Event) -> YamlError:

@@ -240,3 +240,22 @@ def test_scenario_files_get_the_same_errors_with_their_path(tmp_path: Path) -> N
     bomb.write_text(billion_laughs())
     with pytest.raises(ScenarioError, match="alias bombs"):
         load_file(bomb)
+
+
+# -- duplicate keys -----------------------------------------------------------------------------
+
+
+def test_a_key_given_twice_is_refused_with_both_lines() -> None:
+    error = refused("id: a\ncategory: single\nid: b\n")
+    assert (error.line, error.pointer) == (3, "/id")
+    assert str(error).startswith("duplicate key 'id': first at line 1, again at line 3")
+
+
+def test_every_duplicate_key_of_a_document_is_listed() -> None:
+    text = "a:\n  - {k: 1, 'k': 2}\n  - b: 1\n    c: 2\n    b: 3\nd: 1\nd: 2\n"
+    assert [(e.line, e.pointer) for e in refused(text).problems] == [(2, "/a/0/k"), (5, "/a/1/b"), (7, "/d")]
+
+
+def test_keys_that_differ_in_type_or_come_from_a_merge_are_not_duplicates() -> None:
+    assert yamlio.loads("1: a\n'1': b\n")[0] == {1: "a", "1": "b"}
+    assert yamlio.loads("base: &b {x: 1}\nm:\n  <<: *b\n  x: 2\n")[0]["m"] == {"x": 2}
