@@ -6,7 +6,7 @@ lists, and dicts that are not matchers) or a one-key dict naming a matcher::
     {exact: V}          equal to V (use it for a literal dict whose key looks like a matcher)
     {contains: S}       string containing S (case-insensitive), or list containing S
     {contains_any: [..]} / {contains_all: [..]} / {not_contains: S}
-    {regex: P}          string matching the Python regex P (re.search)
+    {regex: P}          string matching the Python regex P (re.search; see below)
     {type: T}           JSON type: string, integer, number, boolean, object, array, null
     {any_of: [M, ..]}   at least one of the matchers
     {subset: {..}}      an object having at least these keys, each matching
@@ -18,6 +18,11 @@ Top-level call arguments are matched as a subset (extra arguments allowed)
 unless the scenario says ``args_exact: true``. Each matcher explains a
 mismatch in words; :func:`example` builds a value that matches, which the
 reference simulator uses to answer like a conformant model.
+
+A ``regex`` is written in Python's ``re`` syntax and checked when the scenario loads; it
+is matched by the ``regex`` engine (PyPI), which can stop a match: a pattern that
+backtracks without end (``^(a|a)+$`` against 40 ``a`` and a ``!``) is stopped after
+:data:`REGEX_TIMEOUT_S` and reported as a mismatch saying so, never a hang.
 
 ``bfcl`` is exactly what BFCL's AST checker (``bfcl_eval/eval_checker/ast_eval/
 ast_checker.py``, Python categories) does with one parameter of a possible answer:
@@ -33,11 +38,16 @@ answers); strings, strings in lists and in dicts are compared after BFCL's norma
 
 from __future__ import annotations
 
+import functools
 import re
 import re._constants as sre_constants  # type: ignore[import-not-found]  # public sre_* is deprecated
 import re._parser as sre_parse  # type: ignore[import-not-found]
 from collections.abc import Callable
 from typing import Any
+
+REGEX_TIMEOUT_S = 1.0
+"""Longest one ``regex`` matcher may take on one value: a scenario's pattern meets text a model
+wrote, and a pattern that backtracks catastrophically would otherwise never return."""
 
 JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -67,6 +77,33 @@ MATCHERS = frozenset(
 
 def is_matcher(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in MATCHERS
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_regex(pattern: str) -> Any:
+    """``pattern`` compiled for matching (once); ``re.error`` when it is not a valid Python regex
+    (the ``re`` syntax scenarios are written in, which the engine must take too)."""
+    import regex  # imported on the first pattern: most runs have none
+
+    re.compile(pattern)
+    try:
+        return regex.compile(pattern)
+    except regex.error as exc:
+        raise re.error(f"{exc} (the regex engine refuses it)", pattern) from None
+
+
+def regex_search(pattern: str, text: str) -> bool | None:
+    """Whether ``pattern`` matches somewhere in ``text`` (``re.search``), or ``None`` when the match
+    was stopped after :data:`REGEX_TIMEOUT_S`."""
+    try:
+        return compile_regex(pattern).search(text, timeout=REGEX_TIMEOUT_S) is not None
+    except TimeoutError:
+        return None
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _text(value: Any) -> str | None:
@@ -129,9 +166,13 @@ def match(expected: Any, actual: Any, path: str = "$") -> list[str]:
     if kind == "not_contains":
         return [f"{path}: must not contain {operand!r}, got {actual!r}"] if _contains(actual, operand) else []
     if kind == "regex":
-        if isinstance(actual, str) and re.search(operand, actual):
-            return []
-        return [f"{path}: expected to match /{operand}/, got {actual!r}"]
+        found = regex_search(operand, actual) if isinstance(actual, str) else False
+        if found is None:
+            return [
+                f"{path}: matching /{operand}/ was stopped after {REGEX_TIMEOUT_S:g} s (the pattern "
+                f"backtracks without end on this text), so it does not match: {_short(actual)}"
+            ]
+        return [] if found else [f"{path}: expected to match /{operand}/, got {actual!r}"]
     if kind == "type":
         types = operand if isinstance(operand, list) else [operand]
         return (
@@ -179,10 +220,13 @@ def check_matcher(expected: Any) -> list[str]:
     if is_matcher(expected):
         ((kind, operand),) = expected.items()
         if kind == "regex":
-            try:
-                re.compile(operand)
-            except re.error as exc:
-                problems.append(f"invalid regex {operand!r}: {exc}")
+            if not isinstance(operand, str):
+                problems.append(f"regex takes a string (a Python regex), got {operand!r}")
+            else:
+                try:
+                    compile_regex(operand)
+                except re.error as exc:
+                    problems.append(f"invalid regex {operand!r}: {exc}")
         elif kind == "type":
             for name in operand if isinstance(operand, list) else [operand]:
                 if name not in JSON_TYPES:
@@ -258,7 +302,7 @@ def _example_object(expected: dict[str, Any]) -> dict[str, Any]:
 def regex_example(pattern: str) -> str:
     """The shortest simple string matching ``pattern`` (literals, classes, repeats, groups, branches)."""
     value = _emit(sre_parse.parse(pattern))
-    if not re.search(pattern, value):
+    if not regex_search(pattern, value):
         raise ValueError(f"cannot build an example for regex {pattern!r}")
     return value
 

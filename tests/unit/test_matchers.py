@@ -81,3 +81,28 @@ def test_check_matcher_finds_bad_matchers() -> None:
     assert "unknown type 'str'" in check_matcher({"type": "str"})[0]
     assert check_matcher({"any_of": "x"}) == ["any_of takes a list"]
     assert check_matcher({"a": {"contains": "x"}}) == []
+
+
+def test_a_regex_that_backtracks_is_stopped_and_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's input returns at once; a pattern that does backtrack without end is stopped
+    after REGEX_TIMEOUT_S and reported as a mismatch naming the reason, never a hang."""
+    import time
+
+    from harness import matchers
+
+    started = time.perf_counter()
+    assert match({"regex": "^(a+)+$"}, "a" * 34 + "!") == [
+        "$: expected to match /^(a+)+$/, got 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!'"
+    ]
+    assert time.perf_counter() - started < 0.5
+    monkeypatch.setattr(matchers, "REGEX_TIMEOUT_S", 0.05)
+    started = time.perf_counter()
+    (problem,) = match({"regex": "^(a|a)+$"}, "a" * 60 + "!")
+    assert time.perf_counter() - started < 0.5
+    assert problem.startswith("$: matching /^(a|a)+$/ was stopped after 0.05 s (the pattern backtracks")
+    assert problem.endswith("so it does not match: '" + "a" * 60 + "!'")
+
+
+def test_a_regex_operand_must_be_a_pattern() -> None:
+    assert check_matcher({"regex": 5}) == ["regex takes a string (a Python regex), got 5"]
+    assert check_matcher({"regex": "\\p{L}"})[0].startswith("invalid regex '\\\\p{L}'")  # Python's re syntax
