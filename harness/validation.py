@@ -1,13 +1,19 @@
 """Tool arguments against the tool's JSON Schema: one validator per schema, shared by the
 ``protocol.arguments_schema`` check, ``validate_arguments`` tools and vendor verification; and
-a schema against the JSON Schema meta-schema, shared by the scenario loader and the providers'
-declaration checks. Light to import: loading scenarios imports it."""
+a schema against the JSON Schema meta-schema and its own ``$ref`` s, shared by the scenario
+loader and the providers' declaration checks. Light to import: loading scenarios imports it.
+
+A tool schema's ``$ref`` s are resolved inside the schema only: the validators get an empty
+registry, so a remote or ``file://`` reference is never fetched, and :func:`ref_problems`
+refuses such a reference (and a dangling or looping one) when the tool is declared."""
 
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
 from harness.model import canonical
 
@@ -39,9 +45,10 @@ def _sorted(errors: Any) -> list[Any]:
 @functools.lru_cache(maxsize=1024)
 def _validator(schema: str, formats: bool) -> Any:
     from jsonschema import Draft202012Validator
+    from referencing import Registry
 
     checker = Draft202012Validator.FORMAT_CHECKER if formats else None
-    return Draft202012Validator(json.loads(schema), format_checker=checker)
+    return Draft202012Validator(json.loads(schema), format_checker=checker, registry=Registry())
 
 
 def draft_2020_12_error(schema: dict[str, Any]) -> Any:
@@ -70,3 +77,127 @@ def _check(schema: Any) -> Any:
     except SchemaError as error:
         return error
     return None
+
+
+# -- references -------------------------------------------------------------------------------
+
+_SCHEMA = (
+    *("not", "if", "then", "else", "items", "contains", "additionalProperties", "propertyNames"),
+    *("unevaluatedItems", "unevaluatedProperties", "additionalItems"),
+)
+_SCHEMAS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_IN_PLACE = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas"})
+"""Keywords whose subschemas apply to the same value (no step into it): a ``$ref`` cycle through
+them alone never ends."""
+
+Path = tuple[str | int, ...]
+
+
+def _subschemas(schema: dict[str, Any], at: Path) -> Iterator[tuple[Path, Any, bool]]:
+    """Each subschema of ``schema`` (at ``at``): its path, itself, and whether it applies to the
+    same value (``allOf``...) rather than to a part of it (``properties``...)."""
+    for key, value in schema.items():
+        in_place = key in _IN_PLACE
+        if key in _SCHEMA and isinstance(value, dict | bool):
+            yield (*at, key), value, in_place
+        elif key in _SCHEMAS and isinstance(value, list):
+            yield from (((*at, key, i), item, in_place) for i, item in enumerate(value))
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            yield from (((*at, key, name), item, in_place) for name, item in value.items())
+
+
+def _target(root: Any, ref: str, anchors: dict[str, Path]) -> Path | None:
+    """The path of the schema a local ``$ref`` (``#/$defs/x``, ``#name``) names, or None."""
+    fragment = unquote(ref[1:])
+    if fragment and not fragment.startswith("/"):
+        return anchors.get(fragment)
+    node, path = root, []
+    for raw in fragment.split("/")[1:] if fragment else []:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        step: str | int = int(part) if isinstance(node, list) and part.isdigit() else part
+        if (isinstance(node, dict) and step in node) or (isinstance(step, int) and step < len(node)):
+            node = node[step]
+        else:
+            return None
+        path.append(step)
+    return tuple(path) if isinstance(node, dict | bool) else None
+
+
+def ref_problems(schema: Any) -> list[tuple[Path, str]]:
+    """Every ``$ref`` of a tool's JSON Schema that validation could not follow, each with the path
+    of the ``$ref`` and what is wrong: one naming a file or a URL (never fetched), one pointing
+    nowhere in the schema, and a loop of references that never steps into the value (``x`` ->
+    ``y`` -> ``x``; recursion through ``properties`` or ``items`` is fine). Without them every
+    run of the tool would end in the validator's internal error."""
+    nodes: dict[Path, dict[str, Any]] = {}
+    pending: list[tuple[Path, Any]] = [((), schema)]
+    while pending:  # every schema object reachable by keywords (no recursion: depth costs no stack)
+        at, node = pending.pop()
+        if isinstance(node, dict) and at not in nodes:
+            nodes[at] = node
+            pending.extend((path, sub) for path, sub, _ in _subschemas(node, at))
+    anchors = {
+        node[key]: at
+        for at, node in nodes.items()
+        for key in ("$anchor", "$dynamicAnchor")
+        if isinstance(node.get(key), str)
+    }
+    problems: list[tuple[Path, str]] = []
+    edges: dict[Path, list[Path]] = {at: [] for at in nodes}
+    for at in sorted(nodes, key=lambda p: [str(x) for x in p]):
+        node = nodes[at]
+        edges[at] += [
+            path for path, sub, in_place in _subschemas(node, at) if in_place and isinstance(sub, dict)
+        ]
+        for key in ("$ref", "$dynamicRef"):
+            ref = node.get(key)
+            if not isinstance(ref, str):
+                continue
+            if not ref.startswith("#"):
+                problems.append(
+                    (
+                        (*at, key),
+                        f"{ref!r} is not inside this schema: only local references "
+                        "('#/$defs/<name>') are resolved; the harness never fetches a file or a URL",
+                    )
+                )
+                continue
+            target = _target(schema, ref, anchors)
+            if target is None:
+                problems.append(((*at, key), f"{ref!r} points to nothing in this schema"))
+            else:
+                edges[at].append(target)
+    problems += _ref_loops(nodes, edges)
+    return problems
+
+
+def _ref_loops(nodes: dict[Path, dict[str, Any]], edges: dict[Path, list[Path]]) -> list[tuple[Path, str]]:
+    """Each loop of ``$ref`` s (through in-place keywords) that validation would follow forever,
+    reported once at the ``$ref`` that closes it."""
+    state: dict[Path, int] = {}  # 1: on the current walk, 2: done
+    loops: list[tuple[Path, str]] = []
+    for start in edges:
+        if start in state:
+            continue
+        walk: list[Path] = [start]
+        todo: list[Iterator[Path]] = [iter(edges[start])]
+        state[start] = 1
+        while todo:
+            step = next(todo[-1], None)
+            if step is None:
+                state[walk.pop()] = 2
+                todo.pop()
+            elif state.get(step) == 1:
+                cycle = walk[walk.index(step) :]
+                hops = " -> ".join("#" + "".join(f"/{p}" for p in node) for node in [*cycle, step])
+                refs = [
+                    (n, k) for n in reversed(cycle) for k in ("$ref", "$dynamicRef") if k in nodes.get(n, {})
+                ]
+                closing, key = refs[0]  # a loop holds a reference: keywords alone make a tree
+                loops.append(((*closing, key), f"references loop without end: {hops}"))
+            elif step not in state:
+                state[step] = 1
+                walk.append(step)
+                todo.append(iter(edges.get(step, [])))
+    return loops

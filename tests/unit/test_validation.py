@@ -3,6 +3,10 @@ and a second asking gives the same answer as the first, from the schema or its t
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from harness import validation
 from harness.model import ToolSpec
 
@@ -38,3 +42,46 @@ def test_values_json_cannot_hold_are_validated_as_they_are() -> None:
     errors = validation.argument_errors(SCHEMA, {"city": object()})
     ((path, message),) = messages(errors)
     assert path == ["city"] and message.endswith("is not of type 'string'")
+
+
+def test_a_ref_to_a_file_is_never_fetched(tmp_path: Path) -> None:
+    """jsonschema's default registry would read the file (with only a DeprecationWarning);
+    the harness's validators resolve references inside the schema alone."""
+    (tmp_path / "s.json").write_text('{"type": "string"}')
+    schema = {"type": "object", "properties": {"a": {"$ref": (tmp_path / "s.json").as_uri()}}}
+    with pytest.raises(Exception, match="Unresolvable"):
+        validation.argument_errors(schema, {"a": 1})
+
+
+@pytest.mark.parametrize(
+    ("schema", "found"),
+    [
+        (
+            {"properties": {"a": {"$ref": "#/$defs/nope"}}},
+            [(("properties", "a", "$ref"), "points to nothing")],
+        ),
+        ({"$ref": "#"}, [(("$ref",), "references loop without end: # -> #")]),
+        (
+            {"anyOf": [{"$ref": "#"}]},
+            [(("anyOf", 0, "$ref"), "references loop without end: # -> #/anyOf/0 -> #")],
+        ),
+        ({"properties": {"a": {"$ref": "other.json#/x"}}}, [(("properties", "a", "$ref"), "never fetches")]),
+        ({"properties": {"a": {"$ref": "#name"}}, "$defs": {"x": {"$anchor": "name"}}}, []),
+        ({"properties": {"a": {"$ref": "#/$defs/a~1b"}}, "$defs": {"a/b": {"type": "string"}}}, []),
+        ({"properties": {"child": {"$ref": "#"}}}, []),  # recursion that steps into the value
+        ({"properties": {"a": {"enum": [{"$ref": "nowhere"}]}}}, []),  # data, not a reference
+    ],
+)
+def test_ref_problems(schema: dict[str, object], found: list[tuple[tuple[object, ...], str]]) -> None:
+    problems = validation.ref_problems(schema)
+    assert [path for path, _ in problems] == [path for path, _ in found]
+    assert all(part in message for (_, message), (_, part) in zip(problems, found, strict=True))
+
+
+def test_a_reference_loop_nested_thousands_deep_costs_no_stack() -> None:
+    schema: dict[str, object] = {"$ref": "#/$defs/d0"}
+    defs = {f"d{i}": {"allOf": [{"$ref": f"#/$defs/d{i + 1}"}]} for i in range(5000)}
+    defs["d5000"] = {"$ref": "#/$defs/d0"}
+    schema["$defs"] = defs
+    ((_, message),) = validation.ref_problems(schema)
+    assert message.startswith("references loop without end: ")
