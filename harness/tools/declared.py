@@ -205,10 +205,21 @@ def resolve_callable(reference: str, origin: str | Path = "", *, arity: int) -> 
             module = _load_file((base / module_name).resolve())
         else:
             module = importlib.import_module(module_name)
+    except SyntaxError as exc:  # the user's file: where, not a traceback
+        where = f"{exc.filename}:{exc.lineno}" if exc.lineno else str(exc.filename)
+        raise DeclarationError(
+            f"function {reference!r}: cannot import {module_name!r}: syntax error at {where}: {exc.msg}",
+            "function",
+        ) from None
     except (ImportError, OSError) as exc:
         raise DeclarationError(
             f"function {reference!r}: cannot import {module_name!r}: {exc}", "function"
         ) from exc
+    except (Exception, SystemExit) as exc:  # importing it ran code that failed, or asked to exit
+        raise DeclarationError(
+            f"function {reference!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}",
+            "function",
+        ) from None
     fn = getattr(module, attribute, None)
     if not callable(fn):
         raise DeclarationError(

@@ -157,3 +157,28 @@ def test_every_error_of_a_tool_set_file_has_its_line(tmp_path: Path) -> None:
         (3, "/tools/0"),
         (7, "/tools/1/parameters"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def run(arguments, state:\n    return 1\n", "syntax error at {file}:1: '(' was never closed"),
+        ("raise SystemExit(7)\n", "importing 'bad.py' raised SystemExit: 7"),
+        ("raise RuntimeError('no database')\n", "importing 'bad.py' raised RuntimeError: no database"),
+    ],
+)
+def test_a_function_file_that_cannot_be_imported_is_bad_input(
+    tmp_path: Path, source: str, expected: str
+) -> None:
+    """Not a traceback, not the harness exiting 7: the tool set file, the function and why."""
+    (tmp_path / "bad.py").write_text(source)
+    path = tmp_path / "set.yaml"
+    path.write_text(
+        "toolset: set\ntools:\n  - {name: a, parameters: {type: object}, function: 'bad.py:run'}\n"
+    )
+    with pytest.raises(ScenarioError) as error:
+        load_toolset(path)
+    (problem,) = error.value.problems
+    assert (problem.path, problem.line, problem.pointer) == (str(path), 3, "/tools/0/function")
+    assert problem.message.startswith("function 'bad.py:run': ")
+    assert expected.format(file=tmp_path / "bad.py") in problem.message
