@@ -438,30 +438,14 @@ def validate(paths: tuple[str, ...]) -> None:
     """Validate scenario files and folders (default: ./scenarios): every error of every file,
     with its line and JSON pointer."""
     from harness import scenarios as scenario_lib
-    from harness.errors import ScenarioError
 
-    problems: list[ScenarioError] = []
-    valid = 0
-    for path in paths or ("scenarios",):
-        try:
-            files = scenario_lib.scenario_files([path])
-        except ScenarioError as exc:
-            problems.append(exc)
-            continue
-        for file in files:
-            try:
-                valid += len(scenario_lib.load_file(file))
-            except ScenarioError as exc:
-                problems.extend(exc.problems)
-    try:
-        scenario_lib.load(list(paths or ("scenarios",)))  # ids unique across the files
-    except ScenarioError as exc:
-        problems.extend(p for p in exc.problems if "duplicate scenario id" in p.message)
+    valid, problems = scenario_lib.check(list(paths or ("scenarios",)))
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
     bad = len({p.path for p in problems})
     click.echo(
-        f"{valid} scenario(s) valid" + (f"; {len(problems)} error(s) in {bad} file(s)" if problems else "")
+        f"{len(valid)} scenario(s) valid"
+        + (f"; {len(problems)} error(s) in {bad} file(s)" if problems else "")
     )
     if problems:
         sys.exit(2)

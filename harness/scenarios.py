@@ -15,6 +15,7 @@ see :mod:`harness.tools.toolsets` and :mod:`harness.tools.declared`.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
 import json
@@ -35,11 +36,11 @@ from harness.tools.registry import Fault
 from harness.tools.toolsets import (
     FOLDER,
     bundled_tools,
-    declare_at,
+    declare_checked,
     find_toolset,
     known_toolsets,
-    validate_declaration,
 )
+from harness.validation import did_you_mean, explain
 
 DEFAULT_MAX_TURNS = 5
 
@@ -132,136 +133,250 @@ def scenario_schema() -> dict[str, Any]:
     return json.loads(text)  # type: ignore[no-any-return]
 
 
-class _File:
-    """One scenario file being read: its path and node tree, and the errors found so far."""
+@cache
+def _validator(definition: str | None = None) -> Any:
+    """A validator of the scenario schema, or of one of its ``$defs``."""
+    import jsonschema
 
-    def __init__(self, path: Path, node: Any):
-        self.path, self.node = str(path), node
+    schema = scenario_schema()
+    if definition is not None:
+        schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+Where = tuple[str | int, ...]
+
+
+class _File:
+    """One scenario of a file being read: its path, its place in the file and its node tree, the
+    errors found so far (each once), and what its broken parts leave unknown, so that their
+    consequences are not reported again (cascades folded into their cause)."""
+
+    def __init__(self, path: Path, node: Any, prefix: Where = ()):
+        self.path, self.node, self.prefix = str(path), node, prefix
         self.errors: list[ScenarioError] = []
-        self.broken: set[str] = set()  # tools declared with errors: not reported again as "not offered"
+        self._seen: set[tuple[str, int | None, str | None, str]] = set()
+        self.cut: list[Where] = []  # the parts left out of the checks for their schema errors
+        self.broken: set[str] = set()  # names of tools offered with errors
+        self.offer_unknown = False  # a tool entry too broken to know what it offers
 
     def error(self, message: str, *where: str | int) -> None:
-        self.errors.append(
-            ScenarioError(
-                self.path, message, line=yamlio.line_of(self.node, where), pointer=yamlio.pointer(where)
-            )
+        line = yamlio.line_of(self.node, where)
+        self.add(ScenarioError(self.path, message, line=line, pointer=yamlio.pointer([*self.prefix, *where])))
+
+    def add(self, *errors: ScenarioError) -> None:
+        for error in errors:
+            if _identity(error) not in self._seen:
+                self._seen.add(_identity(error))
+                self.errors.append(error)
+
+    def explains(self, name: str) -> bool:
+        """Whether a broken tool entry accounts for ``name`` not being offered: the tool itself,
+        or a name close to it (``get_weather`` when ``get_wether`` was offered)."""
+        return self.offer_unknown or bool(
+            self.broken and difflib.get_close_matches(name, self.broken, n=1, cutoff=0.8)
         )
+
+    def was_cut(self, *prefix: str | int) -> bool:
+        return any(path[: len(prefix)] == prefix for path in self.cut)
+
+
+def _identity(error: ScenarioError) -> tuple[str, int | None, str | None, str]:
+    """What makes two errors one: the same message at the same place (a tool set's, met again)."""
+    return error.path, error.line, error.pointer, error.message
+
+
+@dataclass
+class _Reading:
+    """One scenario file as read: its valid scenarios, every error, and each id with its line."""
+
+    scenarios: list[Scenario] = field(default_factory=list)
+    errors: list[ScenarioError] = field(default_factory=list)
+    ids: list[tuple[str, int | None, str]] = field(default_factory=list)  # id, line, pointer
 
 
 def load_file(path: str | Path) -> list[Scenario]:
     """Load one YAML file (a scenario, or a list of scenarios); every error in it is listed."""
-    import jsonschema
+    reading = _read(Path(path))
+    if reading.errors:
+        raise ScenarioError.many(reading.errors)
+    return reading.scenarios
 
-    path = Path(path)
+
+def _read(path: Path) -> _Reading:
+    reading = _Reading()
     try:
         data, node = yamlio.load(path)
     except yamlio.YamlError as exc:
-        raise ScenarioError(str(path), str(exc), line=exc.line) from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(str(path), f"not UTF-8 text: {exc}") from None
+        reading.errors = [
+            ScenarioError(str(path), str(e), line=e.line, pointer=e.pointer) for e in exc.problems
+        ]
+        return reading
     items = data if isinstance(data, list) else [data]
-    validator = jsonschema.Draft202012Validator(scenario_schema())
-    scenarios = []
-    errors: list[ScenarioError] = []
     for index, item in enumerate(items):
-        where: tuple[int, ...] = (index,) if isinstance(data, list) else ()
-        file = _File(path, _node_at(node, where))
-        for error in sorted(validator.iter_errors(item), key=lambda e: list(e.absolute_path)):
-            file.error(error.message, *error.absolute_path)
-        if not file.errors:
-            scenario = _build(item, file)
-            if not file.errors and scenario is not None:
-                scenarios.append(scenario)
-        errors += file.errors
-    if errors:
-        raise ScenarioError.many(errors)
-    return scenarios
+        where: Where = (index,) if isinstance(data, list) else ()
+        file = _File(path, _node_at(node, where), where)
+        scenario = _check(item, file)
+        reading.errors += sorted(file.errors, key=lambda e: (e.path != file.path, e.line or 0))
+        if scenario is not None:
+            reading.scenarios.append(scenario)
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            reading.ids.append(
+                (item["id"], yamlio.line_of(file.node, ["id"]), yamlio.pointer([*where, "id"]))
+            )
+    return reading
 
 
-def _node_at(node: Any, where: tuple[int, ...]) -> Any:
+def _node_at(node: Any, where: Where) -> Any:
     for index in where:
         node = node.value[index]
     return node
 
 
-def _tools(data: dict[str, Any], file: _File, servers: set[str]) -> tuple[list[DeclaredTool], list[Any]]:
+def _check(item: Any, file: _File) -> Scenario | None:
+    """The scenario ``item`` describes, or None; every error noted in ``file``. The checks beyond
+    the schema run on what the schema accepts: a part with a schema error is left out of them
+    (and what it leaves unknown noted), so one pass finds every error."""
+    errors = sorted(_validator().iter_errors(item), key=lambda e: [str(p) for p in e.absolute_path])
+    for at, message in explain(errors):
+        file.error(message, *at)
+    if not isinstance(item, dict):
+        return None
+    data = _without(item, errors, file)
+    return _build(data, file)
+
+
+def _without(item: dict[str, Any], errors: list[Any], file: _File) -> dict[str, Any]:
+    """A copy of ``item`` without the parts the schema refused (a list item becomes None, so the
+    others keep their index), each noted in ``file.cut`` with what it leaves unknown."""
+    if not errors:
+        return item
+    data = copy.deepcopy(item)
+    for error in errors:
+        path: Where = tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+            cuts = [(*path, key) for key in error.instance if key not in known]
+        else:
+            cuts = [path]
+        for cut in cuts:
+            if cut:
+                _cut(data, cut)
+                file.cut.append(cut)
+    for cut in file.cut:
+        if cut[0] == "tools":  # an entry cut: the names it offered are unknown
+            entry = item["tools"][cut[1]] if len(cut) > 1 and isinstance(item.get("tools"), list) else None
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                file.broken.add(entry["name"])
+            else:
+                file.offer_unknown = True
+    return data
+
+
+def _cut(data: Any, path: Where) -> None:
+    *parents, last = path
+    for part in parents:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):  # an enclosing part was cut already
+            return
+    if isinstance(data, dict):
+        data.pop(last, None)
+    elif isinstance(data, list) and isinstance(last, int) and last < len(data):
+        data[last] = None
+
+
+def _dicts(items: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of a list with their index (items cut for their errors are None)."""
+    return ((i, item) for i, item in enumerate(items or ()) if isinstance(item, dict))
+
+
+def _tools(data: dict[str, Any], file: _File) -> tuple[list[DeclaredTool], list[Any]]:
     """The declared tools and the MCP uses of a scenario's ``tools`` list."""
     declared: list[DeclaredTool] = []
     mcp: list[Any] = []
     bundled = bundled_tools()
-    for index, item in enumerate(data.get("tools", [])):
+    servers = data.get("mcp_servers") or {}
+    for index, item in enumerate(data.get("tools") or []):
         if isinstance(item, str):
             if item in bundled:
                 declared.append(bundled[item])
             else:
-                near = difflib.get_close_matches(item, bundled, n=1)
-                hint = f"; did you mean {near[0]!r}?" if near else ""
+                file.broken.add(item)
+                hint = did_you_mean(item, list(bundled))
                 file.error(
                     f"unknown tool {item!r}: not a bundled tool ({', '.join(bundled)}){hint} Declare it "
                     "inline ({name, parameters, result ...}) or offer a tool set ({toolset: <name>}).",
                     "tools",
                     index,
                 )
+        elif not isinstance(item, dict):
+            continue  # cut for its schema error
         elif "mcp" in item:
             if not _valid(item, "mcp_tools", file, ("tools", index)):
+                file.offer_unknown = True
                 continue
-            if item["mcp"] not in servers:
+            if item["mcp"] not in servers and not file.was_cut("mcp_servers"):
                 file.error(
-                    f"MCP server {item['mcp']!r} is not declared in mcp_servers", "tools", index, "mcp"
+                    f"MCP server {item['mcp']!r} is not declared in mcp_servers"
+                    f"{did_you_mean(item['mcp'], list(servers))}",
+                    "tools",
+                    index,
+                    "mcp",
                 )
             mcp.append((item["mcp"], tuple(item["tools"]) if "tools" in item else None))
         elif "toolset" in item:
             if _valid(item, "toolset_tools", file, ("tools", index)):
                 declared += _from_toolset(item, file, index)
+            else:
+                file.offer_unknown = True
         else:
-            problems = validate_declaration(item, file.path, file.node, ("tools", index))
-            try:
-                if not problems:
-                    declared.append(declare_at(item, file.path, file.node, ("tools", index)))
-            except ScenarioError as exc:
-                problems = [exc]
-            if problems:
-                file.errors += problems
-                file.broken.add(str(item.get("name")))
+            tool, problems = declare_checked(item, file.path, file.node, ("tools", index))
+            file.add(*problems)
+            if tool is not None:
+                declared.append(tool)
+            elif isinstance(item.get("name"), str):
+                file.broken.add(item["name"])
+            else:
+                file.offer_unknown = True
     names = [tool.name for tool in declared]
     for name in sorted({n for n in names if names.count(n) > 1}):
         file.error(f"tool {name!r} is offered twice", "tools")
     return declared, mcp
 
 
-def _valid(item: Any, definition: str, file: _File, where: tuple[str | int, ...]) -> bool:
+def _valid(item: Any, definition: str, file: _File, where: Where) -> bool:
     """Whether ``item`` is valid against ``$defs/<definition>`` of the scenario schema (errors noted)."""
-    import jsonschema
-
-    schema = {"$ref": f"#/$defs/{definition}", "$defs": scenario_schema()["$defs"]}
-    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(item))
-    for error in errors:
-        file.error(error.message, *where, *error.absolute_path)
+    errors = list(_validator(definition).iter_errors(item))
+    for at, message in explain(errors):
+        file.error(message, *where, *at)
     return not errors
 
 
 def _from_toolset(item: dict[str, Any], file: _File, index: int) -> list[DeclaredTool]:
-    try:
-        toolset = find_toolset(item["toolset"], file.path)
-    except ScenarioError as exc:
-        file.errors.append(exc)
-        return []
-    if toolset is None:
-        known = ", ".join(known_toolsets(file.path))
+    reading = find_toolset(item["toolset"], file.path)
+    if reading is None:
+        known = known_toolsets(file.path)
+        file.offer_unknown = True
         file.error(
-            f"unknown tool set {item['toolset']!r}: no {FOLDER}/{item['toolset']}.yaml beside this file or "
-            f"in a folder above it, and no bundled one; known: {known}",
+            f"unknown tool set {item['toolset']!r}: no {FOLDER}/{item['toolset']}.yaml beside this file "
+            f"or in a folder above it, and no bundled one; known: {', '.join(known)}"
+            f"{did_you_mean(item['toolset'], known)}",
             "tools",
             index,
             "toolset",
         )
         return []
+    file.add(*reading.errors)
+    file.broken |= reading.broken
+    file.offer_unknown |= not reading.names_known
+    toolset = reading.toolset
     wanted = item.get("tools") or toolset.names
-    missing = [name for name in wanted if toolset.tool(name) is None]
-    if missing:
+    missing = [n for n in wanted if toolset.tool(n) is None and n not in reading.broken]
+    if missing and reading.names_known:
         file.error(
             f"tool set {toolset.name!r} ({toolset.path}) has no tool {', '.join(map(repr, missing))}; "
-            f"it has: {', '.join(toolset.names)}",
+            f"it has: {', '.join(toolset.names)}{did_you_mean(missing[0], toolset.names)}",
             "tools",
             index,
             "tools",
@@ -269,7 +384,7 @@ def _from_toolset(item: dict[str, Any], file: _File, index: int) -> list[Declare
     return [tool for name in wanted if (tool := toolset.tool(name)) is not None]
 
 
-def _is_offered(name: str, declared: dict[str, DeclaredTool], mcp: list[Any], naming: str) -> bool:
+def _is_offered(name: str, declared: dict[str, DeclaredTool], mcp: list[Any]) -> bool:
     """Whether ``name`` (a name the scenario uses) is a tool the scenario offers."""
     if name in declared:
         return True
@@ -282,60 +397,56 @@ def _is_offered(name: str, declared: dict[str, DeclaredTool], mcp: list[Any], na
     return False
 
 
-def _offered_names(declared: dict[str, DeclaredTool], mcp: list[Any], naming: str) -> str:
+def _offered_names(declared: dict[str, DeclaredTool], mcp: list[Any], naming: str) -> list[str]:
     names = list(declared)
     for server, tools in mcp:
         prefix = f"{server}." if naming == "dotted" else f"mcp__{server}__"
         names += [prefix + t for t in tools] if tools else [prefix + "*"]
-    return ", ".join(names) or "(none)"
+    return names
 
 
 def _check_names(
     data: dict[str, Any], file: _File, declared: dict[str, DeclaredTool], mcp: list[Any]
 ) -> None:
     """Expected calls, a named tool_choice and faults name offered tools."""
-    naming = data.get("mcp_naming", "prefixed")
-    offered = _offered_names(declared, mcp, naming)
+    offered = _offered_names(declared, mcp, data.get("mcp_naming", "prefixed"))
 
-    def offered_here(name: str) -> bool:
-        return name in file.broken or _is_offered(name, declared, mcp, naming)
+    def check(name: str, what: str, *where: str | int) -> None:
+        if not _is_offered(name, declared, mcp) and not file.explains(name):
+            file.error(
+                f"{what}, which the scenario does not offer; offered: {', '.join(offered) or '(none)'}"
+                f"{did_you_mean(name, offered)}",
+                *where,
+            )
 
     for where, expect in _expects(data):
-        for index, call in enumerate(expect.get("calls") or []):
-            if not offered_here(call["name"]):
-                file.error(
-                    f"expected call to {call['name']!r}, which the scenario does not offer; "
-                    f"offered: {offered}",
-                    *where,
-                    "calls",
-                    index,
-                    "name",
-                )
+        for index, call in _dicts(expect.get("calls")):
+            check(call["name"], f"expected call to {call['name']!r}", *where, "calls", index, "name")
     choice = data.get("tool_choice")
-    if isinstance(choice, dict) and not offered_here(choice["name"]):
-        file.error(
-            f"tool_choice names {choice['name']!r}, which the scenario does not offer; offered: {offered}",
-            "tool_choice",
-            "name",
-        )
-    for index, fault in enumerate(data.get("faults") or []):
-        if not offered_here(fault["tool"]):
-            file.error(
-                f"fault on {fault['tool']!r}, which the scenario does not offer; offered: {offered}",
-                "faults",
-                index,
-                "tool",
-            )
+    if isinstance(choice, dict):
+        check(choice["name"], f"tool_choice names {choice['name']!r}", "tool_choice", "name")
+    for index, fault in _dicts(data.get("faults")):
+        check(fault["tool"], f"fault on {fault['tool']!r}", "faults", index, "tool")
 
 
 def matcher_problems(expected: Any, schema: Any = None) -> Iterator[tuple[list[str | int], str]]:
     """Problems with an expectation's matchers, each with its path inside ``expected``: what
-    :func:`~harness.matchers.check_matcher` finds, a one-key object whose key is close to a
-    matcher's name (``regexp``: did you mean ``regex``?), and a literal object where the tool's
-    schema expects no object."""
-    for problem in check_matcher(expected):
-        yield [], problem
+    :func:`~harness.matchers.check_matcher` finds (at the matcher), a one-key object whose key is
+    close to a matcher's name (``regexp``: did you mean ``regex``?), and a literal object where
+    the tool's schema expects no object."""
+    yield from _matchers_in(expected, [])
     yield from _literal_problems(expected, schema, [])
+
+
+def _matchers_in(value: Any, at: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
+    if is_matcher(value):
+        yield from ((at, problem) for problem in check_matcher(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _matchers_in(item, [*at, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _matchers_in(item, [*at, index])
 
 
 def _literal_problems(value: Any, schema: Any, at: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
@@ -372,24 +483,27 @@ def _literal_problems(value: Any, schema: Any, at: list[str | int]) -> Iterator[
         yield from _literal_problems(item, properties.get(key), [*at, key])
 
 
-def _expects(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+def _expects(data: dict[str, Any]) -> list[tuple[Where, dict[str, Any]]]:
     """Every expectation of a scenario with where it is: the opening's, then each follow-up's."""
-    found: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [(("expect",), data.get("expect") or {})]
-    for index, follow_up in enumerate(data.get("follow_ups") or []):
+    found: list[tuple[Where, dict[str, Any]]] = [(("expect",), data.get("expect") or {})]
+    for index, follow_up in _dicts(data.get("follow_ups")):
         found.append((("follow_ups", index, "expect"), follow_up.get("expect") or {}))
     return found
 
 
 def _check_expectations(data: dict[str, Any], file: _File, declared: dict[str, DeclaredTool]) -> None:
+    max_turns = (
+        None if file.was_cut("limits") else (data.get("limits") or {}).get("max_turns", DEFAULT_MAX_TURNS)
+    )
     for where, expect in _expects(data):
         _check_expectation(expect, where, file, declared)
-        _check_batch(expect, where, file, (data.get("limits") or {}).get("max_turns", DEFAULT_MAX_TURNS))
+        _check_batch(expect, where, file, max_turns)
 
 
 def _check_expectation(
-    expect: dict[str, Any], at_expect: tuple[str | int, ...], file: _File, declared: dict[str, DeclaredTool]
+    expect: dict[str, Any], at_expect: Where, file: _File, declared: dict[str, DeclaredTool]
 ) -> None:
-    for index, call in enumerate(expect.get("calls") or []):
+    for index, call in _dicts(expect.get("calls")):
         args = call.get("args") or {}
         tool = declared.get(call["name"])
         schema = tool.parameters if tool is not None else None
@@ -400,11 +514,9 @@ def _check_expectation(
             known = schema.get("properties", {})
             for key in args:
                 if key not in known:
-                    near = difflib.get_close_matches(key, known, n=1)
-                    hint = f"; did you mean {near[0]!r}?" if near else ""
                     file.error(
                         f"expected argument {key!r} is not a parameter of {call['name']!r} "
-                        f"(parameters: {', '.join(known) or 'none'}){hint}",
+                        f"(parameters: {', '.join(known) or 'none'}){did_you_mean(key, list(known))}",
                         *where,
                         key,
                     )
@@ -412,9 +524,9 @@ def _check_expectation(
         file.error(problem, *at_expect, "final", *at)
 
 
-def _check_batch(expect: dict[str, Any], where: tuple[str | int, ...], file: _File, max_turns: int) -> None:
+def _check_batch(expect: dict[str, Any], where: Where, file: _File, max_turns: int | None) -> None:
     """A batch is N expected calls (one per item); a per-item loop needs a turn per item and one
-    to answer."""
+    to answer (unchecked when ``max_turns`` is unknown: its own error is reported)."""
     mode = expect.get("batch")
     if mode is None:
         return
@@ -425,7 +537,7 @@ def _check_batch(expect: dict[str, Any], where: tuple[str | int, ...], file: _Fi
         )
     elif expect.get("parallel"):
         file.error("a batch states its mode in 'batch'; drop 'parallel'", *where, "parallel")
-    elif mode == "per_item" and max_turns < items + 1:
+    elif mode == "per_item" and max_turns is not None and max_turns < items + 1:
         file.error(
             f"a per-item loop over {items} items needs limits.max_turns of at least {items + 1} "
             f"(one turn per item and one to answer); it is {max_turns}",
@@ -435,6 +547,12 @@ def _check_batch(expect: dict[str, Any], where: tuple[str | int, ...], file: _Fi
 
 
 def _build(data: dict[str, Any], file: _File) -> Scenario | None:
+    tools, mcp = _tools(data, file)
+    declared = {tool.name: tool for tool in tools}
+    _check_names(data, file, declared, mcp)
+    _check_expectations(data, file, declared)
+    if file.errors:
+        return None
     servers = tuple(
         MCPServerDecl(
             name,
@@ -448,12 +566,6 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
         )
         for name, spec in (data.get("mcp_servers") or {}).items()
     )
-    tools, mcp = _tools(data, file, {s.name for s in servers})
-    declared = {tool.name: tool for tool in tools}
-    _check_names(data, file, declared, mcp)
-    _check_expectations(data, file, declared)
-    if file.errors:
-        return None
     return Scenario(
         id=data["id"],
         category=data["category"],
@@ -515,34 +627,55 @@ def scenario_files(paths: Sequence[str | Path]) -> list[Path]:
     return files
 
 
+def check(paths: Sequence[str | Path]) -> tuple[list[Scenario], list[ScenarioError]]:
+    """Every valid scenario of the files and folders ``paths`` (sorted by id) and every error of
+    every file, each once (a tool set shared by many scenarios reports its errors once), in one
+    pass: what ``harness validate`` prints. Ids must be unique (an id names a cassette): a second
+    one is an error at its line, naming the first."""
+    errors: dict[tuple[str, int | None, str | None, str], ScenarioError] = {}
+    scenarios: dict[str, Scenario] = {}
+    first: dict[str, str] = {}  # id -> where it is first
+    files: dict[Path, Path] = {}  # each file once, named as first given
+    for raw in paths:
+        try:
+            for given in scenario_files([raw]):
+                files.setdefault(given.resolve(), given)
+        except ScenarioError as exc:
+            errors[_identity(exc)] = exc
+    for shown in files.values():
+        reading = _read(shown)
+        found = {s.id: s for s in reading.scenarios}
+        problems = list(reading.errors)
+        for scenario_id, line, pointer in reading.ids:
+            if scenario_id in first:
+                problems.append(
+                    ScenarioError(
+                        str(shown),
+                        f"duplicate scenario id {scenario_id!r}: first at {first[scenario_id]} (an id names "
+                        "the scenario's cassettes; give each scenario its own)",
+                        line=line,
+                        pointer=pointer,
+                    )
+                )
+            else:
+                first[scenario_id] = f"{shown}:{line}" if line else str(shown)
+                if scenario_id in found:
+                    scenarios[scenario_id] = found[scenario_id]
+        for error in problems:
+            errors.setdefault(_identity(error), error)
+    return sorted(scenarios.values(), key=lambda s: s.id), list(errors.values())
+
+
 def load(paths: Sequence[str | Path]) -> list[Scenario]:
     """Load scenario files and folders (``*.yaml`` / ``*.yml``, recursively), sorted by id.
 
-    Every bad file is reported (one :class:`ScenarioError` listing them all). Ids
-    must be unique: an id names a cassette.
+    Every bad file is reported (one :class:`ScenarioError` listing them all, see :func:`check`).
+    Ids must be unique: an id names a cassette.
     """
-    scenarios: dict[str, Scenario] = {}
-    errors: list[ScenarioError] = []
-    for file in scenario_files(paths):
-        try:
-            loaded = load_file(file)
-        except ScenarioError as exc:
-            errors.append(exc)
-            continue
-        for scenario in loaded:
-            if scenario.id in scenarios:
-                errors.append(
-                    ScenarioError(
-                        str(file),
-                        f"duplicate scenario id {scenario.id!r} (also in {scenarios[scenario.id].path})",
-                        pointer="/id",
-                    )
-                )
-                continue
-            scenarios[scenario.id] = scenario
+    scenarios, errors = check(paths)
     if errors:
         raise ScenarioError.many(errors)
-    return sorted(scenarios.values(), key=lambda s: s.id)
+    return scenarios
 
 
 def select(scenarios: list[Scenario], patterns: list[str] | None) -> list[Scenario]:

@@ -9,9 +9,11 @@ refuses such a reference (and a dangling or looping one) when the tool is declar
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -49,6 +51,77 @@ def _validator(schema: str, formats: bool) -> Any:
 
     checker = Draft202012Validator.FORMAT_CHECKER if formats else None
     return Draft202012Validator(json.loads(schema), format_checker=checker, registry=Registry())
+
+
+def did_you_mean(word: str, known: Sequence[str], cutoff: float = 0.6) -> str:
+    """``"; did you mean 'x'?"`` for the known name closest to a misspelt ``word`` (difflib), or ``""``."""
+    near = _closest(word, known, cutoff)
+    return f"; did you mean {near!r}?" if near else ""
+
+
+def _closest(word: str, known: Sequence[str], cutoff: float = 0.6) -> str | None:
+    near = difflib.get_close_matches(word, [k for k in known if isinstance(k, str)], n=1, cutoff=cutoff)
+    return near[0] if near else None
+
+
+Explained = tuple[list[str | int], str]
+
+
+def explain(errors: Iterable[Any]) -> list[Explained]:
+    """Each ``jsonschema`` error of a user's file in words, at the field it is about: an unknown
+    key at the key itself (with the closest known one), a value outside an enum with the closest
+    allowed one. A required key missing because it is misspelt is one error, the
+    misspelling's (``unknown key 'nam'; ...; did you mean 'name'? (it is required)``)."""
+    found = [word for error in errors for word in _words(error)]
+    missing = {(tuple(path), needs) for path, _, needs, _ in found if needs is not None}
+    misspelt = {(tuple(path[:-1]), near) for path, _, _, near in found if near is not None} & missing
+    return [
+        (path, message + (" (it is required)" if (tuple(path[:-1]), near) in misspelt else ""))
+        for path, message, needs, near in found
+        if (tuple(path), needs) not in misspelt
+    ]
+
+
+def _words(error: Any) -> Iterator[tuple[list[str | int], str, str | None, str | None]]:
+    """One error in words: its path and message, the required key it says is missing, and the
+    known key an unknown key is close to (each None when not)."""
+    path: list[str | int] = list(error.absolute_path)
+    schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
+    value, kind = error.instance, error.validator
+    if kind == "additionalProperties" and isinstance(value, dict):
+        known = list(schema.get("properties", {}))
+        patterns = list(schema.get("patternProperties", {}))
+        for key in value:
+            if key not in known and not any(re.search(p, str(key)) for p in patterns):
+                near = _closest(str(key), known)
+                hint = f"; did you mean {near!r}?" if near else ""
+                yield (
+                    [*path, key],
+                    f"unknown key {key!r}; known keys here: {', '.join(known) or '(none)'}{hint}",
+                    None,
+                    near,
+                )
+    elif kind == "required" and isinstance(value, dict):
+        needs = next(
+            (k for k in error.validator_value if k not in value and error.message.startswith(repr(k))), None
+        )
+        yield path, error.message, needs, None
+    elif kind == "enum" and isinstance(value, str):
+        yield path, f"{error.message}{did_you_mean(value, error.validator_value)}", None, None
+    elif kind in ("oneOf", "anyOf"):  # the alternatives' own errors say more than "none is valid"
+        context = list(error.context or ())
+        allowed = [o for sub in context if sub.validator == "enum" for o in sub.validator_value]
+        inner = [sub for sub in context if sub.validator not in ("type", "enum", "const")]
+        if isinstance(value, str) and allowed:
+            choices = ", ".join(map(repr, allowed))
+            hint = did_you_mean(value, allowed)
+            yield path, f"{value!r} is not one of {choices} (nor another form allowed here){hint}", None, None
+        elif inner:
+            yield from ((at, message, None, None) for at, message in explain(inner))
+        else:
+            yield path, error.message, None, None
+    else:
+        yield path, error.message, None, None
 
 
 def draft_2020_12_error(schema: dict[str, Any]) -> Any:

@@ -14,6 +14,7 @@ a ``/`` or ending in ``.yaml`` is a path relative to the scenario file.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from harness import yamlio
 from harness.errors import ScenarioError, UnknownNameError
 from harness.tools.declared import DeclarationError, DeclaredTool, declare
 from harness.tools.registry import Tool
+from harness.validation import explain
 
 SUFFIXES = (".yaml", ".yml")
 FOLDER = "toolsets"
@@ -68,15 +70,28 @@ def validate_declaration(
 
     schema = {"$ref": "#/$defs/tool", "$defs": toolset_schema()["$defs"]}
     validator = jsonschema.Draft202012Validator(schema)
-    return [
-        ScenarioError(
-            path,
-            error.message,
-            line=yamlio.line_of(node, [*where, *error.absolute_path]),
-            pointer=yamlio.pointer([*where, *error.absolute_path]),
-        )
-        for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    ]
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    return [_error(path, node, [*where, *at], message) for at, message in explain(errors)]
+
+
+def _error(path: str, node: Any, at: list[str | int], message: str) -> ScenarioError:
+    return ScenarioError(path, message, line=yamlio.line_of(node, at), pointer=yamlio.pointer(at))
+
+
+def declare_checked(
+    data: Any, path: str, node: Any, where: tuple[str | int, ...], toolset: str = ""
+) -> tuple[DeclaredTool | None, list[ScenarioError]]:
+    """One tool declaration at ``where`` in a YAML file: the tool, or ``None`` and every error
+    found (its schema, then what :func:`declare_at` refuses)."""
+    problems = validate_declaration(data, path, node, where)
+    if problems:
+        return None, problems
+    problems = []
+    try:
+        tool = declare_at(data, path, node, where, toolset)
+    except ScenarioError as exc:
+        problems.append(exc)
+    return (None, problems) if problems else (tool, [])
 
 
 def declare_at(
@@ -86,14 +101,96 @@ def declare_at(
     try:
         return declare(data, toolset=toolset, origin=path)
     except DeclarationError as exc:
-        at = [*where, *exc.where]
-        raise ScenarioError(
-            path, str(exc), line=yamlio.line_of(node, at), pointer=yamlio.pointer(at)
-        ) from None
+        raise _error(path, node, [*where, *exc.where], str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A tool set file as read: the tool set of its good tools, every error of the file (each
+    once), the names of the tools declared with errors, and whether every tool's name is known
+    (a scenario offering the set then knows which names it offers, so that an expected call to a
+    broken tool is not reported again as "not offered")."""
+
+    toolset: ToolSet
+    errors: tuple[ScenarioError, ...] = ()
+    broken: frozenset[str] = frozenset()
+    names_known: bool = True
+    name_line: int | None = None  # of the ``toolset:`` key
 
 
 _lock = threading.Lock()
-_loaded: dict[tuple[str, float], ToolSet] = {}
+_read: dict[tuple[str, float], Reading] = {}
+
+
+def read_toolset(path: str | Path) -> Reading:
+    """A tool set file, validated: every error listed, each with its line (a bad tool does not
+    hide the others); read once per version of the file."""
+    path = Path(path)
+    try:
+        key = (str(path.resolve()), path.stat().st_mtime)
+    except OSError:
+        key = None
+    if key is not None:
+        with _lock:
+            if key in _read:
+                return _read[key]
+    reading = _read_file(path)
+    if key is not None:
+        with _lock:
+            _read[key] = reading
+    return reading
+
+
+def _read_file(path: Path) -> Reading:
+    import jsonschema
+
+    source = str(path)
+    try:
+        data, node = yamlio.load(path)
+    except yamlio.YamlError as exc:
+        errors = [ScenarioError(source, str(e), line=e.line, pointer=e.pointer) for e in exc.problems]
+        return Reading(ToolSet(path.stem, (), path=source), tuple(errors), names_known=False)
+    validator = jsonschema.Draft202012Validator(toolset_schema())
+    found = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = [  # the tools are checked one by one below
+        _error(source, node, at, message)
+        for at, message in explain(
+            e for e in found if not (len(e.absolute_path) >= 2 and e.absolute_path[0] == "tools")
+        )
+    ]
+    raw = data.get("tools") if isinstance(data, dict) else None
+    name = path.stem
+    if isinstance(data, dict) and isinstance(data.get("toolset"), str):
+        name = data["toolset"]
+    if not isinstance(raw, list):
+        return Reading(ToolSet(name, (), path=source), tuple(errors), names_known=False)
+    tools: list[DeclaredTool] = []
+    broken: set[str] = set()
+    names_known = True
+    for index, item in enumerate(raw):
+        tool, problems = declare_checked(item, source, node, ("tools", index), name)
+        errors += problems
+        if tool is not None:
+            tools.append(tool)
+        elif isinstance(item, dict) and isinstance(item.get("name"), str):
+            broken.add(item["name"])
+        else:
+            names_known = False
+    named = [item.get("name") if isinstance(item, dict) else None for item in raw]
+    for index, tool_name in enumerate(named):
+        if tool_name is not None and tool_name in named[:index]:
+            first = yamlio.line_of(node, ["tools", named.index(tool_name), "name"])
+            errors.append(
+                _error(
+                    source,
+                    node,
+                    ["tools", index, "name"],
+                    f"tool {tool_name!r} is declared twice (first at line {first})",
+                )
+            )
+    description = data.get("description", "") if isinstance(data.get("description"), str) else ""
+    toolset = ToolSet(name, tuple(tools), description, source)
+    return Reading(toolset, tuple(errors), frozenset(broken), names_known, yamlio.line_of(node, ["toolset"]))
 
 
 def load_toolset(path: str | Path) -> ToolSet:
@@ -104,44 +201,10 @@ def load_toolset(path: str | Path) -> ToolSet:
 
         billing = harness.load_toolset("scenarios/toolsets/billing.yaml")
     """
-    path = Path(path)
-    key = (str(path.resolve()), path.stat().st_mtime)
-    with _lock:
-        if key in _loaded:
-            return _loaded[key]
-    try:
-        data, node = yamlio.load(path)
-    except yamlio.YamlError as exc:
-        raise ScenarioError(str(path), str(exc), line=exc.line) from None
-    import jsonschema
-
-    errors = sorted(
-        jsonschema.Draft202012Validator(toolset_schema()).iter_errors(data),
-        key=lambda e: list(e.absolute_path),
-    )
-    if errors:
-        raise ScenarioError.many(
-            [
-                ScenarioError(
-                    str(path),
-                    e.message,
-                    line=yamlio.line_of(node, list(e.absolute_path)),
-                    pointer=yamlio.pointer(list(e.absolute_path)),
-                )
-                for e in errors
-            ]
-        )
-    tools = [
-        declare_at(t, str(path), node, ("tools", i), data["toolset"]) for i, t in enumerate(data["tools"])
-    ]
-    names = [t.name for t in tools]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
-    if duplicate is not None:
-        raise ScenarioError(str(path), f"tool {duplicate!r} is declared twice", pointer="/tools")
-    toolset = ToolSet(data["toolset"], tuple(tools), data.get("description", ""), str(path))
-    with _lock:
-        _loaded[key] = toolset
-    return toolset
+    reading = read_toolset(path)
+    if reading.errors:
+        raise ScenarioError.many(reading.errors)
+    return reading.toolset
 
 
 def bundled_dir() -> Path:
@@ -165,23 +228,29 @@ def bundled_tools() -> dict[str, DeclaredTool]:
     return {tool.name: tool for toolset in bundled().values() for tool in toolset.tools}
 
 
-def find_toolset(name: str, scenario_path: str | Path) -> ToolSet | None:
-    """The tool set ``name`` as seen from a scenario file (see the module docstring)."""
+def find_toolset(name: str, scenario_path: str | Path) -> Reading | None:
+    """The tool set ``name`` as seen from a scenario file (see the module docstring), as read
+    (its errors with it), or None when there is no such tool set."""
     start = Path(scenario_path).resolve().parent
     if "/" in name or name.endswith(SUFFIXES):
         candidate = start / name
-        return load_toolset(candidate) if candidate.is_file() else None
+        return read_toolset(candidate) if candidate.is_file() else None
     for folder in [start, *start.parents]:
         for suffix in SUFFIXES:
             candidate = folder / FOLDER / f"{name}{suffix}"
             if candidate.is_file():
-                toolset = load_toolset(candidate)
-                if toolset.name != name:
-                    raise ScenarioError(
-                        str(candidate), f"the file is named {name!r} but declares toolset {toolset.name!r}"
+                reading = read_toolset(candidate)
+                if reading.toolset.name != name:
+                    mismatch = ScenarioError(
+                        str(candidate),
+                        f"the file is named {name!r} but declares toolset {reading.toolset.name!r}",
+                        line=reading.name_line,
+                        pointer="/toolset",
                     )
-                return toolset
-    return bundled().get(name)
+                    return dataclasses.replace(reading, errors=(*reading.errors, mismatch))
+                return reading
+    toolset = bundled().get(name)
+    return Reading(toolset) if toolset is not None else None
 
 
 def known_toolsets(scenario_path: str | Path) -> list[str]:

@@ -140,6 +140,35 @@ def test_validate_reports_file_line_and_pointer(tmp_path: Path) -> None:
     assert harness("validate").returncode == 0
 
 
+def test_validate_is_one_pass_and_a_tool_set_function_never_crashes_it(tmp_path: Path) -> None:
+    """Fifteen scenarios on a tool set whose function file does not import: one error (the tool
+    set's, at its line), no traceback, exit 2, whatever the import did (SystemExit(7) too)."""
+    (tmp_path / "toolsets").mkdir()
+    for n in range(15):
+        (tmp_path / f"s{n}.yaml").write_text(
+            f"id: billing.s{n}\ncategory: single\ntools: [{{toolset: billing}}]\n"
+            "messages: [{role: user, content: Refund 3 euros}]\n"
+            "expect: {calls: [{name: refund, args: {amount: 3}}]}\n"
+        )
+    toolset = tmp_path / "toolsets" / "billing.yaml"
+    toolset.write_text(
+        "toolset: billing\ntools:\n  - name: refund\n    parameters: {type: object}\n"
+        "    function: refunds.py:refund\n"
+    )
+    for source, said in [
+        ("def refund(arguments, state:\n", "syntax error at"),
+        ("raise SystemExit(7)\n", "raised SystemExit: 7"),
+    ]:
+        (tmp_path / "toolsets" / "refunds.py").write_text(source)
+        result = harness("validate", tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr
+        (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert error.startswith(f"error: {toolset}:5: function 'refunds.py:refund': ") and said in error
+        assert error.endswith("at /tools/0/function")
+        assert "0 scenario(s) valid; 1 error(s) in 1 file(s)" in result.stdout
+
+
 def test_validate_reports_every_bad_file_of_a_folder(tmp_path: Path) -> None:
     shutil.copytree(REPO / "scenarios", tmp_path / "s")
     paris = tmp_path / "s" / "single" / "weather_paris.yaml"

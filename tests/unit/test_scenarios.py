@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ScenarioError
-from harness.scenarios import load, load_file, select
+from harness.scenarios import check, load, load_file, select
 
 VALID = """\
 id: demo.one
@@ -54,13 +54,14 @@ def test_every_error_of_a_file_is_listed(tmp_path: Path) -> None:
 def test_unknown_key_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_file(write(tmp_path, VALID + "surprise: 1\n"))
-    assert "surprise" in str(info.value) and info.value.line == 1
+    assert "unknown key 'surprise'" in str(info.value)
+    assert (info.value.line, info.value.pointer) == (10, "/surprise")  # the key itself
 
 
 def test_bad_regex_points_at_the_call(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_file(write(tmp_path, VALID.replace("{city: Paris}", "{city: {regex: '('}}")))
-    assert info.value.pointer == "/expect/calls/0/args" and info.value.line == 9
+    assert info.value.pointer == "/expect/calls/0/args/city" and info.value.line == 9
 
 
 def test_invalid_yaml_has_a_line(tmp_path: Path) -> None:
@@ -108,9 +109,8 @@ def test_bundled_suite_is_valid_and_selectable() -> None:
 def test_unknown_tools_and_faults_are_refused_at_load(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"unknown tool 'get_wether'.*did you mean 'get_weather'") as info:
         load_file(write(tmp_path, VALID.replace("tools: [get_weather]", "tools: [memory, get_wether]")))
-    # the unknown tool, then the expected call to a tool no longer offered
-    expected = [("/tools/1", 3), ("/expect/calls/0/name", 8)]
-    assert [(e.pointer, e.line) for e in info.value.problems] == expected
+    # the unknown tool alone: the expected call to the tool it misspells is its consequence
+    assert [(e.pointer, e.line) for e in info.value.problems] == [("/tools/1", 3)]
     faulty = VALID + "faults:\n  - {tool: memory, error: boom}\n"
     with pytest.raises(ScenarioError, match="fault on 'memory', which the scenario does not offer") as info:
         load_file(write(tmp_path, faulty))
@@ -358,3 +358,159 @@ def test_a_batch_states_a_mode_it_can_finish(
         load_file(write(tmp_path, BATCH.replace(*change)))
     (problem,) = error.value.problems
     assert message in problem.message and problem.pointer == pointer
+
+
+# -- one pass: every error of every file, each once ---------------------------------------
+
+
+def problems_of(error: ScenarioError) -> list[tuple[str | None, int | None, str]]:
+    return [(p.pointer, p.line, p.message) for p in error.problems]
+
+
+def test_a_schema_error_hides_none_of_the_file_s_other_errors(tmp_path: Path) -> None:
+    text = (
+        INLINE.replace("category: single", "category: singel\ndescripton: typo")
+        .replace("args: {order_id: A-1}", "args: {order_id: A-1, orderid: x, include: {regexp: a}}")
+        .replace("messages:", "  - get_wether\nmessages:")
+    )
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, text))
+    found = problems_of(error.value)
+    assert [(pointer, line) for pointer, line, _ in found] == [
+        ("/category", 2),
+        ("/descripton", 3),
+        ("/tools/1", 18),
+        ("/expect/calls/0/args/include", 24),
+        ("/expect/calls/0/args/orderid", 24),
+    ]
+    messages = [message for _, _, message in found]
+    assert messages[0].endswith("; did you mean 'single'?")
+    assert messages[1].startswith("unknown key 'descripton'; known keys here: id, category, description")
+    assert messages[1].endswith("; did you mean 'description'?")
+    assert "did you mean 'get_weather'?" in messages[2]
+    assert "unknown matcher 'regexp'; did you mean 'regex'?" in messages[3]
+    assert "did you mean 'order_id'?" in messages[4]
+
+
+def test_a_part_the_schema_refuses_does_not_cascade(tmp_path: Path) -> None:
+    """An expected call without a name, a tool entry of the wrong type, a max_turns out of
+    range: each is reported once, and what it leaves unknown is not reported again."""
+    text = (
+        BATCH.replace("limits: {max_turns: 3}", "limits: {max_turns: 500}")
+        .replace("tools: [get_weather]", "tools: [get_weather, 7]")
+        .replace(
+            "    - {name: get_weather, args: {city: Lyon}}\n",
+            "    - {args: {city: Lyon}}\n    - {name: get_time}\n",
+        )
+    )
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, text))
+    assert [(pointer, line) for pointer, line, _ in problems_of(error.value)] == [
+        ("/tools/1", 3),
+        ("/expect/calls/1", 9),
+        ("/limits/max_turns", 13),
+    ]  # not: get_time "not offered" (tool 1 may offer it), nor the batch's max_turns
+
+
+def write_billing(folder: Path, function: str) -> Path:
+    (folder / "toolsets").mkdir(parents=True, exist_ok=True)
+    path = folder / "toolsets" / "billing.yaml"
+    path.write_text(
+        "toolset: billing\n"
+        "tools:\n"
+        "  - name: refund\n"
+        "    parameters: {type: object, properties: {amount: {type: number}}}\n"
+        f"    function: {function}\n"
+        "  - {name: balance, parameters: {type: object}, result: 10}\n"
+    )
+    return path
+
+
+REFUND = """\
+id: billing.refund.{n}
+category: single
+tools: [{{toolset: billing}}]
+messages:
+  - {{role: user, content: "Refund 3 euros"}}
+expect:
+  calls:
+    - {{name: refund, args: {{amount: 3}}}}
+"""
+
+
+def test_a_broken_tool_set_is_one_error_however_many_scenarios_use_it(tmp_path: Path) -> None:
+    toolset = write_billing(tmp_path, "no_such_module.x:refund")
+    for n in range(15):
+        write(tmp_path, REFUND.format(n=n), f"s{n}.yaml")
+    scenarios, errors = check([tmp_path])
+    assert scenarios == []
+    (error,) = errors  # not 15 copies, and no "refund is not offered" cascades
+    assert (error.path, error.line, error.pointer) == (str(toolset), 5, "/tools/0/function")
+    assert "cannot import 'no_such_module.x'" in error.message
+
+
+def test_a_duplicate_id_names_both_places(tmp_path: Path) -> None:
+    write(tmp_path, VALID, "a.yaml")
+    write(
+        tmp_path,
+        "- " + VALID.replace("\n", "\n  ").rstrip() + "\n- " + VALID.replace("\n", "\n  ").rstrip() + "\n",
+        "b.yaml",
+    )
+    scenarios, errors = check([tmp_path])
+    assert [s.id for s in scenarios] == ["demo.one"]
+    assert [(Path(e.path).name, e.line, e.pointer) for e in errors] == [
+        ("b.yaml", 1, "/0/id"),
+        ("b.yaml", 10, "/1/id"),
+    ]
+    assert all(
+        f"duplicate scenario id 'demo.one': first at {tmp_path / 'a.yaml'}:1" in e.message for e in errors
+    )
+
+
+def test_close_names_are_suggested(tmp_path: Path) -> None:
+    (tmp_path / "toolsets").mkdir()
+    (tmp_path / "toolsets" / "orders.yaml").write_text(
+        "toolset: orders\ntools: [{name: lookup_order, parameters: {type: object}, result: ok}]\n"
+    )
+    toolset = INLINE.replace("messages:", "  - {toolset: orderz}\nmessages:")
+    call = INLINE.replace("demo.orders", "demo.b").replace(
+        "name: lookup_order\n      args", "name: lookup_ordr\n      args"
+    )
+    _, errors = check([write(tmp_path, toolset, "a.yaml"), write(tmp_path, call, "b.yaml")])
+    assert [e.message.split("; ")[0] for e in errors] == [
+        "unknown tool set 'orderz': no toolsets/orderz.yaml beside this file or in a folder above it, and no "
+        "bundled one",
+        "expected call to 'lookup_ordr', which the scenario does not offer",
+    ]
+    assert [e.message.split("; ")[-1] for e in errors] == [
+        "did you mean 'orders'?",
+        "did you mean 'lookup_order'?",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "message"),
+    [
+        (("tool_choice: auto", "tool_choice: requird"), "/tool_choice", "did you mean 'required'?"),
+        (("tool_choice: auto", "tool_choice: {nam: x}"), "/tool_choice/nam", "'name'? (it is required)"),
+        (("role: user", "role: usr"), "/messages/0/role", "did you mean 'user'?"),
+        (("role: user", "rol: user"), "/messages/0/rol", "did you mean 'role'? (it is required)"),
+        (("  calls:", "  call:"), "/expect/call", "did you mean 'calls'?"),
+    ],
+)
+def test_a_misspelt_value_or_key_gets_the_closest_name(
+    tmp_path: Path, change: tuple[str, str], pointer: str, message: str
+) -> None:
+    text = VALID.replace("messages:", "tool_choice: auto\nmessages:").replace(*change)
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, text))
+    (problem,) = error.value.problems
+    assert problem.pointer == pointer and problem.message.endswith(message), problem
+
+
+def test_a_second_key_is_refused_with_both_lines(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, VALID + "id: demo.renamed\n"))
+    (problem,) = error.value.problems
+    assert (problem.pointer, problem.line) == ("/id", 10)
+    assert problem.message.startswith("duplicate key 'id': first at line 1, again at line 10")

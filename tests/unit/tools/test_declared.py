@@ -134,7 +134,7 @@ def test_a_tool_set_is_found_beside_or_above_the_scenario(tmp_path: Path) -> Non
     )
     (tmp_path / "deep" / "er").mkdir(parents=True)
     found = find_toolset("orders", tmp_path / "deep" / "er" / "s.yaml")
-    assert found is not None and found.names == ["lookup_order"]
+    assert found is not None and found.toolset.names == ["lookup_order"] and not found.errors
     assert find_toolset("nothing-here", tmp_path / "s.yaml") is None
     assert find_toolset("memory", tmp_path / "s.yaml") is not None  # bundled
 
@@ -154,7 +154,7 @@ def test_every_error_of_a_tool_set_file_has_its_line(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as error:
         load_toolset(path)
     assert [(p.line, p.pointer) for p in error.value.problems] == [
-        (3, "/tools/0"),
+        (5, "/tools/0/colour"),  # the unknown key itself
         (7, "/tools/1/parameters"),
     ]
 
