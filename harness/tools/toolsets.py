@@ -25,9 +25,10 @@ from typing import Any
 
 from harness import yamlio
 from harness.errors import ScenarioError, UnknownNameError
+from harness.matchers import check_matcher
 from harness.tools.declared import DeclarationError, DeclaredTool, declare
 from harness.tools.registry import Tool
-from harness.validation import explain
+from harness.validation import explain, ref_problems
 
 SUFFIXES = (".yaml", ".yml")
 FOLDER = "toolsets"
@@ -82,11 +83,19 @@ def declare_checked(
     data: Any, path: str, node: Any, where: tuple[str | int, ...], toolset: str = ""
 ) -> tuple[DeclaredTool | None, list[ScenarioError]]:
     """One tool declaration at ``where`` in a YAML file: the tool, or ``None`` and every error
-    found (its schema, then what :func:`declare_at` refuses)."""
+    found (its schema, its parameters' ``$ref`` s, then what :func:`declare_at` refuses)."""
     problems = validate_declaration(data, path, node, where)
     if problems:
         return None, problems
-    problems = []
+    problems = [
+        _error(path, node, [*where, "parameters", *at], f"tool {data['name']!r}: parameters: {message}")
+        for at, message in ref_problems(data["parameters"])
+    ]
+    problems += [
+        _error(path, node, [*where, "cases", index, "when"], f"tool {data['name']!r}: {message}")
+        for index, case in enumerate(data.get("cases", ()))
+        for message in check_matcher(case["when"])
+    ]
     try:
         tool = declare_at(data, path, node, where, toolset)
     except ScenarioError as exc:

@@ -508,6 +508,56 @@ def test_a_misspelt_value_or_key_gets_the_closest_name(
     assert problem.pointer == pointer and problem.message.endswith(message), problem
 
 
+@pytest.mark.parametrize(
+    ("parameters", "pointer", "message"),
+    [
+        (
+            "{type: object, properties: {a: {$ref: '#/$defs/nope'}}}",
+            "/properties/a/$ref",
+            "points to nothing",
+        ),
+        (
+            "{type: object, properties: {a: {$ref: '#/$defs/x'}},"
+            " $defs: {x: {$ref: '#/$defs/y'}, y: {$ref: '#/$defs/x'}}}",
+            "/$defs/x/$ref",
+            "references loop without end",
+        ),
+        (
+            "{type: object, properties: {a: {$ref: 'file:///etc/passwd'}}}",
+            "/properties/a/$ref",
+            "never fetches",
+        ),
+        (
+            "{type: object, properties: {a: {$ref: 'https://example.com/s.json'}}}",
+            "/properties/a/$ref",
+            "never fetches",
+        ),
+    ],
+)
+def test_a_ref_validation_could_not_follow_is_refused(
+    tmp_path: Path, parameters: str, pointer: str, message: str
+) -> None:
+    text = INLINE.replace(
+        INLINE[INLINE.index("    parameters:") : INLINE.index("    cases:")],
+        f"    parameters: {parameters}\n",
+    )
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, text))
+    (problem,) = error.value.problems
+    assert (problem.pointer, problem.line) == ("/tools/0/parameters" + pointer, 6)
+    assert message in problem.message
+
+
+def test_a_recursive_schema_through_properties_is_fine(tmp_path: Path) -> None:
+    node = "{type: object, properties: {kids: {type: array, items: {$ref: '#/$defs/node'}}}}"
+    tree = f"{{type: object, properties: {{node: {{$ref: '#/$defs/node'}}}}, $defs: {{node: {node}}}}}"
+    text = INLINE.replace(
+        INLINE[INLINE.index("    parameters:") : INLINE.index("    cases:")], f"    parameters: {tree}\n"
+    )
+    text = text.replace("when: {order_id: A-1}", "when: {node: {any: true}}")
+    assert load_file(write(tmp_path, text.replace("args: {order_id: A-1}", "args: {node: {kids: []}}")))
+
+
 def test_a_second_key_is_refused_with_both_lines(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as error:
         load_file(write(tmp_path, VALID + "id: demo.renamed\n"))

@@ -10,7 +10,7 @@ import pytest
 from harness.errors import ScenarioError
 from harness.tools.declared import DeclarationError, declare, resolve_function
 from harness.tools.registry import ToolFailure
-from harness.tools.toolsets import bundled_tools, find_toolset, load_toolset
+from harness.tools.toolsets import bundled_tools, find_toolset, load_toolset, read_toolset
 
 OBJECT = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
 
@@ -157,6 +157,34 @@ def test_every_error_of_a_tool_set_file_has_its_line(tmp_path: Path) -> None:
         (5, "/tools/0/colour"),  # the unknown key itself
         (7, "/tools/1/parameters"),
     ]
+
+
+def test_one_bad_tool_of_a_tool_set_hides_none_of_the_others(tmp_path: Path) -> None:
+    """A bad regex in a case, a $ref that points nowhere and a function file that does not
+    import, in three tools of one file: all three, each at its line, in one reading."""
+    (tmp_path / "broken.py").write_text("raise SystemExit(7)\n")
+    path = tmp_path / "set.yaml"
+    path.write_text(
+        "toolset: set\n"
+        "tools:\n"
+        "  - name: a\n"
+        "    parameters: {type: object}\n"
+        "    cases: [{when: {q: {regex: '('}}, result: 1}]\n"
+        "  - name: b\n"
+        "    parameters: {type: object, properties: {x: {$ref: '#/$defs/none'}}}\n"
+        "    result: 2\n"
+        "  - {name: c, parameters: {type: object}, function: 'broken.py:run'}\n"
+        "  - {name: d, parameters: {type: object}, result: 4}\n"
+    )
+    reading = read_toolset(path)
+    assert [(e.line, e.pointer) for e in reading.errors] == [
+        (5, "/tools/0/cases/0/when"),
+        (7, "/tools/1/parameters/properties/x/$ref"),
+        (9, "/tools/2/function"),
+    ]
+    assert "invalid regex '('" in reading.errors[0].message
+    assert "raised SystemExit: 7" in reading.errors[2].message
+    assert reading.toolset.names == ["d"] and reading.broken == {"a", "b", "c"} and reading.names_known
 
 
 @pytest.mark.parametrize(
