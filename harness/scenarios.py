@@ -40,7 +40,7 @@ from harness.tools.toolsets import (
     find_toolset,
     known_toolsets,
 )
-from harness.validation import did_you_mean, explain
+from harness.validation import argument_errors, did_you_mean, explain
 
 DEFAULT_MAX_TURNS = 5
 
@@ -508,20 +508,62 @@ def _check_expectation(
         tool = declared.get(call["name"])
         schema = tool.parameters if tool is not None else None
         where = (*at_expect, "calls", index, "args")
+        flagged: set[str | int] = set()  # arguments with an error already: not checked again
         for at, problem in matcher_problems(args, schema):
             file.error(problem, *where, *at)
+            flagged.update(at[:1])
         if isinstance(schema, dict) and schema.get("additionalProperties") is False:
             known = schema.get("properties", {})
             for key in args:
                 if key not in known:
+                    flagged.add(key)
                     file.error(
                         f"expected argument {key!r} is not a parameter of {call['name']!r} "
                         f"(parameters: {', '.join(known) or 'none'}){did_you_mean(key, list(known))}",
                         *where,
                         key,
                     )
+        if tool is not None:
+            for at, problem in _literals_against(tool, {k: v for k, v in args.items() if k not in flagged}):
+                file.error(problem, *where, *at)
     for at, problem in matcher_problems(expect.get("final")):
         file.error(problem, *at_expect, "final", *at)
+
+
+def _literal(value: Any) -> tuple[bool, Any]:
+    """``(True, v)`` when ``value`` asks for exactly ``v`` (a literal, or ``{exact: v}``), else
+    ``(False, None)`` (a matcher somewhere in it)."""
+    if is_matcher(value):
+        ((kind, operand),) = value.items()
+        return (True, operand) if kind == "exact" else (False, None)
+    if isinstance(value, dict | list):
+        parts = [_literal(v) for v in (value.values() if isinstance(value, dict) else value)]
+        if not all(exact for exact, _ in parts):
+            return False, None
+        literals = [v for _, v in parts]
+        return True, dict(zip(value, literals, strict=True)) if isinstance(value, dict) else literals
+    return True, value
+
+
+def _literals_against(tool: DeclaredTool, args: dict[str, Any]) -> Iterator[tuple[list[str | int], str]]:
+    """Each expected literal argument that breaks the tool's schema: a call holding it would
+    break the schema too, so no valid call can ever match the expectation."""
+    literals = {}
+    for key, value in args.items():
+        exact, literal = _literal(value)
+        if exact:
+            literals[key] = literal
+    if not literals:
+        return
+    for error in argument_errors(tool.spec.schema_text, literals):
+        path = list(error.absolute_path)
+        if path and path[0] in literals:  # not the whole call's (required...): the call is partial here
+            rule = yamlio.pointer(list(error.schema_path))
+            yield (
+                path,
+                f"{error.message}, as the schema of {tool.name!r} requires (at {rule}): no valid call can "
+                "match this expectation",
+            )
 
 
 def _check_batch(expect: dict[str, Any], where: Where, file: _File, max_turns: int | None) -> None:

@@ -370,7 +370,7 @@ def problems_of(error: ScenarioError) -> list[tuple[str | None, int | None, str]
 def test_a_schema_error_hides_none_of_the_file_s_other_errors(tmp_path: Path) -> None:
     text = (
         INLINE.replace("category: single", "category: singel\ndescripton: typo")
-        .replace("args: {order_id: A-1}", "args: {order_id: A-1, orderid: x, include: {regexp: a}}")
+        .replace("args: {order_id: A-1}", "args: {order_id: 1001, orderid: x, include: {regexp: a}}")
         .replace("messages:", "  - get_wether\nmessages:")
     )
     with pytest.raises(ScenarioError) as error:
@@ -382,6 +382,7 @@ def test_a_schema_error_hides_none_of_the_file_s_other_errors(tmp_path: Path) ->
         ("/tools/1", 18),
         ("/expect/calls/0/args/include", 24),
         ("/expect/calls/0/args/orderid", 24),
+        ("/expect/calls/0/args/order_id", 24),
     ]
     messages = [message for _, _, message in found]
     assert messages[0].endswith("; did you mean 'single'?")
@@ -390,6 +391,7 @@ def test_a_schema_error_hides_none_of_the_file_s_other_errors(tmp_path: Path) ->
     assert "did you mean 'get_weather'?" in messages[2]
     assert "unknown matcher 'regexp'; did you mean 'regex'?" in messages[3]
     assert "did you mean 'order_id'?" in messages[4]
+    assert messages[5].startswith("1001 is not of type 'string'") and "no valid call can match" in messages[5]
 
 
 def test_a_part_the_schema_refuses_does_not_cascade(tmp_path: Path) -> None:
@@ -564,3 +566,26 @@ def test_a_second_key_is_refused_with_both_lines(tmp_path: Path) -> None:
     (problem,) = error.value.problems
     assert (problem.pointer, problem.line) == ("/id", 10)
     assert problem.message.startswith("duplicate key 'id': first at line 1, again at line 10")
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        ("{order_id: 1001}", "1001 is not of type 'string'"),
+        ("{order_id: {exact: 1001}}", "1001 is not of type 'string'"),
+        ("{order_id: A-1, include: [a, 2]}", "2 is not of type 'string'"),
+        ("{order_id: {contains: '10'}}", None),
+        ("{order_id: A-1, include: [{contains: a}, 2]}", None),  # a matcher inside: not a literal
+    ],
+)
+def test_each_expected_literal_is_checked_against_the_tool_s_schema(
+    tmp_path: Path, args: str, refused: str | None
+) -> None:
+    text = INLINE.replace("args: {order_id: A-1}", f"args: {args}")
+    if refused is None:
+        assert load_file(write(tmp_path, text))
+        return
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, text))
+    (problem,) = error.value.problems
+    assert problem.message.startswith(refused) and problem.line == 22
