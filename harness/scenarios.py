@@ -144,6 +144,12 @@ def _validator(definition: str | None = None) -> Any:
     return jsonschema.Draft202012Validator(schema)
 
 
+def max_id_length() -> int:
+    """The longest scenario id: it names cassette files (``<id>@<repeat>.mcp.yaml``, and temporary
+    files beside them), and a file name may hold 255 bytes."""
+    return int(scenario_schema()["properties"]["id"]["maxLength"])
+
+
 Where = tuple[str | int, ...]
 
 

@@ -70,7 +70,8 @@ Explained = tuple[list[str | int], str]
 def explain(errors: Iterable[Any]) -> list[Explained]:
     """Each ``jsonschema`` error of a user's file in words, at the field it is about: an unknown
     key at the key itself (with the closest known one), a value outside an enum with the closest
-    allowed one. A required key missing because it is misspelt is one error, the
+    allowed one, a string too long with its length; a subschema's ``x-why`` (why the rule exists)
+    is added to its errors. A required key missing because it is misspelt is one error, the
     misspelling's (``unknown key 'nam'; ...; did you mean 'name'? (it is required)``)."""
     found = [word for error in errors for word in _words(error)]
     missing = {(tuple(path), needs) for path, _, needs, _ in found if needs is not None}
@@ -88,6 +89,7 @@ def _words(error: Any) -> Iterator[tuple[list[str | int], str, str | None, str |
     path: list[str | int] = list(error.absolute_path)
     schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
     value, kind = error.instance, error.validator
+    why = f" ({schema['x-why']})" if "x-why" in schema else ""
     if kind == "additionalProperties" and isinstance(value, dict):
         known = list(schema.get("properties", {}))
         patterns = list(schema.get("patternProperties", {}))
@@ -105,9 +107,9 @@ def _words(error: Any) -> Iterator[tuple[list[str | int], str, str | None, str |
         needs = next(
             (k for k in error.validator_value if k not in value and error.message.startswith(repr(k))), None
         )
-        yield path, error.message, needs, None
+        yield path, error.message + why, needs, None
     elif kind == "enum" and isinstance(value, str):
-        yield path, f"{error.message}{did_you_mean(value, error.validator_value)}", None, None
+        yield path, f"{error.message}{did_you_mean(value, error.validator_value)}{why}", None, None
     elif kind in ("oneOf", "anyOf"):  # the alternatives' own errors say more than "none is valid"
         context = list(error.context or ())
         allowed = [o for sub in context if sub.validator == "enum" for o in sub.validator_value]
@@ -119,9 +121,11 @@ def _words(error: Any) -> Iterator[tuple[list[str | int], str, str | None, str |
         elif inner:
             yield from ((at, message, None, None) for at, message in explain(inner))
         else:
-            yield path, error.message, None, None
+            yield path, error.message + why, None, None
+    elif kind == "maxLength" and isinstance(value, str):
+        yield path, f"too long: {len(value)} characters, at most {error.validator_value}{why}", None, None
     else:
-        yield path, error.message, None, None
+        yield path, error.message + why, None, None
 
 
 def draft_2020_12_error(schema: dict[str, Any]) -> Any:

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ScenarioError
-from harness.scenarios import check, load, load_file, select
+from harness.scenarios import check, load, load_file, max_id_length, select
 
 VALID = """\
 id: demo.one
@@ -508,6 +508,16 @@ def test_a_misspelt_value_or_key_gets_the_closest_name(
         load_file(write(tmp_path, text))
     (problem,) = error.value.problems
     assert problem.pointer == pointer and problem.message.endswith(message), problem
+
+
+def test_an_id_too_long_to_name_a_cassette_is_refused(tmp_path: Path) -> None:
+    assert load_file(write(tmp_path, VALID.replace("demo.one", "a" * max_id_length())))
+    with pytest.raises(ScenarioError) as error:
+        load_file(write(tmp_path, VALID.replace("demo.one", "a" * 255)))
+    (problem,) = error.value.problems
+    assert (problem.pointer, problem.line) == ("/id", 1)
+    assert problem.message.startswith(f"too long: 255 characters, at most {max_id_length()} (")
+    assert "255 bytes" in problem.message
 
 
 @pytest.mark.parametrize(
