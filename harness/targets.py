@@ -21,8 +21,9 @@ prompted protocol, temperature...). Bundled targets live in
 The whole file is validated against ``harness/schemas/config.schema.json``
 (JSON Schema 2020-12) before anything is built: every key of every table, its
 type and its range (``stream`` a boolean, ``timeout_s > 0``, ``temperature``
-0..2, ``base_url`` an http(s) URL or ``sim`` / ``sim~<deviation>`` /
-``local:<model>``...). Every error is listed, each as
+0..2, ``base_url`` an http(s) URL with a port from 1 to 65535, or ``sim`` /
+``sim~<deviation>`` (a deviation or endpoint fault the simulator has, ``name:<parameter>``
+for a parametrised one) / ``local:<model>``...). Every error is listed, each as
 ``harness.toml:LINE: [targets.x] key: message`` (:class:`ConfigFileError`);
 tomllib gives no line numbers, so :class:`harness.tomllines.TomlLines` finds them in the text.
 Target and profile names become file names (``cassettes/<target>/``), so they
@@ -61,7 +62,9 @@ from harness.errors import ConfigError, UnknownNameError
 from harness.providers import Adapter, Profile, Quirk, adapter_class
 from harness.providers.profiles import default_profile, get_profile
 from harness.records import TargetInfo
+from harness.registry import load_path
 from harness.tomllines import TomlLines, Where
+from harness.validation import did_you_mean
 
 SIM = "sim"
 LOCAL_PREFIX = "local:"
@@ -423,6 +426,52 @@ def _explain(error: Any) -> Iterator[tuple[Where, str]]:
         yield path, error.message
 
 
+SIMULATOR_NAMES = ("harness.sim.deviations:DEVIATIONS", "harness.sim.faults:FAULTS")
+"""Where the simulator lists its deviations and its endpoint faults (``sim~<name>``): read from
+it, imported only when a configuration names one (paths as strings: the simulator is a layer
+above)."""
+
+
+def _url_problems(data: dict[str, Any]) -> Iterator[tuple[Where, str]]:
+    """What the schema's pattern cannot say about a ``base_url``: a port past 65535 (or 0), and
+    a ``sim~<name>`` the simulator does not have, found here rather than when a run starts."""
+    for section in ("targets", "profiles"):
+        tables = data.get(section)
+        for name, table in tables.items() if isinstance(tables, dict) else ():
+            url = table.get("base_url") if isinstance(table, dict) else None
+            if isinstance(url, str):
+                problem = (
+                    _sim_problem(url[len(SIM) + 1 :]) if url.startswith(SIM + "~") else _port_problem(url)
+                )
+                if problem:
+                    yield (section, name, "base_url"), problem
+
+
+_PORT = re.compile(r"^https?://(?:[^/?#@]*@)?(?:\[[^\]]*\]|[^/?#:\[]*):(\d+)")
+
+
+def _port_problem(url: str) -> str | None:
+    found = _PORT.match(url)
+    if found and not 1 <= int(found.group(1)) <= 65535:
+        return f"port {found.group(1)} is out of range: a port is 1 to 65535"
+    return None
+
+
+def _sim_problem(deviation: str) -> str | None:
+    """Why ``sim~<deviation>`` names nothing the simulator has (``name:<parameter>`` names
+    ``name``), or None."""
+    deviations, faults = (
+        sorted({entry.partition(":")[0] for entry in load_path(path)}) for path in SIMULATOR_NAMES
+    )
+    name = deviation.partition(":")[0]
+    if name in deviations or name in faults:
+        return None
+    return (
+        f"unknown simulator deviation {name!r}; deviations: {', '.join(deviations)}; endpoint faults: "
+        f"{', '.join(faults)}{did_you_mean(name, [*deviations, *faults])}"
+    )
+
+
 def _shape_problems(data: Any) -> Iterator[tuple[Where, str]]:
     """What JSON Schema cannot say about TOML data: ``nan`` (no range refuses it), and nesting
     so deep that validating it would recurse without end."""
@@ -481,6 +530,10 @@ def _parse(source: str, text: str) -> tuple[_File, dict[str, Any]]:
         raise ConfigFileError(file.problems)
     for where, message in _schema_problems(data):
         file.problem(where, message)
+    refused = {p.where for p in file.problems}
+    for where, message in _url_problems(data):
+        if where not in refused:
+            file.problem(where, message)
     return file, data
 
 

@@ -93,7 +93,7 @@ class _Server(ThreadingHTTPServer):
         try:
             deviation, parameters = parse(deviation) if deviation else ("", ())
         except ValueError as exc:
-            return fmt.error(404, f"sim: {exc}")
+            return fmt.error(404, f"sim: {exc}; endpoint faults: {', '.join(FAULTS)}")
         conversation = fmt.read(request)
         if not conversation.tool_names:  # prompted mode: the tools are in the system prompt
             conversation.tool_names = names_in_prompt(conversation)

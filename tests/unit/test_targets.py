@@ -178,7 +178,13 @@ PROFILE = '[profiles.p]\nformat = "openai-chat"\n'  # lines 1-2; a bad key goes 
             "[targets.x] base_url",
             "got 'https://example",
         ),
-        (TARGET + 'base_url = "sim~"\n', 4, "[targets.x] base_url", "'sim~<deviation>'"),
+        (TARGET + 'base_url = "sim~"\n', 4, "[targets.x] base_url", "'sim~<deviation>[:<parameter>]'"),
+        (TARGET + 'base_url = "sim~nosuch"\n', 4, "[targets.x] base_url", "unknown simulator deviation"),
+        (TARGET + 'base_url = "sim~no-call"\n', 4, "[targets.x] base_url", "did you mean 'no-calls'?"),
+        (TARGET + 'base_url = "sim~resett:2"\n', 4, "[targets.x] base_url", "did you mean 'reset'?"),
+        (TARGET + 'base_url = "http://127.0.0.1:99999"\n', 4, "[targets.x] base_url", "port 99999 is out"),
+        (TARGET + 'base_url = "http://u:p@h:0/v1"\n', 4, "[targets.x] base_url", "a port is 1 to 65535"),
+        (PROFILE + 'base_url = "https://[::1]:65536"\n', 3, "[profiles.p] base_url", "port 65536 is out"),
         (TARGET + 'base_url = "local:"\n', 4, "[targets.x] base_url", "'local:<model>"),
         (TARGET + 'base_url = "local:m@vllm"\n', 4, "[targets.x] base_url", "@llama-server]'"),
         (TARGET + 'api_key_env = "sk-live 123"\n', 4, "[targets.x] api_key_env", "environment variable"),
@@ -455,3 +461,28 @@ def test_an_unknown_local_model_or_server_is_named(name: str, unknown: str) -> N
 def test_a_target_on_llama_server_loads() -> None:
     config = read_config("inline", TARGET + 'base_url = "local:gemma3-270m@llama-server"\n')
     assert config.targets["x"].local_model == "gemma3-270m@llama-server"
+
+
+def test_the_simulator_s_deviations_and_faults_are_its_own_lists(tmp_path: Path) -> None:
+    """``sim~<name>`` is checked when the file loads, against the names the simulator exports:
+    its deviations, its endpoint faults (``reset``, ``drip``...) and ``name:<parameter>`` forms."""
+    from harness.sim.deviations import DEVIATIONS
+    from harness.sim.faults import FAULTS
+
+    names = [*DEVIATIONS, *FAULTS, "reset", "noisy:0.3"]
+    text = "".join(
+        f'[targets.t{i}]\nformat = "openai-chat"\nmodel = "m"\nbase_url = "sim~{name}"\n'
+        for i, name in enumerate(names)
+    )
+    targets = read_config("inline", text).targets
+    assert [targets[f"t{i}"].base_url for i in range(len(names))] == [f"sim~{n}" for n in names]
+    config = tmp_path / "harness.toml"
+    config.write_text(
+        text + '[targets.bad]\nformat = "openai-chat"\nmodel = "m"\nbase_url = "sim~nosuch:1"\n'
+    )
+    with pytest.raises(ConfigFileError) as error:
+        load_config(config)
+    (problem,) = error.value.problems
+    assert problem.line == 4 * len(names) + 4 and problem.where == ("targets", "bad", "base_url")
+    assert f"endpoint faults: {', '.join(sorted(FAULTS))}" in problem.message
+    assert error.value.exit_code == 2
