@@ -63,7 +63,7 @@ from harness.providers import Adapter, Profile, Quirk, adapter_class
 from harness.providers.profiles import default_profile, get_profile
 from harness.records import TargetInfo
 from harness.registry import load_path
-from harness.tomllines import TomlLines, Where
+from harness.tomllines import TomlLines, Where, too_deep
 from harness.validation import did_you_mean
 
 SIM = "sim"
@@ -513,6 +513,10 @@ class _File:
 def _parse(source: str, text: str) -> tuple[_File, dict[str, Any]]:
     """The TOML data of ``text``, checked against the schema (problems noted in the file)."""
     file = _File(source, text)
+    deep = too_deep(text, _MAX_NESTING)
+    if deep is not None:  # tomllib would recurse until Python stops it, and name no line
+        message = f"arrays or inline tables nested more than {_MAX_NESTING} levels deep"
+        raise ConfigFileError([ConfigProblem(source, deep, (), message)])
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -211,3 +211,57 @@ def _unescape(match: re.Match[str]) -> str:
     if code[0] in "uU" and len(code) > 1:
         return chr(int(code[1:], 16))
     return _ESCAPES.get(code, code)
+
+
+def too_deep(text: str, limit: int) -> int | None:
+    """The 1-based line where arrays and inline tables first nest deeper than ``limit``, or None.
+
+    Run before parsing: tomllib parses nested values recursively, so a text nested thousands
+    deep ends in a RecursionError that names no line. One pass, no recursion: strings (every
+    kind), comments and table headers (``[a]``, ``[[a]]``) are skipped.
+    """
+    if text.count("[") + text.count("{") <= limit:  # too few to nest that deep: nothing to scan
+        return None
+    depth, line, i, n = 0, 1, 0, len(text)
+    line_start = True  # only blanks since the last line break
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line, line_start = line + 1, True
+            i += 1
+            continue
+        if c in " \t\r":
+            i += 1
+            continue
+        header, line_start = line_start and depth == 0 and c == "[", False
+        if c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith(_TRIPLE_QUOTES, i):
+            end = _string_end(text, i + 3, text[i : i + 3])
+            line += text.count("\n", i, end)
+            i = end
+        elif c in "\"'":
+            i = _string_end(text, i + 1, c)
+        elif header:
+            i += 1  # a table header: its brackets are not values
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+            i += 1
+        else:
+            if c in "]}":
+                depth = max(depth - 1, 0)
+            i += 1
+    return None
+
+
+def _string_end(text: str, i: int, quotes: str) -> int:
+    """The offset just past the string whose content starts at ``i`` and ends with ``quotes``
+    (a backslash escapes the next character in basic strings, not in literal ones)."""
+    while i < len(text):
+        if text.startswith(quotes, i):
+            return i + len(quotes)
+        i += 2 if text[i] == "\\" and quotes[0] == '"' else 1
+    return i

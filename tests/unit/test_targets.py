@@ -19,7 +19,7 @@ from harness.targets import (
     pick,
     read_config,
 )
-from harness.tomllines import TomlLines
+from harness.tomllines import TomlLines, too_deep
 
 
 def test_bundled_targets_label_what_is_simulated() -> None:
@@ -486,3 +486,25 @@ def test_the_simulator_s_deviations_and_faults_are_its_own_lists(tmp_path: Path)
     assert problem.line == 4 * len(names) + 4 and problem.where == ("targets", "bad", "base_url")
     assert f"endpoint faults: {', '.join(sorted(FAULTS))}" in problem.message
     assert error.value.exit_code == 2
+
+
+@pytest.mark.parametrize("depth", [40, 5_000, 200_000])
+def test_a_config_nested_too_deeply_names_its_line(tmp_path: Path, depth: int) -> None:
+    config = tmp_path / "harness.toml"
+    config.write_text(
+        TARGET
+        + '# a comment [[[[\ndescription = "[[[["\nrequest_options = {a = '
+        + "[" * depth
+        + "]" * depth
+        + "}\n"
+    )
+    with pytest.raises(ConfigFileError) as error:
+        load_config(config)
+    (problem,) = error.value.problems
+    assert (problem.line, problem.message) == (6, "arrays or inline tables nested more than 32 levels deep")
+
+
+def test_the_nesting_scan_skips_strings_comments_and_table_headers() -> None:
+    text = '[[targets.x.q]]\nb = """\n[[[[\n"""\nc = \'[[[[\'  # [[[[\nd = "\\"[[[["\na = [[[1]]]\n'
+    assert too_deep(text, 3) is None and too_deep(text, 2) == 7
+    assert too_deep("a = [\n [\n  [\n   [1]]]]\n", 3) == 4  # the line of the bracket past the limit
