@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from harness import secrets
 from harness.errors import ConfigError
 from harness.recording import Mode
-from harness.targets import Target
+from harness.targets import Target, target_error
 from harness.transport import Endpoint, RateLimiter, api_key, live_transport, register_url, secret_header
 
 if TYPE_CHECKING:
@@ -73,12 +73,25 @@ def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:
     )
 
 
+def _check_agents(targets: Sequence[Target]) -> None:
+    from harness.agent.external import resolve_agent
+
+    for target in targets:
+        if target.agent:
+            try:
+                resolve_agent(target.agent, target.origin)
+            except ConfigError as exc:
+                raise target_error(target, "agent", str(exc)) from None
+
+
 @contextlib.contextmanager
 def open_endpoints(
     targets: Sequence[Target], scenarios: Sequence[Scenario], mode: Mode
 ) -> Iterator[dict[str, Endpoint]]:
     """Endpoints for every target, by name; starts (and always stops) the simulator or local
-    model servers that live and record runs need, and closes every transport."""
+    model servers that live and record runs need, and closes every transport. A target's
+    ``agent`` that cannot be imported is refused first, at its line, before anything starts."""
+    _check_agents(targets)
     with contextlib.ExitStack() as stack:
         found: dict[str, Endpoint] = {}
         sim = None

@@ -247,6 +247,20 @@ def check_name(kind: str, name: str) -> None:
         raise ConfigError(f"{kind} name {name!r} is not allowed: {NAME_RULE}")
 
 
+def target_error(target: Target, key: str, message: str) -> ConfigError:
+    """An error about one key of a target found after loading (its ``agent`` cannot be imported),
+    at the key's line in the file that declared the target: ``harness.toml:12: [targets.x]
+    agent: ...``."""
+    if not target.origin:  # built in code
+        return ConfigError(f"target {target.name!r}: {key}: {message}")
+    where = ("targets", target.name, key)
+    try:
+        line = TomlLines(yamlio.read_text(target.origin)).line(where)
+    except yamlio.YamlError:  # the file changed since: its name and the key still say where
+        line = None
+    return ConfigFileError([ConfigProblem(target.origin, line, where, message)])
+
+
 def _loopback(url: str) -> bool:
     from urllib.parse import urlsplit
 

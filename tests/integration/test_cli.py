@@ -169,6 +169,32 @@ def test_validate_is_one_pass_and_a_tool_set_function_never_crashes_it(tmp_path:
         assert "0 scenario(s) valid; 1 error(s) in 1 file(s)" in result.stdout
 
 
+def test_a_bad_target_is_refused_at_its_line_before_any_run(tmp_path: Path) -> None:
+    config = tmp_path / "harness.toml"
+    config.write_text(
+        '[targets.dev]\nformat = "openai-chat"\nmodel = "m"\nbase_url = "sim~nosuch"\n'
+        '[targets.port]\nformat = "openai-chat"\nmodel = "m"\nbase_url = "http://127.0.0.1:99999"\n'
+    )
+    result = harness("run", "--mode", "live", "--target", "dev", "--out", tmp_path / "out", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "harness.toml:4: [targets.dev] base_url: unknown simulator deviation 'nosuch'" in result.stderr
+    assert "harness.toml:8: [targets.port] base_url: port 99999 is out of range" in result.stderr
+    config.write_text(
+        '[targets.mine]\nformat = "openai-chat"\nmodel = "m"\nbase_url = "sim"\nagent = "nope:run"\n'
+    )
+    shutil.copytree(REPO / "scenarios", tmp_path / "scenarios")
+    result = harness("run", "--mode", "live", "--target", "mine", "--out", tmp_path / "out", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert (
+        "harness.toml:5: [targets.mine] agent: " in result.stderr
+        and "No module named 'nope'" in result.stderr
+    )
+    assert (
+        not (tmp_path / "out" / "results.jsonl").exists()
+        or not (tmp_path / "out" / "results.jsonl").read_text()
+    )
+
+
 def test_validate_reports_every_bad_file_of_a_folder(tmp_path: Path) -> None:
     shutil.copytree(REPO / "scenarios", tmp_path / "s")
     paris = tmp_path / "s" / "single" / "weather_paris.yaml"

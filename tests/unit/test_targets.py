@@ -18,6 +18,7 @@ from harness.targets import (
     load_targets,
     pick,
     read_config,
+    target_error,
 )
 from harness.tomllines import TomlLines, too_deep
 
@@ -508,3 +509,37 @@ def test_the_nesting_scan_skips_strings_comments_and_table_headers() -> None:
     text = '[[targets.x.q]]\nb = """\n[[[[\n"""\nc = \'[[[[\'  # [[[[\nd = "\\"[[[["\na = [[[1]]]\n'
     assert too_deep(text, 3) is None and too_deep(text, 2) == 7
     assert too_deep("a = [\n [\n  [\n   [1]]]]\n", 3) == 4  # the line of the bracket past the limit
+
+
+def test_an_error_found_after_loading_names_the_target_s_file_and_line(tmp_path: Path) -> None:
+    config = tmp_path / "harness.toml"
+    config.write_text(TARGET + 'base_url = "sim"\nagent = "agent.py:run"\n')
+    target = load_config(config).targets["x"]
+    error = target_error(target, "agent", "cannot import it")
+    assert str(error) == f"{config}:5: [targets.x] agent: cannot import it"
+    built = Target.build("y", format="openai-chat", model="m", agent="a:b")
+    assert str(target_error(built, "agent", "no")) == "target 'y': agent: no"
+
+
+@pytest.mark.parametrize(
+    ("agent", "why"),
+    [
+        ("agent.py:VALUE", "'agent.py' has no callable 'VALUE'"),
+        ("no_such_module_here:run", "No module named 'no_such_module_here'"),
+        ("broken.py:run", "syntax error at"),
+    ],
+)
+def test_an_agent_that_cannot_be_used_is_refused_at_its_line_before_anything_starts(
+    tmp_path: Path, agent: str, why: str
+) -> None:
+    from harness.endpoints import open_endpoints
+
+    (tmp_path / "agent.py").write_text("VALUE = 3\n")
+    (tmp_path / "broken.py").write_text("def run(task:\n")
+    config = tmp_path / "harness.toml"
+    config.write_text(TARGET + f'base_url = "sim"\nagent = "{agent}"\n')
+    target = load_config(config).targets["x"]
+    with pytest.raises(ConfigFileError) as error, open_endpoints([target], [], "replay"):
+        pytest.fail("no endpoint opens")
+    assert str(error.value).startswith(f"{config}:5: [targets.x] agent: ")
+    assert why in str(error.value) and error.value.exit_code == 2
