@@ -179,7 +179,7 @@ PROFILE = '[profiles.p]\nformat = "openai-chat"\n'  # lines 1-2; a bad key goes 
             "[targets.x] base_url",
             "got 'https://example",
         ),
-        (TARGET + 'base_url = "sim~"\n', 4, "[targets.x] base_url", "'sim~<deviation>[:<parameter>]'"),
+        (TARGET + 'base_url = "sim~"\n', 4, "[targets.x] base_url", "'sim~<deviation>[:<parameter>...]'"),
         (TARGET + 'base_url = "sim~nosuch"\n', 4, "[targets.x] base_url", "unknown simulator deviation"),
         (TARGET + 'base_url = "sim~no-call"\n', 4, "[targets.x] base_url", "did you mean 'no-calls'?"),
         (TARGET + 'base_url = "sim~resett:2"\n', 4, "[targets.x] base_url", "did you mean 'reset'?"),
