@@ -95,7 +95,8 @@ def test_garbage_on_stdout_is_a_finding_of_the_server_not_a_traceback(ran: Any) 
         (finding,) = mcp_findings(run)
         assert finding["check_id"] == "mcp.protocol_error"
         assert "wrote 3 lines on stdout that are not JSON-RPC messages" in finding["detail"]
-        assert run["score"] < 100
+        # the server's fault, named by its check: the model still did what was asked
+        assert run["checks"]["protocol.mcp_servers"] in ("warn", "fail") and run["score"] == 100
     console = done.stdout + done.stderr
     assert "Traceback" not in console and "input_value" not in console
 
