@@ -191,7 +191,8 @@ class CassetteIncompleteError(CassetteError):
 
 
 class CassetteDriftError(CassetteError):
-    """The harness sent a request the cassette does not hold: the adapter stack drifted.
+    """The harness sent a request the cassette does not hold: the adapter stack drifted. With a
+    ``lead`` (one line naming what changed), the message's first line is that line.
 
     Example::
 
@@ -200,11 +201,13 @@ class CassetteDriftError(CassetteError):
         drifted = [r for r in result.errors if r.error and r.error.kind == "CassetteDriftError"]
     """
 
-    def __init__(self, path: str, scenario: str, detail: str):
-        self.path, self.detail = path, detail
-        super().__init__(
-            f"request drift in scenario {scenario!r}: the request does not match {path}\n{detail}"
-        )
+    def __init__(self, path: str, scenario: str, detail: str, *, lead: str | None = None):
+        self.path, self.detail, self.lead = path, detail, lead
+        if lead is None:
+            text = f"the request does not match {path}\n{detail}"
+        else:  # the first line names what changed; the rest, against what, in full
+            text = f"{lead}\nthe request does not match {path}: {detail}"
+        super().__init__(f"request drift in scenario {scenario!r}: {text}")
 
 
 class TransportError(HarnessError):

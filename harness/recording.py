@@ -16,6 +16,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -137,8 +138,14 @@ def _match_body(r1: Any, r2: Any) -> None:
 MATCH_ON = (_match_method, _match_path, _match_query, _match_body)
 
 
-def drift_diff(recorded: Any, new: Any) -> str:
-    """A readable diff of a recorded and a new request body (deepdiff on the JSON)."""
+def _pretty(diff: Any, limit: int = 40) -> str:
+    """A body diff as deepdiff words it, one change a line, cut after ``limit`` lines."""
+    text = diff.pretty() if diff else "(bodies equal; method or query differ)"
+    lines = [_shortened(line) for line in text.splitlines()]
+    return "\n".join(lines[:limit] + ([f"... {len(lines) - limit} more lines"] if len(lines) > limit else []))
+
+
+def _body_diff(recorded: Any, new: Any) -> Any:
     from deepdiff import DeepDiff
 
     def load(request: Any) -> Any:
@@ -147,12 +154,93 @@ def drift_diff(recorded: Any, new: Any) -> str:
         except (ValueError, RecursionError):
             return normalised_body(request)
 
-    if recorded.path != new.path:
-        return f"path: recorded {recorded.path}, now {new.path}"
-    diff = DeepDiff(load(recorded), load(new), verbose_level=2)
-    text = diff.pretty() if diff else "(bodies equal; method or query differ)"
-    lines = [_shortened(line) for line in text.splitlines()]
-    return "\n".join(lines[:40] + ([f"... {len(lines) - 40} more lines"] if len(lines) > 40 else []))
+    return DeepDiff(load(recorded), load(new), verbose_level=2)
+
+
+def drift_error(
+    path: str | Path, scenario_id: str, recorded: Sequence[Any], played: Sequence[bool], new: Any
+) -> CassetteDriftError:
+    """The drift error for ``new``, a request the cassette does not hold: led by one line naming
+    what changed, then the diff against the closest recorded request. The closest is the recorded
+    request with the same method and path whose body differs least (fewest changes), an unplayed
+    one first on a tie: an agent that blanks one tool result is told about that one value, not
+    about a conversation that grew since the first request."""
+    same = [i for i, r in enumerate(recorded) if r.method == new.method and r.path == new.path]
+    if not same:
+        held = ", ".join(sorted({f"{r.method} {r.path}" for r in recorded})) or "nothing"
+        lead = f"no recorded request to {new.method} {new.path}"
+        return CassetteDriftError(str(path), scenario_id, f"the cassette holds {held}", lead=lead)
+    diffs = {i: _body_diff(recorded[i], new) for i in same}
+    index = min(same, key=lambda i: (_changes(diffs[i]), played[i], i))
+    return CassetteDriftError(
+        str(path),
+        scenario_id,
+        f"the diff of the closest recorded request body (interaction {index + 1} of {len(recorded)}) "
+        "-> the new one:\n" + _pretty(diffs[index]),
+        lead=_what_changed(diffs[index]),
+    )
+
+
+def _changes(diff: Any) -> int:
+    return sum(len(levels) for levels in diff.tree.values())
+
+
+LEAD_CHANGES = 3
+"""How many changes the lead line of a drift error names (the diff below shows them all)."""
+
+_VERBS = {
+    "values_changed": "changed",
+    "type_changes": "changed",
+    "dictionary_item_added": "added",
+    "iterable_item_added": "added",
+    "attribute_added": "added",
+    "set_item_added": "added",
+    "dictionary_item_removed": "removed",
+    "iterable_item_removed": "removed",
+    "attribute_removed": "removed",
+    "set_item_removed": "removed",
+}
+
+
+def _what_changed(diff: Any) -> str:
+    """``messages[3].content changed from '{"temp": 18}' to ''``: the first changes of a body diff
+    in one line, each as a path into the body."""
+    found = [(kind, level) for kind, levels in diff.tree.items() for level in levels]
+    if not found:
+        return "the bodies are equal; the method or the query string differs"
+    found.sort(key=lambda item: str(item[1].path(output_format="list")))
+    parts = []
+    for kind, level in found[:LEAD_CHANGES]:
+        where = _dotted(level.path(output_format="list")) or "the body"
+        verb = _VERBS.get(kind, kind.replace("_", " "))
+        if verb == "changed":
+            parts.append(f"{where} changed from {_short(level.t1)} to {_short(level.t2)}")
+        elif verb == "added":
+            parts.append(f"{where} added ({_short(level.t2)})")
+        else:
+            parts.append(f"{where} {verb}")
+    more = f" (and {len(found) - LEAD_CHANGES} more change(s))" if len(found) > LEAD_CHANGES else ""
+    return "; ".join(parts) + more
+
+
+def _dotted(path: list[Any]) -> str:
+    """``['messages', 3, 'content']`` as ``messages[3].content``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """A value for one line: a string quoted, anything else as JSON, cut at ``limit``."""
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    )
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return repr(text) if isinstance(value, str) else text
 
 
 def _shortened(line: str, keep: int = 400) -> str:
@@ -270,7 +358,7 @@ class CassetteTransport(httpx.BaseTransport):
             # replay, or record mode "once" over an existing cassette: never a live call
             if self.incomplete and not self._unplayed():
                 raise CassetteIncompleteError(str(self.path), self.scenario_id, self.incomplete)
-            raise CassetteDriftError(str(self.path), self.scenario_id, self._closest(vcr_request))
+            raise self._drift(vcr_request)
         started = time.perf_counter()
         response = self.inner.handle_request(request)
         try:
@@ -358,22 +446,9 @@ class CassetteTransport(httpx.BaseTransport):
     def _unplayed(self) -> bool:
         return any(self.cassette.play_counts[i] == 0 for i in range(len(self.cassette.data)))
 
-    def _closest(self, request: Any) -> str:
-        candidates = [
-            r for r in self.cassette.requests if r.method == request.method and r.path == request.path
-        ]
-        unplayed = [
-            r
-            for i, r in enumerate(self.cassette.requests)
-            if self.cassette.play_counts[i] == 0 and r in candidates
-        ]
-        if not candidates:
-            recorded = (
-                ", ".join(sorted({f"{r.method} {r.path}" for r in self.cassette.requests})) or "nothing"
-            )
-            return f"no recorded request to {request.method} {request.path}; the cassette holds: {recorded}"
-        closest = (unplayed or candidates)[0]
-        return "diff of the closest recorded request body -> the new one:\n" + drift_diff(closest, request)
+    def _drift(self, request: Any) -> CassetteDriftError:
+        played = [self.cassette.play_counts[i] > 0 for i in range(len(self.cassette.data))]
+        return drift_error(self.path, self.scenario_id, self.cassette.requests, played, request)
 
     def close(self) -> None:
         """Nothing to release: the inner transport belongs to the endpoint, which closes it."""

@@ -48,7 +48,7 @@ from harness.model import (
     WireResponse,
 )
 from harness.providers import Adapter
-from harness.recording import MATCH_ON, Mode, RecordMode, drift_diff, scrub_request, scrub_response
+from harness.recording import MATCH_ON, Mode, RecordMode, drift_error, scrub_request, scrub_response
 from harness.tools.registry import ToolFailure, ToolRegistry
 from harness.transport import masked, scrub_uri
 
@@ -278,16 +278,8 @@ def drift(cassette: Any, path: Path, scenario_id: str) -> CassetteDriftError | N
     misses: _Misses = cassette.harness_misses
     if not misses.requests:
         return None
-    recorded = [request for request, _ in cassette.data]
-    unmatched = misses.requests[0]
-    if not recorded:
-        return CassetteDriftError(str(path), scenario_id, "the cassette holds no interaction")
-    closest = next((r for r in recorded if r.path == unmatched.path), recorded[0])
-    return CassetteDriftError(
-        str(path),
-        scenario_id,
-        "diff of the closest recorded request body -> the new one:\n" + drift_diff(closest, unmatched),
-    )
+    played = [cassette.play_counts[i] > 0 for i in range(len(cassette.data))]
+    return drift_error(path, scenario_id, cassette.requests, played, misses.requests[0])
 
 
 # -- the transcript, rebuilt from the wire ---------------------------------------------------

@@ -1,5 +1,6 @@
 """Cassettes: scrubbing (secrets never reach disk), replay, drift and missing-cassette errors."""
 
+import json
 import os
 from pathlib import Path
 
@@ -238,3 +239,48 @@ def test_a_recording_reads_the_same_on_its_first_run_as_on_later_ones(
 
     first = paths.parsed(path, "k", parse, limit=1 << 20)
     assert first == paths.parsed(path, "k", parse, limit=1 << 20) and isinstance(first["pair"], list)
+
+
+def test_drift_is_told_against_the_closest_recorded_request_led_by_what_changed(tmp_path: Path) -> None:
+    """An agent sends a tool result back as "": the second request differs from the second recorded
+    one in that one value, and from the first in the whole conversation since and its tool_choice.
+    The error names that value on its first line, and diffs against the second."""
+    path = tmp_path / "c.yaml"
+    opening = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Paris?"}]
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+    }
+    result = '{"city": "Paris", "temperature_c": 18}'
+    first = {
+        "model": "m",
+        "messages": opening,
+        "tool_choice": {"type": "function", "function": {"name": "x"}},
+    }
+    answered = [
+        *opening,
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1"},
+    ]
+    second = {"model": "m", "messages": answered, "tool_choice": "auto"}
+    second["messages"][3]["content"] = result
+    recorder = CassetteTransport(
+        path, mode="record", target="t", scenario_id="s", inner=httpx.MockTransport(echo)
+    )
+    with httpx.Client(transport=recorder) as client:
+        client.post("https://api.example.com/v1/chat", json=first)
+        client.post("https://api.example.com/v1/chat", json=second)
+    recorder.save()
+    blanked = json.loads(json.dumps(second))
+    blanked["messages"][3]["content"] = ""
+    replay = CassetteTransport(path, mode="replay", target="t", scenario_id="weather.single.paris")
+    with httpx.Client(transport=replay) as client, pytest.raises(CassetteDriftError) as info:
+        client.post("http://127.0.0.1:1/v1/chat", json=first)
+        client.post("http://127.0.0.1:1/v1/chat", json=blanked)
+    lead, *rest = str(info.value).splitlines()
+    assert lead == (
+        f"request drift in scenario 'weather.single.paris': messages[3].content changed from {result!r} to ''"
+    )
+    assert "closest recorded request body (interaction 2 of 2)" in rest[0]
+    assert "tool_choice" not in str(info.value) and "added" not in str(info.value)
