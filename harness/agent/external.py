@@ -137,13 +137,14 @@ class AgentTool:
     name: str
     description: str
     parameters: dict[str, Any]
-    _run: Callable[[dict[str, Any]], ToolExecution] = field(repr=False)
+    _run: Callable[[dict[str, Any] | None, Any, str | None], ToolExecution] = field(repr=False)
 
     def __call__(self, arguments: dict[str, Any] | str | None = None) -> str:
-        """Run the tool with ``arguments`` (an object, or its JSON text); the result text."""
-        if isinstance(arguments, str):
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        execution = self._run(dict(arguments or {}))
+        """Run the tool with ``arguments`` (an object, or its JSON text); the result text.
+        Arguments that are not a JSON object are the model's error, answered as the harness's loop
+        answers them: a :class:`~harness.tools.registry.ToolFailure` saying so, the tool not run."""
+        parsed, error = _arguments(arguments)
+        execution = self._run(parsed, arguments, error)
         if execution.result.is_error:
             raise ToolFailure(execution.result.content.removeprefix("error: "))
         return execution.result.content
@@ -192,9 +193,11 @@ def agent_tools(registry: ToolRegistry, log: list[ToolExecution]) -> list[AgentT
     tools = []
     for spec in registry.specs():
 
-        def run(arguments: dict[str, Any], name: str = spec.name) -> ToolExecution:
+        def run(
+            arguments: dict[str, Any] | None, raw: Any, error: str | None, name: str = spec.name
+        ) -> ToolExecution:
             with lock:
-                call = ToolCall(name, arguments, arguments, f"agent-{len(log)}", None, len(log))
+                call = ToolCall(name, arguments, raw, f"agent-{len(log)}", None, len(log), error)
                 (fault,) = registry.plan([call])
                 execution = registry.execute(call, -1, fault)
                 log.append(execution)
@@ -202,6 +205,21 @@ def agent_tools(registry: ToolRegistry, log: list[ToolExecution]) -> list[AgentT
 
         tools.append(AgentTool(spec.name, spec.description, spec.parameters, run))
     return tools
+
+
+def _arguments(value: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """A call's arguments as the agent passed them (an object, its JSON text, nothing) as an
+    object, or ``None`` and why they are not one."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return {}, None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError) as exc:
+            return None, f"arguments are not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"arguments are not a JSON object: {type(value).__name__}"
+    return dict(value), None
 
 
 def call_agent(fn: AgentFunction, task: AgentTask) -> Any:
