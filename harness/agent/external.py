@@ -422,17 +422,23 @@ def _result_sent_back(
             )
         ]
     if _normal(sent.content) != _normal(result.content):
+        what = "an empty result" if not sent.content.strip() else _quoted(sent.content)
         return [
             Finding(
                 "agent.tool_result_changed",
-                "warning",
+                "error",
                 False,
-                f"the result sent back for {call.name} (turn {turn}) is not what the tool returned",
+                f"the agent sent back {what} for {call.name} (call {call.wire_id or call.id}, turn {turn}); "
+                f"the tool returned {_quoted(result.content)}",
                 turn + 1,
                 {"returned": result.content, "sent": sent.content},
             )
         ]
     return []
+
+
+def _quoted(text: str, limit: int = 120) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def _normal(text: str) -> Any:

@@ -53,3 +53,29 @@ def test_an_agent_that_drops_a_tool_result_fails_the_checks(tmp_path: Path) -> N
     (missing,) = [f for f in conduct.findings if f.check_id == "agent.tool_result_missing"]
     assert "todo" in missing.detail and missing.turn_index == 1
     assert record.score is not None and record.score < 100 and not record.passed
+
+
+def test_an_agent_that_blanks_every_tool_result_fails_the_checks(tmp_path: Path) -> None:
+    """Every result sent back as "": an error of the agent's conduct (not a warning the run
+    passes with), naming the call, what was sent and what the tool returned."""
+    base = CONFIG.targets["openai-sdk-agent"]
+    blanking = Target.build(
+        "blanking-agent",
+        profile=base.profile,
+        model=base.model,
+        base_url="sim",
+        agent="tests.helpers.faulty_agents:run_blanking_results",
+    )
+    (scenario,) = [s for s in SUITE if s.id == "todo.sequential.create_complete"]
+    (record,) = run([scenario], [blanking], mode="record", cassettes=tmp_path).records
+    conduct = next(c for c in record.checks if c.id == "protocol.agent_conduct")
+    assert conduct.status == "fail" and not record.passed
+    changed = [f for f in conduct.findings if f.check_id == "agent.tool_result_changed"]
+    assert len(changed) == len(record.transcript.executions) >= 2
+    for finding, execution in zip(changed, record.transcript.executions, strict=True):
+        assert finding.severity == "error" and finding.evidence is not None
+        assert finding.evidence == {"returned": execution.result.content, "sent": ""}
+        assert finding.detail.startswith(
+            f"the agent sent back an empty result for {execution.call.name} (call "
+        )
+        assert f"the tool returned {execution.result.content[:40]!r}"[:-1] in finding.detail
