@@ -243,7 +243,7 @@ def behave(
         except Exception as exc:  # what the agent raised is part of what it did
             raised = f"{type(exc).__name__}: {exc}"
         played = tuple(sorted(i for i, count in cassette.play_counts.items() if count))
-        unrecorded = len(cassette.harness_misses.requests)
+        unrecorded = len(cassette.harness_wire.unanswered())
     tools = tuple(
         f"{e.call.name}({json.dumps(e.call.arguments, sort_keys=True)}) -> {e.result.content}"
         for e in executed

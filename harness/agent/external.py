@@ -237,38 +237,91 @@ async def _await(value: Any) -> Any:
 # -- the cassette ------------------------------------------------------------------------------
 
 
-@dataclass
-class _Misses:
-    """The requests the cassette could not answer (replay: drift), as vcrpy asked about them."""
+class _Wire:
+    """Every request the agent sent through vcrpy's patches, in the order it sent them, each with
+    the cassette interaction that answered it (played, or recorded now), or ``None``: in replay a
+    request the cassette does not hold (drift), live or recording one that got no response at all.
 
-    requests: list[Any] = field(default_factory=list)
+    vcrpy's stubs ask ``can_play_response_for`` about each request (some clients twice), then
+    play it or, once the real server answered, ``append`` it: watching those three calls on the
+    cassette gives the order of the conversation, whatever order the cassette holds it in."""
 
-    def watch(self, cassette: Any) -> None:
-        can_play = cassette.can_play_response_for
+    def __init__(self, cassette: Any):
+        self._lock = threading.Lock()
+        self.sent: list[list[Any]] = []  # [vcrpy request, interaction index or None]
+        can_play, play, append = cassette.can_play_response_for, cassette.play_response, cassette.append
 
-        def checked(request: Any) -> bool:
-            found = bool(can_play(request))
-            if not found:
-                self.requests.append(request)
-            return found
+        def asked(request: Any) -> bool:
+            with self._lock:
+                if not any(entry[0] is request for entry in self.sent):
+                    self.sent.append([request, None])
+            return bool(can_play(request))
 
-        cassette.can_play_response_for = checked
+        def played(request: Any) -> Any:
+            with self._lock:
+                before = cassette.play_counts.copy()
+                response = play(request)
+                index = next(i for i in cassette.play_counts if cassette.play_counts[i] != before[i])
+                self._answer(request, index)
+            return response
+
+        def appended(request: Any, response: Any) -> None:
+            with self._lock:
+                index = len(cassette.data)
+                append(request, response)
+                if len(cassette.data) > index:
+                    self._answer(request, index)
+
+        cassette.can_play_response_for, cassette.play_response, cassette.append = asked, played, appended
+
+    def _answer(self, request: Any, index: int) -> None:
+        entry = next((e for e in self.sent if e[0] is request), None)
+        if entry is None:
+            self.sent.append([request, index])
+        else:
+            entry[1] = index
+
+    def unanswered(self) -> list[Any]:
+        """The requests no interaction answered (replay: the drifted ones)."""
+        return [request for request, index in self.sent if index is None]
+
+
+class _NoFiles:
+    """A vcrpy persister for the runs that must leave the cassettes alone (replay and live): it
+    reads the cassette (live: none, every request goes to the server) and never writes one."""
+
+    def __init__(self, read: bool):
+        self.read = read
+
+    def load_cassette(self, cassette_path: str, serializer: Any) -> Any:
+        from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+
+        if not self.read:
+            raise CassetteNotFoundError()
+        return FilesystemPersister.load_cassette(cassette_path, serializer)
+
+    def save_cassette(self, cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
+        return None
 
 
 @contextmanager
 def agent_cassette(
     path: Path, mode: Mode, record_mode: RecordMode, target: str, scenario_id: str
 ) -> Iterator[Any]:
-    """vcrpy's cassette around an agent run: replay never goes live, record scrubs secrets."""
+    """vcrpy's cassette around an agent run: replay plays ``path`` and never goes live, record
+    writes it (secrets scrubbed), live keeps the exchanges in memory only. Only record mode ever
+    writes a file. ``cassette.harness_wire`` is the run's :class:`_Wire`."""
     import vcr
 
     if mode == "replay" and not path.is_file():
         raise CassetteMissingError(str(path), target, scenario_id)
     recorder = vcr.VCR(
-        record_mode="none" if mode == "replay" else record_mode,
+        record_mode={"replay": "none", "live": "all"}.get(mode, record_mode),
         before_record_response=scrub_response,
         decode_compressed_response=True,
     )
+    if mode != "record":
+        recorder.register_persister(_NoFiles(read=mode == "replay"))
     for matcher in MATCH_ON:
         recorder.register_matcher(matcher.__name__, matcher)
     if mode == "record" and record_mode == "all" and path.exists():
@@ -276,28 +329,23 @@ def agent_cassette(
     with recorder.use_cassette(
         str(path), match_on=[m.__name__ for m in MATCH_ON], before_record_request=scrub_request
     ) as cassette:
-        cassette.harness_misses = _Misses()
-        cassette.harness_misses.watch(cassette)
+        cassette.harness_wire = _Wire(cassette)
         yield cassette
-
-
-def used_interactions(cassette: Any) -> list[tuple[Any, dict[str, Any]]]:
-    """The (request, response) pairs the run played or recorded, in request order."""
-    return [
-        (request, response)
-        for index, (request, response) in enumerate(cassette.data)
-        if cassette.play_counts[index] or index >= getattr(cassette, "_loaded_count", 0)
-    ]
 
 
 def drift(cassette: Any, path: Path, scenario_id: str) -> CassetteDriftError | None:
     """A request the agent sent that the cassette does not hold (replay), with the diff to the
     closest recorded request."""
-    misses: _Misses = cassette.harness_misses
-    if not misses.requests:
+    unanswered = cassette.harness_wire.unanswered()
+    if not unanswered:
         return None
     played = [cassette.play_counts[i] > 0 for i in range(len(cassette.data))]
-    return drift_error(path, scenario_id, cassette.requests, played, misses.requests[0])
+    return drift_error(path, scenario_id, cassette.requests, played, unanswered[0])
+
+
+def wire_exchanges(cassette: Any) -> list[tuple[Any, dict[str, Any]]]:
+    """The run's (request, response) pairs in the order the agent sent the requests."""
+    return [cassette.data[index] for _, index in cassette.harness_wire.sent if index is not None]
 
 
 # -- the transcript, rebuilt from the wire ---------------------------------------------------
@@ -481,7 +529,7 @@ def run_agent(
             drifted = drift(cassette, cassette_path, task.scenario_id)
             if drifted is not None:
                 raise drifted
-        interactions = used_interactions(cassette)
+        interactions = wire_exchanges(cassette)
     rebuild(transcript, adapter, interactions)
     transcript.findings += conduct_findings(transcript, adapter, executed)
     transcript.executions = executed

@@ -1,0 +1,157 @@
+"""The user's agent on the wire, as a new user met it in the first hour: a live run writes
+nothing (for every kind of target and every entry point), a live run of a buggy agent leaves the
+replay failing with the change named, and a cassette holding the conversation out of order
+replays in the agent's order. Against the simulator on 127.0.0.1, with the example agents
+(examples/)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.api import load_scenarios, run
+from harness.targets import load_config
+from tests.helpers.cli import REPO, harness
+
+EXAMPLES = REPO / "examples"
+AGENT = f"{EXAMPLES / 'openai_agent' / 'agent.py'}:run"
+BLANKING = "tests.helpers.faulty_agents:run_blanking_results"
+SCENARIO_FILES = ("single/weather_paris.yaml", "mcp/find_symbol.yaml")  # the loop, an MCP server
+RECORDED = ("sim-openai", "my-agent")
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every folder and file under ``root``: a file as the SHA-256 of its bytes."""
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "/"
+        for path in sorted(root.rglob("*"))
+    }
+
+
+def write_config(root: Path, agent: str = AGENT) -> Path:
+    """``harness.toml`` with ``my-agent`` (the example openai-SDK agent, or ``agent``) and
+    ``new-agent`` (the same, never recorded: it has no cassette folder), against the simulator."""
+    path = root / "harness.toml"
+    path.write_text(
+        "".join(
+            f'[targets.{name}]\nformat = "openai-chat"\nmodel = "sim-conformant"\nbase_url = "sim"\n'
+            f'agent = "{agent}"\n\n'
+            for name in ("my-agent", "new-agent")
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with two scenarios (one using an MCP server) recorded for the built-in loop
+    (``sim-openai``) and for an agent (``my-agent``): its ``cassettes/`` is what a team commits."""
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "scenarios").mkdir()
+    for name in SCENARIO_FILES:
+        shutil.copy(REPO / "scenarios" / name, tmp_path / "scenarios")
+    write_config(tmp_path)
+    recorded = run(**common(tmp_path), targets=list(RECORDED), mode="record")
+    assert [r.outcome for r in recorded.records] == ["pass"] * 4, [r.error for r in recorded.records]
+    assert (tmp_path / "cassettes" / "my-agent" / "mcp.single.find_symbol.mcp.yaml").is_file()
+    return tmp_path
+
+
+def common(root: Path) -> dict[str, Path]:
+    return {"scenarios": root / "scenarios", "cassettes": root / "cassettes", "config": root / "harness.toml"}
+
+
+def cli(root: Path, *targets: str, live: bool) -> subprocess.CompletedProcess[str]:
+    picked = [arg for name in targets for arg in ("-t", name)]
+    return harness(
+        "run",
+        *picked,
+        *(f"--{name}={path}" for name, path in common(root).items()),
+        f"--out={root / 'out'}",
+        *(["--live"] if live else []),
+    )
+
+
+def plugin(root: Path, *targets: str, live: bool) -> subprocess.CompletedProcess[str]:
+    """The pytest plugin's items, and a test of the user's own using the ``harness`` fixture."""
+    test = root / "test_my_agent.py"
+    test.write_text(
+        "def test_my_agent(harness):\n"
+        f"    record = harness.run('weather.single.paris', 'my-agent', scenarios={str(root / 'scenarios')!r})"
+        "\n"
+        "    assert record.passed, harness.explain(record)\n"
+    )
+    mode = "live" if live else "replay"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--harness-mode", mode]
+    command += ["--harness-targets", ",".join(targets), f"--harness-config={root / 'harness.toml'}"]
+    command += [f"--harness-cassettes={root / 'cassettes'}", str(root / "scenarios"), str(test)]
+    return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
+
+
+def test_live_and_replay_leave_the_cassettes_byte_identical(project: Path) -> None:
+    """Every kind of target (the built-in loop, an MCP server, the user's agent, one never
+    recorded) through every entry point (CLI, API, pytest plugin and fixture), live then replay:
+    ``cassettes/`` stays byte for byte as committed, and no folder appears."""
+    committed = tree(project / "cassettes")
+    assert {"my-agent", "sim-openai"} == {name.split("/")[0] for name in committed}
+    live = (*RECORDED, "new-agent")
+    for mode, targets in (("live", live), ("replay", RECORDED)):
+        result = cli(project, *targets, live=mode == "live")
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        runs = json.loads((project / "out" / "report.json").read_text())["runs"]
+        assert [r["outcome"] for r in runs] == ["pass"] * 2 * len(targets), result.stderr
+        assert tree(project / "cassettes") == committed, f"CLI {mode} changed cassettes/"
+
+        records = run(**common(project), targets=list(targets), mode=mode).records  # type: ignore[arg-type]
+        assert [r.outcome for r in records] == ["pass"] * 2 * len(targets), [r.error for r in records]
+        assert tree(project / "cassettes") == committed, f"API {mode} changed cassettes/"
+
+        tested = plugin(project, *targets, live=mode == "live")
+        assert f"{2 * len(targets) + 1} passed" in tested.stdout, tested.stdout[-3000:]
+        assert tree(project / "cassettes") == committed, f"pytest {mode} changed cassettes/"
+
+
+def test_a_live_run_of_a_buggy_agent_leaves_its_replay_failing_on_the_change(project: Path) -> None:
+    """The agent gets a bug (it sends every tool result back as ""): live, the run fails its
+    checks; the replay CI runs then exits 3, its first line naming the value that changed."""
+    write_config(project, agent=BLANKING)
+    cli(project, "my-agent", live=True)
+    runs = json.loads((project / "out" / "report.json").read_text())["runs"]
+    assert {r["outcome"] for r in runs} == {"fail"} and all(
+        r["checks"]["protocol.agent_conduct"] == "fail" for r in runs
+    )
+    replay = cli(project, "my-agent", live=False)
+    assert replay.returncode == 3, replay.stdout[-2000:] + replay.stderr[-2000:]
+    recorded = yaml.safe_load((project / "cassettes" / "my-agent" / "weather.single.paris.yaml").read_text())
+    returned = json.loads(recorded["interactions"][1]["request"]["body"])["messages"][3]["content"]
+    (lead,) = [
+        line for line in replay.stderr.splitlines() if "drift in scenario 'weather.single.paris'" in line
+    ]
+    assert f"messages[3].content changed from {returned[:40]!r}"[:-1] in lead and lead.endswith(" to ''"), (
+        lead
+    )
+    assert "tool_choice" not in replay.stderr and "added" not in replay.stderr
+
+
+def test_a_cassette_holding_the_conversation_out_of_order_replays_in_the_agents_order(tmp_path: Path) -> None:
+    """vcrpy appends what a ``new_episodes`` recording adds at the end: a cassette's order need not
+    be the conversation's. The transcript follows the order the agent sent its requests."""
+    name = "todo.sequential.create_complete"
+    target = load_config(EXAMPLES / "harness.toml").targets["openai-sdk-agent"]
+    data = yaml.safe_load((EXAMPLES / "cassettes" / target.name / f"{name}.yaml").read_text())
+    assert len(data["interactions"]) >= 3
+    data["interactions"].reverse()
+    (tmp_path / target.name).mkdir()
+    (tmp_path / target.name / f"{name}.yaml").write_text(yaml.safe_dump(data))
+    suite = load_scenarios(REPO / "scenarios", select_=[name])
+    (record,) = run(suite, [target], cassettes=tmp_path).records
+    assert record.score == 100, [(c.id, c.findings) for c in record.checks if c.status != "pass"]
+    sizes = [len(e.request.body["messages"]) for e in record.transcript.exchanges]
+    assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes) == len(data["interactions"])
