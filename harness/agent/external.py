@@ -29,17 +29,22 @@ import inspect
 import json
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
 from harness.model import (
+    Attempt,
     Exchange,
     Finding,
     Message,
+    ParsedTurn,
+    ProviderError,
     SentRequest,
     ToolCall,
     ToolExecution,
@@ -48,7 +53,15 @@ from harness.model import (
     WireResponse,
 )
 from harness.providers import Adapter
-from harness.recording import MATCH_ON, Mode, RecordMode, drift_error, scrub_request, scrub_response
+from harness.recording import (
+    MATCH_ON,
+    Mode,
+    RecordMode,
+    drift_error,
+    normalised_body,
+    scrub_request,
+    scrub_response,
+)
 from harness.tools.registry import ToolFailure, ToolRegistry
 from harness.transport import masked, scrub_uri
 
@@ -343,9 +356,13 @@ def drift(cassette: Any, path: Path, scenario_id: str) -> CassetteDriftError | N
     return drift_error(path, scenario_id, cassette.requests, played, unanswered[0])
 
 
-def wire_exchanges(cassette: Any) -> list[tuple[Any, dict[str, Any]]]:
-    """The run's (request, response) pairs in the order the agent sent the requests."""
-    return [cassette.data[index] for _, index in cassette.harness_wire.sent if index is not None]
+def wire_exchanges(cassette: Any) -> list[tuple[Any, dict[str, Any] | None]]:
+    """The run's (request, response) pairs in the order the agent sent the requests: the recorded
+    pair for an answered request, the request as sent and ``None`` for one with no response."""
+    return [
+        (request, None) if index is None else cassette.data[index]
+        for request, index in cassette.harness_wire.sent
+    ]
 
 
 # -- the transcript, rebuilt from the wire ---------------------------------------------------
@@ -357,9 +374,28 @@ def _text(body: Any) -> str:
     return "" if body is None else str(body)
 
 
-def rebuild(transcript: Transcript, adapter: Adapter, interactions: list[tuple[Any, dict[str, Any]]]) -> None:
-    """Fill ``transcript`` with the exchanges the agent had, parsed by the harness's adapter."""
-    for turn, (request, response) in enumerate(interactions):
+def _same(one: Any, other: Any) -> bool:
+    """The same request sent again (a client's retry)."""
+    return one.path == other.path and normalised_body(one) == normalised_body(other)
+
+
+def rebuild(
+    transcript: Transcript,
+    adapter: Adapter,
+    interactions: list[tuple[Any, dict[str, Any] | None]],
+    why: str = "the agent's HTTP client got none",
+) -> None:
+    """Fill ``transcript`` with the exchanges the agent had, parsed by the harness's adapter. A
+    request with no response (``None``) is an exchange without one, its error saying ``why``;
+    sent again with the same body, it was retried: one exchange, each try an attempt."""
+    failed: list[Attempt] = []
+    for position, (request, response) in enumerate(interactions):
+        following = interactions[position + 1][0] if position + 1 < len(interactions) else None
+        no_response = f"no usable response from {scrub_uri(request.uri)}: {why}"
+        if response is None and following is not None and _same(following, request):
+            failed.append(Attempt(None, no_response))
+            continue
+        turn = len(transcript.exchanges)
         raw = _text(request.body)
         try:
             body = json.loads(raw) if raw.strip() else {}
@@ -369,6 +405,16 @@ def rebuild(transcript: Transcript, adapter: Adapter, interactions: list[tuple[A
         if turn == 0:
             transcript.tools = list(view.tools)
         transcript.findings.extend(f.at(turn) for f in view.findings)
+        sent = SentRequest(
+            request.method, scrub_uri(request.uri), masked(dict(request.headers)), secrets.redact_data(body)
+        )
+        if response is None:
+            error = ProviderError(0, no_response, "transport_error")
+            attempts = [*failed, Attempt(None, no_response)] if failed else []
+            transcript.exchanges.append(Exchange(turn, sent, None, ParsedTurn(error=error), None, attempts))
+            transcript.messages = list(view.messages)
+            failed = []
+            continue
         headers = {
             k: ", ".join(v) if isinstance(v, list) else str(v)
             for k, v in (response.get("headers") or {}).items()
@@ -378,15 +424,18 @@ def rebuild(transcript: Transcript, adapter: Adapter, interactions: list[tuple[A
         )
         parsed = adapter.parse(wire, stream=view.stream, tools=view.tools)
         parsed.findings = [f.at(turn) for f in parsed.findings]
-        sent = SentRequest(request.method, scrub_uri(request.uri), masked(dict(request.headers)), body)
-        transcript.exchanges.append(Exchange(turn, sent, wire, parsed, response.get("elapsed_ms")))
+        attempts = [*failed, Attempt(wire.status, None, response.get("elapsed_ms"))] if failed else []
+        failed = []
+        transcript.exchanges.append(Exchange(turn, sent, wire, parsed, response.get("elapsed_ms"), attempts))
         transcript.messages = [*view.messages, parsed.as_message()]
-    last = transcript.exchanges[-1].parsed if transcript.exchanges else None
+    last = transcript.exchanges[-1] if transcript.exchanges else None
     if last is None:
         transcript.stop_reason = "harness_error"
-    elif last.error is not None:
+    elif last.response is None:
+        transcript.stop_reason = "transport_error"
+    elif last.parsed.error is not None:
         transcript.stop_reason = "provider_error"
-    elif last.tool_calls:
+    elif last.parsed.tool_calls:
         transcript.stop_reason = "max_turns"
     else:
         transcript.stop_reason = "final"
@@ -530,7 +579,7 @@ def run_agent(
             if drifted is not None:
                 raise drifted
         interactions = wire_exchanges(cassette)
-    rebuild(transcript, adapter, interactions)
+    rebuild(transcript, adapter, interactions, _no_response(failure))
     transcript.findings += conduct_findings(transcript, adapter, executed)
     transcript.executions = executed
     if failure is not None:
@@ -539,14 +588,50 @@ def run_agent(
                 "agent.raised",
                 "error",
                 False,
-                f"the agent raised {type(failure).__name__}: {failure}",
+                secrets.redact(f"the agent raised {type(failure).__name__}: {failure}"),
                 len(transcript.exchanges) - 1 if transcript.exchanges else None,
+                {"traceback": _traceback(failure)},
             )
         )
-        if transcript.stop_reason == "final" and not transcript.exchanges:
-            transcript.stop_reason = "harness_error"
     transcript.elapsed_ms = (time.perf_counter() - started) * 1000
     return transcript
+
+
+TRACEBACK_FRAMES = (3, 6)
+"""The frames an agent's traceback keeps: the outermost (the agent's own code) and the innermost
+(where it was raised); a framework's frames between them are counted, not shown."""
+
+
+def _traceback(failure: Exception) -> str:
+    """The agent's traceback, from its function down (the harness's frames above it left out), its
+    own exception only (what it was raised from is on the wire: the exchange's error)."""
+    frames = failure.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename == __file__:
+        frames = frames.tb_next
+    found = traceback.TracebackException(type(failure), failure, frames)
+    outer, inner = TRACEBACK_FRAMES
+    stack = list(found.stack)
+    lines = ["Traceback (most recent call last):\n"]
+    if len(stack) > outer + inner:
+        lines += traceback.StackSummary.from_list(stack[:outer]).format()
+        lines.append(f"  ... {len(stack) - outer - inner} frame(s) left out ...\n")
+        stack = stack[-inner:]
+    lines += traceback.StackSummary.from_list(stack).format()
+    lines += found.format_exception_only()
+    return secrets.redact("".join(lines))
+
+
+def _no_response(failure: Exception | None) -> str:
+    """Why a request got no response, as far as the agent's own exception tells: the innermost
+    error it was raised from (``ConnectionResetError: [Errno 104] Connection reset by peer``)."""
+    if failure is None:
+        return "the agent's HTTP client got none"
+    root: BaseException = failure
+    seen = {id(root)}
+    while (nested := root.__cause__ or root.__context__) is not None and id(nested) not in seen:
+        root = nested
+        seen.add(id(root))
+    return secrets.redact(f"{type(root).__name__}: {root}")
 
 
 def resolve_agent(reference: str, origin: str | Path = "") -> AgentFunction:

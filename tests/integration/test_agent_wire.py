@@ -1,23 +1,26 @@
 """The user's agent on the wire, as a new user met it in the first hour: a live run writes
 nothing (for every kind of target and every entry point), a live run of a buggy agent leaves the
-replay failing with the change named, and a cassette holding the conversation out of order
-replays in the agent's order. Against the simulator on 127.0.0.1, with the example agents
-(examples/)."""
+replay failing with the change named, a cassette holding the conversation out of order replays
+in the agent's order, and an endpoint that never answers is an ``error`` with its cause and the
+agent's traceback. Against the simulator on 127.0.0.1, with the example agents (examples/)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import shutil
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
 from harness.api import load_scenarios, run
-from harness.targets import load_config
+from harness.targets import Target, load_config
 from tests.helpers.cli import REPO, harness
 
 EXAMPLES = REPO / "examples"
@@ -155,3 +158,83 @@ def test_a_cassette_holding_the_conversation_out_of_order_replays_in_the_agents_
     assert record.score == 100, [(c.id, c.findings) for c in record.checks if c.status != "pass"]
     sizes = [len(e.request.body["messages"]) for e in record.transcript.exchanges]
     assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes) == len(data["interactions"])
+
+
+@pytest.fixture(scope="module")
+def hangs_up() -> Iterator[str]:
+    """A server that accepts each connection and closes it without a byte of response."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            connection.recv(65536)
+            connection.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+def closed_port() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    ("fault", "cause"),
+    [
+        ("refused", "ConnectionRefusedError: [Errno 111] Connection refused"),
+        ("reset", "ConnectionResetError: [Errno 104] Connection reset by peer"),
+        ("hang-up", "Server disconnected without sending a response"),
+    ],
+)
+def test_an_endpoint_that_never_answers_an_agent_is_an_error_with_cause_and_traceback(
+    fault: str, cause: str, hangs_up: str, tmp_path: Path
+) -> None:
+    base = {"refused": closed_port(), "reset": "sim~reset", "hang-up": hangs_up}[fault]
+    agent = Target.build(
+        f"agent-{fault}", format="openai-chat", model="sim-conformant", base_url=base, agent=AGENT
+    )
+    result = run(load_scenarios(REPO / "scenarios", select_=["weather.single.paris"]), [agent], mode="live")
+    (record,) = result.records
+    assert record.outcome == "error" and record.score is None, (record.outcome, record.error)
+    assert record.error is not None and record.error.cause == "transport"
+    assert (
+        cause in record.error.message and "no usable response from http://127.0.0.1" in record.error.message
+    )
+    (exchange,) = record.transcript.exchanges
+    assert exchange.response is None and record.transcript.stop_reason == "transport_error"
+    (raised,) = [f for f in record.transcript.findings if f.check_id == "agent.raised"]
+    assert "APIConnectionError" in raised.detail and raised.evidence is not None
+    traceback = raised.evidence["traceback"]
+    assert traceback.startswith("Traceback (most recent call last)") and "agent.py" in traceback
+    assert "APIConnectionError" in traceback
+    result.write_reports(tmp_path, ["json", "html"])
+    (summary,) = json.loads((tmp_path / "report.json").read_text())["runs"]
+    (shown,) = [f for f in summary["findings"] if f["check_id"] == "agent.raised"]
+    assert shown["evidence"]["traceback"] == traceback
+    assert "Traceback (most recent call last)" in (tmp_path / "report.html").read_text()
+
+
+def test_an_agent_client_retrying_a_reset_makes_one_exchange_of_three_attempts() -> None:
+    """pydantic-ai's OpenAI client retries twice: three sends of one request, none answered."""
+    agent = Target.build(
+        "pydantic-reset",
+        format="openai-chat",
+        model="sim-conformant",
+        base_url="sim~reset",
+        agent=f"{EXAMPLES / 'pydantic_ai_agent' / 'agent.py'}:run",
+    )
+    suite = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+    (record,) = run(suite, [agent], mode="live").records
+    assert record.outcome == "error" and record.error is not None and record.error.cause == "transport"
+    assert "after 3 attempts" in record.error.message and "Connection reset by peer" in record.error.message
+    (exchange,) = record.transcript.exchanges
+    assert [a.status for a in exchange.attempts] == [None, None, None]
