@@ -1,15 +1,20 @@
 """The harness as a pytest plugin: scenario files as test items, one per target x scenario.
 
 Installed with the package (a ``pytest11`` entry point) and dormant until asked:
-``pytest --harness-targets sim-openai,sim-anthropic`` collects every scenario YAML
-under ``--harness-scenarios`` (default ``scenarios``) as items with node ids like
+``pytest --harness-targets sim-openai,sim-anthropic`` collects the scenario files
+under ``--harness-scenarios`` (default ``scenarios``; without the option, a YAML file elsewhere
+is collected only when it looks like a scenario: top-level ``id`` and ``category``; cassettes,
+``docker-compose.yml`` or ``mkdocs.yml`` never are) as items with node ids like
 ``scenarios/single/weather_paris.yaml::weather.single.paris[sim-openai]``, each
 marked with its category and its target so ``-m parallel`` and ``-k sim-openai``
 select as one expects. A failing item shows the failed checks, their findings and
-the wire evidence (or the drift diff), not a traceback. With allure-pytest active
+the wire evidence, not a traceback: an ``AssertionError`` (Allure: failed) whose message is
+that text; a run the harness could not test (drift, no response) is an error of the test
+(Allure: broken) with its cause. With allure-pytest active
 (``--alluredir``), each item carries its category, scenario and target as Allure
 labels and attaches the request and response bodies, the transcript and the
-findings. Works under pytest-xdist (each worker opens its own endpoints).
+findings, and so do the tests using the ``harness`` fixture. Works under pytest-xdist (each
+worker opens its own endpoints).
 
 The ``harness`` fixture runs scenarios from tests users write in Python::
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,7 +61,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="vcrpy record mode with --harness-mode record.",
     )
     group.addoption("--harness-min-score", type=float, default=None, help="An item fails below this score.")
-    group.addoption("--harness-scenarios", default="scenarios", help="Scenario folder (default: scenarios).")
+    group.addoption(
+        "--harness-scenarios",
+        action="append",
+        default=[],
+        help="Scenario folders or files (comma-separated or repeated; default: scenarios). Only the "
+        "scenario files under them are collected; without the option, YAML files elsewhere are collected "
+        "only when they look like scenarios.",
+    )
     group.addoption("--harness-cassettes", default="cassettes", help="Cassette folder (default: cassettes).")
     group.addoption(
         "--harness-config", default=None, help="Targets file (default ./harness.toml if present)."
@@ -87,7 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for category in scenario_schema()["properties"]["category"]["enum"]:
         config.addinivalue_line("markers", f"{category}: scenarios of the {category} category")
     if config.args_source == pytest.Config.ArgsSource.TESTPATHS:  # plain `pytest --harness-targets ...`
-        config.args = [config.getoption("harness_scenarios")]
+        config.args = [str(root) for root in config.stash[SESSION].roots]
 
 
 class HarnessSession:
@@ -104,6 +117,16 @@ class HarnessSession:
             record_mode=config.getoption("harness_record_mode"),
         )
         self.min_score: float | None = config.getoption("harness_min_score")
+        here = config.invocation_params.dir
+        named = [
+            n.strip()
+            for value in config.getoption("harness_scenarios")
+            for n in value.split(",")
+            if n.strip()
+        ]
+        self.narrowed = bool(named)  # --harness-scenarios given: nothing outside it is collected
+        self.roots = [(here / name).resolve() for name in named or ["scenarios"]]
+        self.cassettes = (here / self.run_config.cassettes).resolve()
         self.scenarios: dict[str, Scenario] = {}
         self._endpoints: dict[str, Any] | None = None
         self._stack = contextlib.ExitStack()
@@ -119,6 +142,16 @@ class HarnessSession:
                 open_endpoints(self.targets, suite, self.run_config.mode)
             )
         return self._endpoints[target.name]
+
+    def collects(self, path: Path) -> bool:
+        """Whether a YAML file is a scenario file to collect: under a scenario folder (never a
+        tool set's), or, when ``--harness-scenarios`` did not narrow, one that looks like a
+        scenario anywhere but in the cassettes."""
+        path = path.resolve()
+        for root in self.roots:
+            if path == root or root in path.parents:
+                return "toolsets" not in path.relative_to(root).parts
+        return not self.narrowed and self.cassettes not in path.parents and looks_like_scenario(path)
 
     def run(self, scenario: Scenario, target: Target) -> RunRecord:
         from harness.runner import run_one
@@ -140,11 +173,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
-    if SESSION not in parent.config.stash or file_path.suffix not in (".yaml", ".yml"):
+    session = parent.config.stash.get(SESSION, None)
+    if session is None or file_path.suffix not in (".yaml", ".yml") or not session.collects(file_path):
         return None
-    if "toolsets" in file_path.parts:
-        return None  # a tool set, not a scenario
     return ScenarioFile.from_parent(parent, path=file_path)
+
+
+_TOP_LEVEL = re.compile(r"^(?:- )?(id|category)[ \t]*:", re.MULTILINE)
+SNIFF_BYTES = 64 * 1024
+
+
+def looks_like_scenario(path: Path) -> bool:
+    """A YAML file whose first :data:`SNIFF_BYTES` hold the top-level keys every scenario has,
+    ``id`` and ``category`` (of a mapping, or of the first item of a list)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return {"id", "category"} <= {match.group(1) for match in _TOP_LEVEL.finditer(head)}
 
 
 class ScenarioFile(pytest.File):
@@ -166,11 +213,21 @@ class ScenarioFile(pytest.File):
                 yield item
 
 
-class HarnessFailure(Exception):
-    """A scenario run that failed its checks (or could not be completed)."""
+class HarnessFailure(AssertionError):
+    """A scenario run that failed its checks or the score floor: a failure of the test (Allure:
+    failed), its message the failed checks with their findings and wire evidence."""
 
     def __init__(self, record: RunRecord, why: str):
-        super().__init__(why)
+        super().__init__(explain(record, why))
+        self.record = record
+
+
+class HarnessRunError(Exception):
+    """A scenario run the harness could not test (a drifted or missing cassette, no response): an
+    error of the test (Allure: broken), its message the cause."""
+
+    def __init__(self, record: RunRecord, why: str):
+        super().__init__(explain(record, why))
         self.record = record
 
 
@@ -187,17 +244,18 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append(("score", record.score))
         _allure(self.config, record)
         if record.error is not None:
-            raise HarnessFailure(record, f"{record.error.kind}: {record.error.message}")
+            raise HarnessRunError(record, f"could not be tested: {record.error.kind} ({record.error.cause})")
         if not record.passed:
-            raise HarnessFailure(record, "failed checks")
+            failed = [c.id for c in record.checks if c.status == "fail"]
+            raise HarnessFailure(record, f"failed checks: {', '.join(failed)}")
         if session.min_score is not None and (record.score or 0) < session.min_score:
             raise HarnessFailure(
                 record, f"score {record.score} below --harness-min-score {session.min_score}"
             )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, HarnessFailure):
-            return explain(excinfo.value.record, str(excinfo.value))
+        if isinstance(excinfo.value, HarnessFailure | HarnessRunError):
+            return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -224,6 +282,8 @@ def explain(record: RunRecord, headline: str = "") -> str:
                 continue
             turn = f" (turn {finding.turn_index})" if finding.turn_index is not None else ""
             lines.append(f"    - [{finding.severity}]{turn} {finding.detail}")
+            if finding.evidence and isinstance(finding.evidence.get("traceback"), str):
+                lines += [f"      {line}" for line in finding.evidence["traceback"].rstrip().splitlines()]
             if finding.turn_index is not None and finding.severity != "info":
                 turns.add(finding.turn_index)
     for exchange in record.transcript.exchanges:
@@ -241,39 +301,46 @@ def explain(record: RunRecord, headline: str = "") -> str:
     return visible("\n".join(lines))
 
 
-def _allure(config: pytest.Config, record: RunRecord) -> None:
-    """Allure labels and attachments for the running item (when allure-pytest is active)."""
+def _allure(config: pytest.Config, record: RunRecord, *, item: bool = True) -> None:
+    """Allure attachments of a run for the running test (when allure-pytest is active): the
+    request and response bodies, the transcript and the findings. A scenario item also gets its
+    labels; a test using the ``harness`` fixture may run several scenarios, so there each
+    attachment's name starts with the run's ``scenario[target]``."""
     if not config.pluginmanager.hasplugin("allure_pytest") or not config.getoption("allure_report_dir", None):
         return
     import allure
 
-    allure.dynamic.label("category", record.category)
-    allure.dynamic.label("target", record.target.name)
-    allure.dynamic.feature(record.category)
-    allure.dynamic.story(record.scenario)
-    allure.dynamic.tag(record.target.name, record.category, record.target.mode)
-    allure.dynamic.parameter("target", record.target.name)
+    from harness.records import encode, to_builtins
+
+    if item:
+        allure.dynamic.label("category", record.category)
+        allure.dynamic.label("target", record.target.name)
+        allure.dynamic.feature(record.category)
+        allure.dynamic.story(record.scenario)
+        allure.dynamic.tag(record.target.name, record.category, record.target.mode)
+        allure.dynamic.parameter("target", record.target.name)
+    prefix = "" if item else f"{record.scenario}[{record.target.name}] "
     for exchange in record.transcript.exchanges:
         allure.attach(
             json.dumps(exchange.request.body, indent=2, ensure_ascii=False),
-            name=f"turn {exchange.turn} request",
+            name=f"{prefix}turn {exchange.turn} request",
             attachment_type=allure.attachment_type.JSON,
         )
         if exchange.response is not None:
             allure.attach(
                 exchange.response.body,
-                name=f"turn {exchange.turn} response (HTTP {exchange.response.status})",
+                name=f"{prefix}turn {exchange.turn} response (HTTP {exchange.response.status})",
                 attachment_type=allure.attachment_type.TEXT,
             )
-    from harness.records import encode, to_builtins
-
     allure.attach(
-        encode(record.transcript).decode(), name="transcript", attachment_type=allure.attachment_type.JSON
+        encode(record.transcript).decode(),
+        name=f"{prefix}transcript",
+        attachment_type=allure.attachment_type.JSON,
     )
     findings = [to_builtins(f) for f in record.findings() if not f.passed]
     allure.attach(
         json.dumps(findings, indent=2, ensure_ascii=False),
-        name="findings",
+        name=f"{prefix}findings",
         attachment_type=allure.attachment_type.JSON,
     )
 
@@ -313,6 +380,7 @@ class HarnessFixture:
             cassettes=cassettes or self._config.getoption("harness_cassettes"),
         )
         (record,) = result.records
+        _allure(self._config, record, item=False)
         return record
 
     @staticmethod

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +110,88 @@ def test_the_plugin_is_dormant_without_targets(pytester: pytest.Pytester) -> Non
     pytester.makepyfile("def test_ok():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_only_scenario_files_are_collected_and_the_scenarios_option_narrows(
+    pytester: pytest.Pytester,
+) -> None:
+    """A project's root holds cassettes, docker-compose.yml and mkdocs.yml besides its scenarios:
+    only the scenarios become items; --harness-scenarios keeps the ones under it."""
+    (pytester.path / "scenarios").mkdir()
+    shutil.copy(REPO / "scenarios" / "single" / "weather_paris.yaml", pytester.path / "scenarios")
+    (pytester.path / "more").mkdir()
+    shutil.copy(REPO / "scenarios" / "single" / "time_tokyo.yaml", pytester.path / "more")
+    shutil.copytree(REPO / "cassettes" / "sim-openai", pytester.path / "cassettes" / "sim-openai")
+    pytester.makefile(".yml", **{"docker-compose": "services:\n  app:\n    image: python:3.11\n"})
+    pytester.makefile(".yml", mkdocs="site_name: My agent\nnav:\n  - index.md\n")
+    collect = ("--harness-targets", "sim-openai", "--collect-only", "-q", "-p", "no:cacheprovider")
+    everything = pytester.runpytest_subprocess(*collect)
+    assert everything.ret == 0, everything.stdout.str()
+    assert sorted(line for line in everything.outlines if "::" in line) == [
+        "more/time_tokyo.yaml::time.single.tokyo[sim-openai]",
+        "scenarios/weather_paris.yaml::weather.single.paris[sim-openai]",
+    ]
+    narrowed = pytester.runpytest_subprocess(*collect, "--harness-scenarios", "scenarios")
+    assert [line for line in narrowed.outlines if "::" in line] == [
+        "scenarios/weather_paris.yaml::weather.single.paris[sim-openai]"
+    ]
+
+
+def allure_results(folder: Path) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in map(json.loads, map(Path.read_text, folder.glob("*-result.json")))}
+
+
+def test_a_failed_check_is_an_allure_failure_that_names_the_check(tmp_path: Path) -> None:
+    allure = tmp_path / "allure"  # not there yet: an existing folder would move pytest's rootdir
+    out = pytest_run("--harness-targets", "local-gemma3-270m", "-k", "required", "--alluredir", allure, "-q")
+    assert out.returncode == 1
+    results = allure_results(allure)
+    assert results
+    for result in results.values():
+        assert result["status"] == "failed", result["name"]
+        message = result["statusDetails"]["message"]
+        assert "failed checks: " in message and "protocol.provider_error: fail" in message
+        assert "HTTP 500 internal_server_error" in message
+
+
+def test_fixture_tests_get_attachments_and_an_untestable_item_is_broken(pytester: pytest.Pytester) -> None:
+    (pytester.path / "scenarios").mkdir()
+    shutil.copy(REPO / "scenarios" / "single" / "weather_paris.yaml", pytester.path / "scenarios")
+    pytester.makepyfile(
+        f"""
+        def test_paris(harness):
+            record = harness.run(
+                "weather.single.paris", "sim-openai", scenarios={str(REPO / "scenarios")!r},
+                cassettes={str(REPO / "cassettes")!r},
+            )
+            assert record.passed, harness.explain(record)
+
+        def test_gemma_required(harness):
+            record = harness.run(
+                "tool_choice.required.weather", "local-gemma3-270m", scenarios={str(REPO / "scenarios")!r},
+                cassettes={str(REPO / "cassettes")!r},
+            )
+            assert record.passed, harness.explain(record)
+        """
+    )
+    allure = pytester.path / "allure"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--harness-targets", "sim-openai", "--harness-cassettes", "none",
+        "--alluredir", str(allure),
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, failed=2)
+    results = allure_results(allure)
+    paris, gemma = results["test_paris"], results["test_gemma_required"]
+    assert (paris["status"], gemma["status"]) == ("passed", "failed")
+    names = {a["name"] for a in paris["attachments"]}
+    assert {
+        "weather.single.paris[sim-openai] transcript",
+        "weather.single.paris[sim-openai] findings",
+    } <= names
+    assert "weather.single.paris[sim-openai] turn 0 request" in names
+    assert "tool_choice.required.weather[local-gemma3-270m] findings" in {
+        a["name"] for a in gemma["attachments"]
+    }
+    untestable = results["weather.single.paris[sim-openai]"]
+    assert untestable["status"] == "broken"
+    assert "could not be tested: CassetteMissingError (cassette)" in untestable["statusDetails"]["message"]
