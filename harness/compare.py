@@ -9,10 +9,11 @@ counted (check id + detail). Comparing two sets therefore gives the same answer 
 was read from the results file or from the baseline written from it.
 
 :func:`compare` lists, per target, every change: a scenario or check that now fails
-(``new failure``) or no longer does (``fixed``), a score that moved, findings that appeared or
-went away, runs newly in ``error`` (and errors that went away). What counts as a
-**regression** (what ``harness run --baseline`` gates on, exit code 5): a scenario or check that
-passed and now fails, a run newly in error, and a scenario's or target's score dropping by more
+(``new failure``) or no longer does (``fixed``), a check that passed and now warns (``new
+warning``), a score that moved, findings that appeared or went away, runs newly in ``error``
+(and errors that went away). What counts as a **regression** (what ``harness run --baseline``
+gates on, exit code 5): a scenario or check that passed and now fails, a check that passed and
+now warns, a run newly in error, and a scenario's or target's score dropping by more
 than ``tolerance`` points. A target's score is compared over the scenarios both sides scored (a
 run in error has no score), so a run of a few scenarios can be held against a baseline of the
 whole suite, and a new error is not also counted as a score change.
@@ -36,9 +37,9 @@ the lines of the scenarios whose verdict changed::
     ]}
 
 each entry being ``{"target", "scenario", "category", "outcome", "score", "runs", "succeeded",
-"failed": {check id: runs}, "findings": [[check id, detail], ...], "cause"}`` (``cause``: why an
-``error`` run could not be tested, else null). A version 1 baseline held the older partial-credit
-scores and is refused with the command that writes it again.
+"failed": {check id: runs}, "warned": {check id: runs}, "findings": [[check id, detail], ...],
+"cause"}`` (``cause``: why an ``error`` run could not be tested, else null). A version 1 baseline
+held the older partial-credit scores and is refused with the command that writes it again.
 
 Example::
 
@@ -75,11 +76,14 @@ DETAIL_LIMIT = 300
 MAX_BASELINE_BYTES = 256 << 20
 """The largest baseline file read (one short line per target x scenario: a few megabytes)."""
 
-Kind = Literal["new error", "error gone", "new failure", "fixed", "score", "new finding", "gone finding"]
+Kind = Literal[
+    "new error", "error gone", "new failure", "new warning", "fixed", "score", "new finding", "gone finding"
+]
 KINDS: tuple[Kind, ...] = (
     "new error",
     "error gone",
     "new failure",
+    "new warning",
     "fixed",
     "score",
     "new finding",
@@ -90,6 +94,7 @@ _COUNTED = (
     "new error",
     "error gone",
     "new failure",
+    "new warning",
     "fixed",
     "score drop",
     "score rise",
@@ -107,9 +112,10 @@ class Entry:
     ``outcome`` is the worst over the repeats (``error`` before ``fail`` before ``pass``),
     ``score`` the share of the tested repeats that succeeded, 0-100 (``None`` when none was
     tested), ``runs`` and ``succeeded`` how many repeats were tested and succeeded, ``failed``
-    in how many tested repeats each failing check failed, ``findings`` the failed findings that
-    counted (check id, detail; findings of what the run never reached are left out), ``cause``
-    why the harness could not test when the outcome is ``error``.
+    in how many tested repeats each failing check failed, ``warned`` in how many each check that
+    failed in none warned, ``findings`` the failed findings that counted (check id, detail;
+    findings of what the run never reached are left out), ``cause`` why the harness could not
+    test when the outcome is ``error``.
     """
 
     target: str
@@ -120,6 +126,7 @@ class Entry:
     runs: int = 0
     succeeded: int = 0
     failed: dict[str, int] = field(default_factory=dict)
+    warned: dict[str, int] = field(default_factory=dict)
     findings: tuple[tuple[str, str], ...] = ()
     cause: str | None = None
 
@@ -147,9 +154,10 @@ class ResultSet:
 class Change:
     """One difference between the base and the new results of a target x scenario (x check).
 
-    ``regression`` is true for what gates: a scenario or check newly failing, a run newly in
-    error, a score drop beyond the tolerance (with repeated runs: only outside the noise).
-    ``noise`` is the 95 % interval of a score change, in points, where one was computed."""
+    ``regression`` is true for what gates: a scenario or check newly failing, a check newly
+    warning, a run newly in error, a score drop beyond the tolerance (with repeated runs: only
+    outside the noise). ``noise`` is the 95 % interval of a score change, in points, where one
+    was computed."""
 
     kind: Kind
     scenario: str
@@ -287,6 +295,7 @@ def _entry(runs: Sequence[RunRecord]) -> Entry:
     worst = max(runs, key=lambda r: _WORST[r.outcome])
     tested = [r for r in runs if r.outcome != "error"]
     failed = Counter(c.id for r in tested for c in r.checks if c.status == "fail")
+    warned = Counter(c.id for r in tested for c in r.checks if c.status == "warn" and c.id not in failed)
     findings = {
         (f.check_id, _clip(f.detail))
         for r in tested
@@ -303,6 +312,7 @@ def _entry(runs: Sequence[RunRecord]) -> Entry:
         runs=len(tested),
         succeeded=sum(1 for score in scores if score),
         failed={check: failed[check] for check in sorted(failed)},
+        warned={check: warned[check] for check in sorted(warned)},
         findings=tuple(sorted(findings)),
         cause=worst.error.cause if worst.outcome == "error" and worst.error else None,
     )
@@ -424,7 +434,7 @@ def read_baseline(path: str | Path) -> dict[tuple[str, str], Entry]:
             raise ConfigError(
                 f"{where}: entries[{index}]{'.' + field_ if field_ else ''}: {reason} "
                 "(an entry holds target, scenario, category, outcome pass|fail|error, score, runs, "
-                "succeeded, failed, findings, cause)"
+                "succeeded, failed, warned, findings, cause)"
             ) from None
         if entry.key in found:
             where = f"{path}:{_line_of(text, index, item)}"
@@ -532,14 +542,10 @@ def _compare_entry(base: Entry, new: Entry, tolerance: float) -> Iterator[Change
         before, after = base.failed.get(check, 0), new.failed.get(check, 0)
         if before and not after:
             changes.append(Change("fixed", scenario, "no longer fails", check, "fail", "pass"))
-        elif after and (not before or (repeated and after / new.runs > before / base.runs)):
-            noise = _points(difference((before / base.runs, base.runs), (after / new.runs, new.runs)))
-            if before:  # failing in more of the repeated runs
-                text = f"fails in {after} of {new.runs} runs (was {before} of {base.runs}; {_noise(noise)})"
-            else:
-                text = "fails now" + (f" in {after} of {new.runs} runs ({_noise(noise)})" if repeated else "")
-            gates = not repeated or _outside(noise)
-            changes.append(Change("new failure", scenario, text, check, "pass", "fail", gates, noise))
+        else:
+            changes += _more_often("new failure", check, before, after, base, new)
+    for check in sorted(set(new.warned) - set(base.failed)):  # passed before, warns now
+        changes += _more_often("new warning", check, base.warned.get(check, 0), new.warned[check], base, new)
     if base.score is not None and new.score is not None and base.score != new.score:
         noise = _points(difference((base.score / 100, base.runs), (new.score / 100, new.runs)))
         change = _signed(new.score - base.score)
@@ -556,6 +562,22 @@ def _compare_entry(base: Entry, new: Entry, tolerance: float) -> Iterator[Change
         yield Change("new finding", scenario, detail, check)
     for check, detail in sorted(set(base.findings) - set(new.findings)):
         yield Change("gone finding", scenario, detail, check)
+
+
+def _more_often(kind: Kind, check: str, before: int, after: int, base: Entry, new: Entry) -> list[Change]:
+    """A check failing (``new failure``) or warning (``new warning``) where it did not, in
+    ``after`` runs of the new side against ``before`` of the base: newly, or with repeated runs in
+    a larger share of them; it gates unless runs repeat and the change is within the noise."""
+    repeated = _repeated(base, new)
+    if not after or (before and not (repeated and after / new.runs > before / base.runs)):
+        return []
+    noise = _points(difference((before / base.runs, base.runs), (after / new.runs, new.runs)))
+    verb, status = ("fails", "fail") if kind == "new failure" else ("warns", "warn")
+    if before:
+        text = f"{verb} in {after} of {new.runs} runs (was {before} of {base.runs}; {_noise(noise)})"
+    else:
+        text = f"{verb} now" + (f" in {after} of {new.runs} runs ({_noise(noise)})" if repeated else "")
+    return [Change(kind, base.scenario, text, check, "pass", status, not repeated or _outside(noise), noise)]
 
 
 def _outcome(entry: Entry) -> str:

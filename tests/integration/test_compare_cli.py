@@ -5,6 +5,7 @@ and on the bundled local Gemma target's recordings."""
 from __future__ import annotations
 
 import json
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -200,3 +201,29 @@ def test_an_xfail_that_matches_no_scenario_is_warned_about(tmp_path: Path) -> No
         "warning: xfail 'weather.single.pariss' of target sim-openai matches no scenario of this run"
         in out.stderr
     )
+
+
+def test_a_check_that_passed_and_now_warns_is_a_regression(tmp_path: Path) -> None:
+    """The endpoint starts sending arguments as an object where the wire format says a string:
+    the run still passes, protocol.wire warns and the score drops a little. Within the tolerance,
+    the warning alone is the regression (exit 5)."""
+    config = tmp_path / "harness.toml"
+
+    def live(deviation: str, out: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        target = 'format = "openai-chat"\nmodel = "sim-conformant"'
+        config.write_text(f'[targets.gateway]\n{target}\nbase_url = "sim{deviation}"\n')
+        options = ("--config", config, "--out", tmp_path / out, "-t", "gateway", "-s", "weather.single.paris")
+        return harness("run", "--live", *options, *args)
+
+    assert live("", "before").returncode == 0
+    baseline = tmp_path / "harness-baseline.json"
+    assert harness("baseline", tmp_path / "before", "--out", baseline).returncode == 0
+    assert json.loads(baseline.read_text())["entries"][0]["warned"] == {}
+    after = live("~args-object", "after", "--baseline", baseline, "--tolerance", "10")
+    assert after.returncode == 5, after.stdout + after.stderr
+    assert "  ! new warning  weather.single.paris protocol.wire: warns now" in after.stdout.splitlines()
+    assert "gateway weather.single.paris protocol.wire: new warning: warns now" in after.stderr
+    report = json.loads((tmp_path / "after" / "report.json").read_text())
+    assert [r["checks"]["protocol.wire"] for r in report["runs"]] == ["warn"]
+    compared = harness("compare", tmp_path / "before", tmp_path / "after", "--tolerance", "10")
+    assert compared.returncode == 5 and "1 regression(s)" in compared.stdout.splitlines()[-1]

@@ -153,6 +153,7 @@ def test_the_baseline_file_is_sorted_one_entry_per_line_and_stable(
         "runs",
         "succeeded",
         "failed",
+        "warned",
         "findings",
         "cause",
     ]
@@ -340,3 +341,28 @@ def test_single_runs_gate_on_any_drop_and_only_show_the_noise() -> None:
     comparison = compare(one_target(repeated(1, 1)), one_target(repeated(0, 1)))
     assert len(comparison.regressions) == 4
     assert "within the noise" in comparison.lines()[0]
+
+
+def test_a_check_that_now_warns_gates_as_a_failure_does() -> None:
+    """Passed, now warns: a regression with single runs; with repeats, only outside the noise."""
+    passing = Entry("t", "s.x", "single", "pass", 100.0, 1, 1)
+    warning = dataclasses.replace(passing, warned={"expect.extra_calls": 1})
+    (change,) = [c for t in compare(one_target(passing), one_target(warning)).targets for c in t.changes]
+    assert (change.kind, change.check, change.text, change.regression) == (
+        "new warning",
+        "expect.extra_calls",
+        "warns now",
+        True,
+    )
+    five = dataclasses.replace(passing, runs=5, succeeded=5)
+    once = dataclasses.replace(five, warned={"expect.extra_calls": 1})
+    always = dataclasses.replace(five, runs=10, succeeded=10, warned={"expect.extra_calls": 10})
+    assert compare(one_target(five), one_target(once)).regressions == []
+    assert (
+        len(
+            compare(
+                one_target(dataclasses.replace(five, runs=10, succeeded=10)), one_target(always)
+            ).regressions
+        )
+        == 1
+    )
