@@ -347,8 +347,8 @@ def agent_cassette(
 
 
 def drift(cassette: Any, path: Path, scenario_id: str) -> CassetteDriftError | None:
-    """A request the agent sent that the cassette does not hold (replay), with the diff to the
-    closest recorded request."""
+    """A request the agent sent that the cassette does not hold (replay, or record mode ``once``
+    over an existing cassette), with the diff to the closest recorded request."""
     unanswered = cassette.harness_wire.unanswered()
     if not unanswered:
         return None
@@ -574,7 +574,7 @@ def run_agent(
             call_agent(fn, task)
         except Exception as exc:  # the agent's own failure: kept, the wire still tells what happened
             failure = exc
-        if mode == "replay":
+        if cassette.write_protected:  # replay, or record mode "once" over a cassette: never live
             drifted = drift(cassette, cassette_path, task.scenario_id)
             if drifted is not None:
                 raise drifted

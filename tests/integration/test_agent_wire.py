@@ -143,6 +143,18 @@ def test_a_live_run_of_a_buggy_agent_leaves_its_replay_failing_on_the_change(pro
     assert "tool_choice" not in replay.stderr and "added" not in replay.stderr
 
 
+def test_recording_once_over_a_cassette_is_drift_not_a_missing_response(project: Path) -> None:
+    """Record mode ``once`` plays an existing cassette and never goes live: the buggy agent's
+    request it does not hold is drift, as in replay, and nothing is written."""
+    committed = tree(project / "cassettes")
+    write_config(project, agent=BLANKING)
+    result = run(**common(project), targets=["my-agent"], mode="record", record_mode="once")
+    assert [(r.outcome, r.error and r.error.kind) for r in result.records] == [
+        ("error", "CassetteDriftError")
+    ] * 2
+    assert tree(project / "cassettes") == committed
+
+
 def test_a_cassette_holding_the_conversation_out_of_order_replays_in_the_agents_order(tmp_path: Path) -> None:
     """vcrpy appends what a ``new_episodes`` recording adds at the end: a cassette's order need not
     be the conversation's. The transcript follows the order the agent sent its requests."""
