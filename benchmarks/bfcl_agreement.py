@@ -1,13 +1,13 @@
 """Agreement of the harness with BFCL's own AST checker, on the BFCL sample and mutations.
 
-Every entry of ``tests/data/bfcl`` is imported with ``harness.bfcl.import_file``; for each,
+Every entry of ``tests/data/bfcl`` is imported with ``harness.importers.bfcl.import_file``; for each,
 model outputs are made from its possible answer: right (first acceptable values; also with
 every optional argument left out) and broken in each way BFCL's checker has a rule for
 (per argument: a wrong value, a wrong type, an int for a float, a float for an int, string
 case, spaces and punctuation, a tab inside a string, the argument left out; per call: an
 undeclared extra argument, a declared one the answer does not list, another function; per
 turn: parallel calls swapped, a call missing, a call repeated, no call; irrelevance: a call
-made). Each output is graded twice: by the harness (``harness.bfcl.grade``: its own
+made). Each output is graded twice: by the harness (``harness.importers.bfcl.grade``: its own
 expectation checks over the imported scenario) and by BFCL's ``ast_checker`` (and its
 relevance rule for the irrelevance categories), run unchanged from the ``bfcl-eval``
 package in a separate Python (``--bfcl-python``; its dependencies are far too heavy for the
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.bfcl import CATEGORIES, grade, import_file, scenario_id
+from harness.importers.bfcl import CATEGORIES, grade, import_file, scenario_id
 from harness.scenarios import Scenario, load
 
 REPO = Path(__file__).resolve().parents[1]

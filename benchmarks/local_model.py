@@ -21,9 +21,9 @@ import httpx
 
 from harness import scenarios
 from harness.api import run_targets as run
-from harness.local import local_server
 from harness.records import RunRecord
 from harness.runner import RunConfig
+from harness.servers.local import local_server
 from harness.targets import load_targets
 
 REPO = Path(__file__).resolve().parents[1]

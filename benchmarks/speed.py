@@ -166,7 +166,7 @@ def replay_only(anchor: float) -> None:
     import httpx
     import yaml
 
-    from harness.recording import CassetteTransport
+    from harness.transport.cassette import CassetteTransport
 
     paths = sorted(p for p in (REPO / "cassettes").rglob("*.yaml") if not p.name.endswith(".mcp.yaml"))
     requests = []
@@ -197,7 +197,7 @@ def synthetic_cassette(folder: Path, size: int) -> tuple[Path, list[bytes]]:
     """A cassette of ``size`` interactions, recorded through the harness's own transport."""
     import httpx
 
-    from harness.recording import CassetteTransport
+    from harness.transport.cassette import CassetteTransport
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(
@@ -221,7 +221,7 @@ def synthetic_cassette(folder: Path, size: int) -> tuple[Path, list[bytes]]:
 def cassette() -> None:
     import httpx
 
-    from harness.recording import CassetteTransport
+    from harness.transport.cassette import CassetteTransport
 
     print("one cassette, growing")
     figures = {}
@@ -269,8 +269,8 @@ print(json.dumps({"runs": len(records), "cpu": cpu, "wall": wall, "rss_kb": ran,
 
 
 def runs(counts: list[int]) -> None:
-    from harness.recording import cassette_path
     from harness.tools.mcp.session import recording_path
+    from harness.transport.cassette import cassette_path
 
     print("many runs (sim-openai's recordings, repeated; one process)")
     source = REPO / "cassettes" / "sim-openai"

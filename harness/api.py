@@ -22,16 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from harness.endpoints import open_endpoints
+from harness.analysis.verify import Judgement, Settings
 from harness.errors import ConfigError, DiskFullError
-from harness.recording import Mode, RecordMode
 from harness.records import RecordLog, RunRecord, read_sorted
 from harness.runner import OnResult, RunConfig, Shard
 from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
 from harness.scenarios import load as load_scenario_files
+from harness.servers.endpoints import open_endpoints
 from harness.targets import Target, load_targets, pick
-from harness.verify import Judgement, Settings
+from harness.transport.cassette import Mode, RecordMode
 
 
 def load_scenarios(*paths: str | Path, select_: Sequence[str] = ()) -> list[Scenario]:
@@ -162,7 +162,7 @@ def run(
     each record is appended to as its run ends. The simulator or a local model
     server is started when a live or record run needs it, and always stopped.
     ``rechunk`` (replay) runs each agent target's scenarios again with every stream
-    re-sliced into chunks of 1..``rechunk`` bytes (:func:`harness.rechunk.sweep_agent`).
+    re-sliced into chunks of 1..``rechunk`` bytes (:func:`harness.agent.rechunk.sweep_agent`).
     ``shard`` runs one :class:`~harness.runner.Shard` of the (target, scenario) pairs.
     ``processes``: worker processes (a replay uses one per core unless this is 1; a live or
     recording run forks only when this is above 1, each worker with its share of every
@@ -230,7 +230,7 @@ def verify_endpoints(
     settings: Settings | None = None,
 ) -> list[Judgement]:
     """Run ``scenarios`` on the ``reference`` (``repeats`` times: its own noise) and once on each
-    endpoint, and judge each endpoint against it (:mod:`harness.verify`). Recording keeps what
+    endpoint, and judge each endpoint against it (:mod:`harness.analysis.verify`). Recording keeps what
     is recorded (vcrpy ``once``) except the scenarios ``redo`` names (globs), recorded again.
 
     Example::
@@ -243,7 +243,7 @@ def verify_endpoints(
     """
     from fnmatch import fnmatchcase
 
-    from harness.verify import verify_records
+    from harness.analysis.verify import verify_records
 
     again = [s for s in scenarios if mode == "record" and any(fnmatchcase(s.id, p) for p in redo)]
     keep = [s for s in scenarios if s not in again]

@@ -135,7 +135,7 @@ class HarnessSession:
         """The target's endpoint, opened on first use for every target at once (the simulator is
         started with every collected scenario)."""
         if self._endpoints is None:
-            from harness.endpoints import open_endpoints
+            from harness.servers.endpoints import open_endpoints
 
             suite = list(self.scenarios.values())
             self._endpoints = self._stack.enter_context(

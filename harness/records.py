@@ -35,11 +35,11 @@ from harness.model import Finding, Transcript, Usage
 
 RESULT_SCHEMA = "harness.result/3"
 """The format version of a results line written now. Version 3 changed what a run's ``score``
-means (100 when the run succeeded, 0 when not: see :mod:`harness.scoring`)."""
+means (100 when the run succeeded, 0 when not: see :mod:`harness.checks.scoring`)."""
 READABLE = frozenset({RESULT_SCHEMA, "harness.result/2"})
 """The results formats this harness reads. A version 2 line has the same fields; its ``score`` was
 the old partial credit, so everything that scores reads a run's success from its checks
-(:func:`harness.scoring.record_score`), never from ``score``, and a version 2 file gives the same
+(:func:`harness.checks.scoring.record_score`), never from ``score``, and a version 2 file gives the same
 reports as a version 3 one. Older or newer files are refused with their version named."""
 
 Status = Literal["pass", "warn", "fail", "n/a"]

@@ -83,7 +83,7 @@ class Target:
 
     ``base_url`` overrides the profile's; ``sim`` / ``sim~<deviation>`` is the
     reference simulator and ``local:<model>`` a model server the harness runs
-    itself (both started by :mod:`harness.endpoints`). ``simulated`` is true for
+    itself (both started by :mod:`harness.servers.endpoints`). ``simulated`` is true for
     every target that does not reach a real model. ``agent`` names the user's own
     agent (``package.module:run`` or ``path/agent.py:run``, relative to ``origin``,
     the file that declared the target) to put under test instead of the harness's
@@ -440,7 +440,7 @@ def _explain(error: Any) -> Iterator[tuple[Where, str]]:
         yield path, error.message
 
 
-SIMULATOR_NAMES = ("harness.sim.deviations:DEVIATIONS", "harness.sim.faults:FAULTS")
+SIMULATOR_NAMES = ("harness.servers.sim.deviations:DEVIATIONS", "harness.servers.sim.faults:FAULTS")
 """Where the simulator lists its deviations and its endpoint faults (``sim~<name>``): read from
 it, imported only when a configuration names one (paths as strings: the simulator is a layer
 above)."""

@@ -53,7 +53,9 @@ from harness.model import (
     WireResponse,
 )
 from harness.providers import Adapter
-from harness.recording import (
+from harness.tools.registry import ToolFailure, ToolRegistry
+from harness.transport import masked, scrub_uri
+from harness.transport.cassette import (
     MATCH_ON,
     Mode,
     RecordMode,
@@ -62,8 +64,6 @@ from harness.recording import (
     scrub_request,
     scrub_response,
 )
-from harness.tools.registry import ToolFailure, ToolRegistry
-from harness.transport import masked, scrub_uri
 
 AgentFunction = Callable[["AgentTask"], Any]
 

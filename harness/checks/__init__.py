@@ -3,7 +3,7 @@
 A check returns no finding when it does not apply to the run, one passed
 finding when all is well, or failed findings saying what went wrong. Its
 result is ``pass``, ``warn`` (a failed warning), ``fail`` (a failed error) or
-``n/a``; scores weigh check results, see :mod:`harness.scoring`.
+``n/a``; scores weigh check results, see :mod:`harness.checks.scoring`.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def endpoint_failure(transcript: Transcript) -> tuple[int, str] | None:
 def tools_withheld(context: RunContext) -> str | None:
     """Why the offered tools never reached the model, when the run shows they did not: the
     server's own capability report or a prompt-token probe, kept with the run (see
-    :mod:`harness.probe`), or a forced ``tool_choice`` the profile says the endpoint honours,
+    :mod:`harness.servers.probe`), or a forced ``tool_choice`` the profile says the endpoint honours,
     answered with HTTP 200 and no call. A native call proves delivery. Native mode only (in
     prompted mode the harness writes the tools into the prompt itself)."""
     if "withheld" in context.cache:

@@ -162,7 +162,7 @@ def gate(
 ) -> tuple[int, str]:
     """The exit code of a run and why (see :data:`EXIT_CODES`): cassette errors first, then any
     other run that could not be tested, then regressions against a baseline (``regressions``,
-    from :attr:`harness.compare.Comparison.regressions`), then the gate proper: a target below
+    from :attr:`harness.analysis.compare.Comparison.regressions`), then the gate proper: a target below
     its minimum (``min_scores`` per target, else ``min_score``), a strict ``xpass``, and with
     ``strict`` any failed run not expected to fail (``report["xfail"]``, see
     :func:`expected_failures`). The runs are the report's own (``report["runs"]``) unless

@@ -155,7 +155,7 @@ def score_chart(report: dict[str, Any]) -> dict[str, Any]:
 
 def check_heatmap(targets: dict[str, Any]) -> dict[str, Any]:
     """Per target and check id: the share of tested runs that passed it, as the report's summary
-    counted it (:meth:`harness.scoring.Scores.summary`)."""
+    counted it (:meth:`harness.checks.scoring.Scores.summary`)."""
     checks = sorted({c for t in targets.values() for c in t.get("checks", {})})
     rows = [
         {"name": name, "cells": [_heat_cell(t.get("checks", {}).get(check)) for check in checks]}
@@ -185,7 +185,7 @@ def capability_groups(grid: dict[str, Any]) -> list[dict[str, Any]]:
 
 def performance(targets: dict[str, Any]) -> list[dict[str, Any]]:
     """Per target: latency per request (p50, p95) and tokens per run, as the report's summary
-    aggregated them (:class:`harness.scoring.Scores`), where the runs have them."""
+    aggregated them (:class:`harness.checks.scoring.Scores`), where the runs have them."""
     rows = []
     for name, target in targets.items():
         latency = target.get("latency_ms") or {}

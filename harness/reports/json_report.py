@@ -16,13 +16,13 @@ from typing import Any
 
 from harness import secrets
 from harness._version import __version__
-from harness.capabilities import Grid
+from harness.analysis.capabilities import Grid
+from harness.checks.scoring import Scores, record_score
 from harness.model import Exchange, Finding
 from harness.records import RunRecord, select, to_builtins
 from harness.reports import GatePolicy, expect_failure
 from harness.reports.safe import DEPTH_LIMIT, bounded, elided, encodable, encode
 from harness.reports.spool import RunSpool
-from harness.scoring import Scores, record_score
 
 SCHEMA = "harness.report/1"
 EVIDENCE_LIMIT = 4000
@@ -173,8 +173,8 @@ def build(
     with the runs each target of ``policies`` expects to fail (``report["xfail"]``).
 
     One pass over the records, each section adding what it needs of each record as it comes
-    (:class:`~harness.scoring.Scores`, :class:`~harness.capabilities.Grid`, ...): no transcript
-    outlives its record. With ``spool`` (a report built to be written, as the command line and
+    (:class:`~harness.checks.scoring.Scores`, :class:`~harness.analysis.capabilities.Grid`, ...):
+    no transcript outlives its record. With ``spool`` (a report built to be written, as the command line and
     :func:`harness.reports.write_reports` build it), the per-run summaries go to a
     :class:`~harness.reports.spool.RunSpool` on disk, so the report of any number of runs fits in
     memory; without it they are a list, and the report is plain JSON data. Only targets verified
@@ -221,8 +221,8 @@ def build(
 
 def verifications(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
     """Per reference, every target that declares it (``reference``) and ran beside it, judged
-    against it (:mod:`harness.verify`); each figure lists the runs it rests on."""
-    from harness.verify import verify_records
+    against it (:mod:`harness.analysis.verify`); each figure lists the runs it rests on."""
+    from harness.analysis.verify import verify_records
 
     by_target: dict[str, list[RunRecord]] = {}
     for record in records:

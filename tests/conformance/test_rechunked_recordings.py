@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.audit import audit_paths
+from harness.analysis.audit import audit_paths
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = sorted(

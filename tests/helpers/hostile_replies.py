@@ -15,10 +15,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from unittest import mock
 
-from harness.sim import wire, wire_anthropic, wire_gemini
-from harness.sim.formats import FORMATS
-from harness.sim.script import Reply
-from harness.sim.wire import SimRequest
+from harness.servers.sim import wire, wire_anthropic, wire_gemini
+from harness.servers.sim.formats import FORMATS
+from harness.servers.sim.script import Reply
+from harness.servers.sim.wire import SimRequest
 
 MIB = 1 << 20
 _ZEROS = bytes(MIB)

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from harness import scenarios
-from harness.sim.server import SimServer
+from harness.servers.sim.server import SimServer
 from tests.helpers.cli import REPO, harness
 
 SIM_TARGETS = [

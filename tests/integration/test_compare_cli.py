@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import compare, load
+from harness.analysis.compare import compare, load
 from tests.helpers import result_sets
 from tests.helpers.cli import REPO, harness
 from tests.helpers.result_sets import BROKEN, SCENARIOS

@@ -19,7 +19,7 @@ from harness.api import run_targets
 from harness.records import RunRecord
 from harness.reports.json_report import build
 from harness.runner import RunConfig
-from harness.sim.script import ScriptedModel
+from harness.servers.sim.script import ScriptedModel
 from harness.targets import Target
 from tests.helpers.cli import REPO
 

@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_auditing_loads_no_transport_and_no_tool_runner() -> None:
     """In a fresh interpreter: an audit imports neither an HTTP client nor the agent loop that runs tools."""
     code = (
-        "import sys; from harness.audit import audit_paths; audit_paths([sys.argv[1]]); "
+        "import sys; from harness.analysis.audit import audit_paths; audit_paths([sys.argv[1]]); "
         "print([m for m in sys.modules if m.split('.')[0] in ('httpx', 'vcr', 'mcp') "
         "or m.startswith(('harness.agent', 'harness.tools', 'harness.transport', 'harness.runner', "
-        "'harness.recording'))])"
+        "'harness.transport.cassette'))])"
     )
     out = subprocess.run([sys.executable, "-c", code, str(RAW)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,6 +1,6 @@
 """MCPManager against the bundled fixture server, plus the schema and result helpers.
 
-Server processes are real (``python -m harness.mcp_fixture.server``); "no orphan"
+Server processes are real (``python -m harness.servers.mcp_fixture.server``); "no orphan"
 checks look at /proc. Timeouts are short so every test stays within a few seconds.
 """
 
@@ -20,9 +20,9 @@ from types import SimpleNamespace
 import pytest
 
 from harness.errors import ConfigError, UnknownNameError
-from harness.mcp_fixture import SERVER_NAME, fixture_command, fixture_spec
-from harness.mcp_fixture.server import INDEX
 from harness.model import ToolCall
+from harness.servers.mcp_fixture import SERVER_NAME, fixture_command, fixture_spec
+from harness.servers.mcp_fixture.server import INDEX
 from harness.tools.mcp.manager import (
     MCPCallError,
     MCPCallResult,
@@ -138,7 +138,7 @@ def test_gemini_naming_keeps_the_dot(manager: MCPManager) -> None:
 
 
 def test_importing_the_manager_does_not_import_mcp() -> None:
-    code = "import sys, harness.tools.mcp.manager, harness.mcp_fixture; print('mcp' in sys.modules)"
+    code = "import sys, harness.tools.mcp.manager, harness.servers.mcp_fixture; print('mcp' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

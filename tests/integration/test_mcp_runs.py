@@ -111,7 +111,7 @@ def scenario_file(tmp_path: Path, name: str, server: dict[str, Any], mode: str) 
     return scenarios.load_file(path)[0]
 
 
-FIXTURE = {"command": "{python}", "args": ["-m", "harness.mcp_fixture.server"], "timeout_s": 3}
+FIXTURE = {"command": "{python}", "args": ["-m", "harness.servers.mcp_fixture.server"], "timeout_s": 3}
 
 
 def test_a_server_killed_mid_run_is_a_finding_and_leaves_no_process(tmp_path: Path) -> None:

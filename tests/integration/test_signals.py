@@ -28,7 +28,11 @@ from tests.helpers.processes import children, descendants, stderr_file, still_ru
 
 HANG_TIMEOUT_S = 117  # the hung call would hold the run this long if a signal did not cut it
 PROMPT_S = 30.0  # a generous bound on a loaded machine, far below HANG_TIMEOUT_S
-FIXTURE = {"command": "{python}", "args": ["-m", "harness.mcp_fixture.server"], "timeout_s": HANG_TIMEOUT_S}
+FIXTURE = {
+    "command": "{python}",
+    "args": ["-m", "harness.servers.mcp_fixture.server"],
+    "timeout_s": HANG_TIMEOUT_S,
+}
 STUBBORN = {
     "command": "{python}",
     "args": [str(REPO / "tests/helpers/hostile_mcp.py"), "stubborn"],

@@ -8,10 +8,10 @@ import pytest
 
 from harness import scenarios
 from harness.api import run_targets as run
+from harness.checks.scoring import BROKEN_CALL, PRECONDITIONS, compliance_turns
 from harness.records import CheckResult, RunRecord
 from harness.runner import RunConfig
-from harness.scoring import BROKEN_CALL, PRECONDITIONS, compliance_turns
-from harness.sim.deviations import DEVIATIONS
+from harness.servers.sim.deviations import DEVIATIONS
 from harness.targets import Target
 from tests.helpers.cli import REPO
 

@@ -19,8 +19,8 @@ from harness.providers import Adapter, RequestOptions, adapter_class
 from harness.records import RunRecord
 from harness.runner import RunConfig, build_registry
 from harness.scenarios import Scenario, load
-from harness.sim.script import Conversation, Reply, ScriptedModel
-from harness.sim.server import SimServer
+from harness.servers.sim.script import Conversation, Reply, ScriptedModel
+from harness.servers.sim.server import SimServer
 from harness.targets import Target
 
 SCENARIOS = load([Path(__file__).resolve().parents[2] / "scenarios"])

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness import api
+from harness.analysis.verify import Settings, verify_records
 from harness.targets import Target, load_targets
-from harness.verify import Settings, verify_records
 from tests.helpers.cli import REPO, harness
 
 SCENARIOS = ["single", "parallel", "irrelevance", "tool_choice"]

@@ -4,7 +4,7 @@ own llama-server (built once by ``harness local build``, cached per version).
 Measured, not assumed: llama-server renders the GGUF's chat template, and this GGUF carries
 none, so llama-server falls back to a ChatML template without tools
 (``/props`` ``chat_template_caps.supports_tools`` is false) and the tools never reach the
-model. That is the endpoint's doing, which is what :func:`harness.probe.tool_delivery`
+model. That is the endpoint's doing, which is what :func:`harness.servers.probe.tool_delivery`
 proves from the wire, and what every cassette recorded against it keeps.
 """
 
@@ -17,9 +17,9 @@ import pytest
 
 from harness import scenarios
 from harness.api import run_targets as run
-from harness.llamacpp import binary_path
-from harness.local import local_server
 from harness.runner import RunConfig
+from harness.servers.llamacpp import binary_path
+from harness.servers.local import local_server
 from harness.targets import load_targets, pick
 from tests.helpers.cli import REPO
 from tests.helpers.drift import server_drift

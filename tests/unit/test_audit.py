@@ -13,9 +13,9 @@ import httpx
 import pytest
 import yaml
 
-from harness.audit import AuditEntry, audit_paths, detect_format, render_table, to_json
+from harness.analysis.audit import AuditEntry, audit_paths, detect_format, render_table, to_json
 from harness.errors import ConfigError, UnknownNameError
-from harness.recording import CassetteTransport
+from harness.transport.cassette import CassetteTransport
 from tests.helpers.realworld import REALWORLD, cases
 
 ALL = cases()

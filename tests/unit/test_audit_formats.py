@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.audit import AuditEntry, audit_paths, detect_format, identify
+from harness.analysis.audit import AuditEntry, audit_paths, detect_format, identify
 
 
 def sse(*events: dict[str, Any], named: bool = True) -> str:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from harness.bfcl import (
+from harness.errors import ScenarioError
+from harness.importers.bfcl import (
     CANNED_RESULT,
     Entry,
     grade,
@@ -23,7 +24,6 @@ from harness.bfcl import (
     scenario_id,
     to_json_schema,
 )
-from harness.errors import ScenarioError
 from harness.matchers import args_match, bfcl_normalize, check_matcher, example, match
 from harness.scenarios import Scenario, load
 from tests.helpers.cli import REPO

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from harness import scenarios
-from harness.api import run_targets
-from harness.capabilities import (
+from harness.analysis.capabilities import (
     COLUMNS,
     NOT_DELIVERED,
     capabilities,
@@ -20,6 +19,7 @@ from harness.capabilities import (
     schema_features,
     wire_choice,
 )
+from harness.api import run_targets
 from harness.model import Finding
 from harness.records import CheckResult, RunError, RunRecord
 from harness.reports.json_report import build

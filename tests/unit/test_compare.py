@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import (
+from harness.analysis.compare import (
     BASELINE_SCHEMA,
     Entry,
     ResultSet,
@@ -23,10 +23,10 @@ from harness.compare import (
     target_score,
     write_baseline,
 )
+from harness.checks.scoring import difference
 from harness.errors import ConfigError
 from harness.records import RunRecord, read_sorted
 from harness.reports.json_report import build
-from harness.scoring import difference
 from tests.helpers import result_sets
 from tests.helpers.result_sets import BROKEN, USELESS
 

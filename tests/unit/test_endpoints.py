@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.endpoints import live_endpoint
+from harness.servers.endpoints import live_endpoint
 from harness.targets import Target
 
 

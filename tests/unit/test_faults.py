@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import secrets
+from harness.checks.outcomes import untestable
 from harness.errors import (
     CassetteCorruptError,
     CassetteError,
@@ -24,11 +25,10 @@ from harness.errors import (
     TransportError,
 )
 from harness.model import Attempt, ParsedTurn, ProviderError, WireRequest, WireResponse
-from harness.outcomes import untestable
-from harness.recording import CassetteTransport, cassette_path
 from harness.records import RunError
 from harness.reports import gate
 from harness.transport import RetryPolicy, Transport, retry_after, safe_url, scrub_uri
+from harness.transport.cassette import CassetteTransport, cassette_path
 from tests.helpers.transcripts import transcript
 from tests.unit.test_records import record
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from harness.probe import tool_delivery
+from harness.servers.probe import tool_delivery
 
 
 def server(props: dict[str, Any] | None, tokens: tuple[int, int] | None) -> httpx.MockTransport:

@@ -4,10 +4,10 @@ harness's own incremental reader assembles every slicing as the whole body."""
 import json
 from collections.abc import Sequence
 
+from harness.agent.rechunk import sweep
 from harness.model import ParsedTurn, ToolCall
 from harness.providers import adapter_class
 from harness.providers.framing import StreamReader, decode_stream
-from harness.rechunk import sweep
 
 ARGS = json.dumps({"city": "Zürich 🌤", "note": "a\\r\\nb"})
 CHUNKS = [

@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from harness.errors import CassetteDriftError, CassetteMissingError
-from harness.recording import CassetteTransport, cassette_path, scrub_uri
 from harness.transport import json_body
+from harness.transport.cassette import CassetteTransport, cassette_path, scrub_uri
 
 SECRET = "sk-fake-0123456789abcdefSECRET"
 
@@ -138,7 +138,7 @@ def test_a_recording_is_parsed_once_then_read_from_the_cache(
 ) -> None:
     from vcr.serializers import yamlserializer
 
-    from harness.paths import parsed
+    from harness.cache import parsed
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "c.yaml"
@@ -175,7 +175,7 @@ def test_a_recording_is_found_again_by_its_stat_unless_it_changed_lately(
     """A file not changed for two seconds is found by its stat, without being read; any change
     of content changes its stat (size, times), so it is parsed again; a file changed lately is
     always read and hashed (a change within the file system's timestamp tick keeps the stat)."""
-    from harness import paths
+    from harness import cache
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "r.yaml"
@@ -186,15 +186,15 @@ def test_a_recording_is_found_again_by_its_stat_unless_it_changed_lately(
         calls.append(text)
         return {"text": text}
 
-    monkeypatch.setattr(paths, "RACY_NS", 10**18)  # every file is "changed lately"
+    monkeypatch.setattr(cache, "RACY_NS", 10**18)  # every file is "changed lately"
     assert (
-        paths.parsed(path, "k", parse, limit=1 << 20)
-        == paths.parsed(path, "k", parse, limit=1 << 20)
+        cache.parsed(path, "k", parse, limit=1 << 20)
+        == cache.parsed(path, "k", parse, limit=1 << 20)
         == {"text": "a: 1\n"}
     )
     assert len(calls) == 1 and not (tmp_path / "cache" / "k" / "stat").exists()
-    monkeypatch.setattr(paths, "RACY_NS", 0)  # every file is settled
-    paths.parsed(path, "k", parse, limit=1 << 20)  # read and hashed once more, then known by its stat
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # every file is settled
+    cache.parsed(path, "k", parse, limit=1 << 20)  # read and hashed once more, then known by its stat
     assert len(calls) == 1 and len(list((tmp_path / "cache" / "k" / "stat").rglob("*.msgpack"))) == 1
     real_open = os.open
     monkeypatch.setattr(
@@ -202,10 +202,10 @@ def test_a_recording_is_found_again_by_its_stat_unless_it_changed_lately(
         "open",
         lambda file, *a, **k: pytest.fail(f"read {file}") if file == path else real_open(file, *a, **k),
     )
-    assert paths.parsed(path, "k", parse, limit=1 << 20) == {"text": "a: 1\n"}  # by its stat: not opened
+    assert cache.parsed(path, "k", parse, limit=1 << 20) == {"text": "a: 1\n"}  # by its stat: not opened
     monkeypatch.setattr(os, "open", real_open)
     path.write_text("a: 2\n")  # same size, other content: another stat
-    assert paths.parsed(path, "k", parse, limit=1 << 20) == {"text": "a: 2\n"} and len(calls) == 2
+    assert cache.parsed(path, "k", parse, limit=1 << 20) == {"text": "a: 2\n"} and len(calls) == 2
 
 
 @pytest.mark.parametrize(
@@ -228,7 +228,7 @@ def test_a_recording_reads_the_same_on_its_first_run_as_on_later_ones(
     a date, a tuple."""
     import datetime
 
-    from harness import paths
+    from harness import cache
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "r.yaml"
@@ -237,8 +237,8 @@ def test_a_recording_reads_the_same_on_its_first_run_as_on_later_ones(
     def parse(text: str) -> object:
         return {"when": datetime.date(2024, 1, 1), "pair": (1, 2)}
 
-    first = paths.parsed(path, "k", parse, limit=1 << 20)
-    assert first == paths.parsed(path, "k", parse, limit=1 << 20) and isinstance(first["pair"], list)
+    first = cache.parsed(path, "k", parse, limit=1 << 20)
+    assert first == cache.parsed(path, "k", parse, limit=1 << 20) and isinstance(first["pair"], list)
 
 
 def test_drift_is_told_against_the_closest_recorded_request_led_by_what_changed(tmp_path: Path) -> None:

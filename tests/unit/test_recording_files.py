@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import paths
+from harness import cache
 from harness.api import RunResult, load_scenarios, run
 from harness.errors import CassetteCorruptError
-from harness.recording import CassetteTransport
-from harness.recording_files import MAX_RECORDING_BYTES
 from harness.records import decode_record, record_line
+from harness.transport.cassette import CassetteTransport
+from harness.transport.cassette_files import MAX_RECORDING_BYTES
 from tests.helpers.cli import REPO
 
 PARIS = REPO / "cassettes" / "sim-openai" / "weather.single.paris.yaml"
@@ -105,8 +105,8 @@ def test_a_file_longer_than_its_stat_says_is_cut_while_reading(tmp_path: Path) -
     limit holds while reading too, at most one byte past it read."""
     maps = Path("/proc/self/maps")
     assert maps.stat().st_size == 0 and len(maps.read_bytes()) > 64
-    with pytest.raises(paths.Refused, match="it holds more than 64 bytes"):
-        paths.parsed(maps, "k", yaml.safe_load, limit=64)
+    with pytest.raises(cache.Refused, match="it holds more than 64 bytes"):
+        cache.parsed(maps, "k", yaml.safe_load, limit=64)
 
 
 # -- shapes playback reads ------------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_a_results_file_of_the_previous_format_is_read_and_scored_from_its_check
     """Version 2 lines have the same fields and an older meaning of ``score`` (partial credit): they
     are read, and what scores reads the run's success from its checks, so an old file gives the
     new headline exactly."""
-    from harness.scoring import record_score
+    from harness.checks.scoring import record_score
 
     missed = CheckResult.of("expect.calls", "expectation", 3.0, [Finding("", "error", False, "no call")])
     failed = record(checks=(missed,), score=61.5, outcome="fail")  # what version 2 wrote for such a run

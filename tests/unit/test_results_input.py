@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from harness import compare, records
+from harness import records
+from harness.analysis import compare
 from harness.api import merge_results
 from harness.errors import ConfigError, CutLineWarning
 from harness.records import RecordLog, read, record_line

@@ -6,9 +6,7 @@ import dataclasses
 
 import pytest
 
-from harness.model import Finding, ParsedTurn, Usage
-from harness.records import CheckResult, RunError, RunRecord, TargetInfo
-from harness.scoring import (
+from harness.checks.scoring import (
     Figure,
     Scores,
     compliance_turns,
@@ -17,6 +15,8 @@ from harness.scoring import (
     run_success,
     wilson,
 )
+from harness.model import Finding, ParsedTurn, Usage
+from harness.records import CheckResult, RunError, RunRecord, TargetInfo
 from tests.helpers.transcripts import call, transcript
 
 INFO = TargetInfo("t", "openai-chat", "m", False, False, "native", "openai")

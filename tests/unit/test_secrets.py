@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import secrets
-from harness.endpoints import live_endpoint
 from harness.model import WireRequest
-from harness.recording import CassetteTransport
 from harness.secrets import REDACTED, redact, redact_body, redact_bytes
+from harness.servers.endpoints import live_endpoint
 from harness.targets import Target
 from harness.transport import Transport, register_url, safe_url
+from harness.transport.cassette import CassetteTransport
 from tests.helpers.echo_server import b64, json_escaped
 
 KEY = "sk-live/TOP+SECRET=4242"

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 from harness.scenarios import load
-from harness.sim.script import Conversation, ScriptedModel, offered_name
+from harness.servers.sim.script import Conversation, ScriptedModel, offered_name
 from harness.tools.naming import ToolNamer
 
 REPO = Path(__file__).resolve().parents[2]

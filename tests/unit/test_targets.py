@@ -445,7 +445,7 @@ def test_a_loopback_server_needs_no_key_unless_the_target_names_one(tmp_path: Pa
     ],
 )
 def test_a_local_model_names_its_server(name: str, model: str, server: str) -> None:
-    from harness.local import parse_name
+    from harness.servers.local import parse_name
 
     parsed, by = parse_name(name)
     assert (parsed.name, by) == (model, server)
@@ -453,7 +453,7 @@ def test_a_local_model_names_its_server(name: str, model: str, server: str) -> N
 
 @pytest.mark.parametrize(("name", "unknown"), [("gpt-9", "local model"), ("gemma3-270m@vllm", "server")])
 def test_an_unknown_local_model_or_server_is_named(name: str, unknown: str) -> None:
-    from harness.local import parse_name
+    from harness.servers.local import parse_name
 
     with pytest.raises(UnknownNameError, match=unknown):
         parse_name(name)
@@ -467,8 +467,8 @@ def test_a_target_on_llama_server_loads() -> None:
 def test_the_simulator_s_deviations_and_faults_are_its_own_lists(tmp_path: Path) -> None:
     """``sim~<name>`` is checked when the file loads, against the names the simulator exports:
     its deviations, its endpoint faults (``reset``, ``drip``...) and ``name:<parameter>`` forms."""
-    from harness.sim.deviations import DEVIATIONS
-    from harness.sim.faults import FAULTS
+    from harness.servers.sim.deviations import DEVIATIONS
+    from harness.servers.sim.faults import FAULTS
 
     names = [*DEVIATIONS, *FAULTS, "reset", "noisy:0.3"]
     text = "".join(
@@ -532,7 +532,7 @@ def test_an_error_found_after_loading_names_the_target_s_file_and_line(tmp_path:
 def test_an_agent_that_cannot_be_used_is_refused_at_its_line_before_anything_starts(
     tmp_path: Path, agent: str, why: str
 ) -> None:
-    from harness.endpoints import open_endpoints
+    from harness.servers.endpoints import open_endpoints
 
     (tmp_path / "agent.py").write_text("VALUE = 3\n")
     (tmp_path / "broken.py").write_text("def run(task:\n")

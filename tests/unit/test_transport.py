@@ -19,8 +19,8 @@ from harness import secrets
 from harness.errors import TransportError
 from harness.model import OversizedResponse, WireRequest, WireResponse
 from harness.providers import adapter_class
-from harness.recording import CassetteTransport
 from harness.transport import KEPT_BYTES, MAX_RESPONSE_BYTES, Timeouts, Transport
+from harness.transport.cassette import CassetteTransport
 from tests.helpers.hostile_replies import MIB, Tripwire, bomb_size, gzip_bomb
 
 WIRE = WireRequest("/v1/chat/completions", {"model": "m", "messages": []})

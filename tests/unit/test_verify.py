@@ -1,6 +1,6 @@
 """Vendor verification figures and verdicts over hand-made requests (no I/O)."""
 
-from harness.verify import Request, Settings, figures, judge, pair, request_key
+from harness.analysis.verify import Request, Settings, figures, judge, pair, request_key
 
 FAST = Settings(samples=300)
 

@@ -26,7 +26,6 @@ import yaml
 from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
 from harness.model import Finding
-from harness.recording_files import NONE, Shape, check_field, described, load_recording
 from harness.tools.mcp.manager import registry_tool, tool_text
 from harness.tools.mcp.types import (
     IssueKind,
@@ -39,6 +38,7 @@ from harness.tools.mcp.types import (
 )
 from harness.tools.naming import Style, ToolNamer
 from harness.tools.registry import Tool, ToolFailure
+from harness.transport.cassette_files import NONE, Shape, check_field, described, load_recording
 
 FAMILIES = {"anthropic-messages": "anthropic", "gemini-generate": "gemini"}  # others: OpenAI's rules
 
@@ -263,7 +263,7 @@ class MCPSession:
 
 
 def recording_shape(data: Any) -> None:
-    """Check what replay reads of an MCP recording (:class:`~harness.recording_files.Shape` for the
+    """Check what replay reads of an MCP recording (:class:`~harness.transport.cassette_files.Shape` for the
     first field that is wrong): the ``servers`` with their tools, the ``calls`` and the ``issues``
     a recording always holds (one without them is empty or cut short)."""
     if data is None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from harness.checks import RunContext, run_checks
 from harness.checks.attribution import CONTROL_TOKENS, echo_of_prompt
+from harness.checks.scoring import run_score
 from harness.model import ParsedTurn, ProviderError
-from harness.scoring import run_score
 from tests.helpers.transcripts import call, scenario, transcript
 
 PARIS = {

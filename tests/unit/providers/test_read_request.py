@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.audit import _cassette, _text, detect_format
+from harness.analysis.audit import _cassette, _text, detect_format
 from harness.model import Message, ToolCall, ToolChoice, ToolResult, ToolSpec, WireResponse
 from harness.providers import RequestOptions, adapter_class
 from harness.providers.adapter import Adapter, RequestView
@@ -634,7 +634,7 @@ def _curl(text: str) -> Iterator[tuple[str, str]]:
 
 def recorded_requests() -> list[Recorded]:
     """Every request body under tests/data/realworld/raw that is easy to read: vcrpy, pytest-recording
-    and ruby VCR cassettes (read as :mod:`harness.audit` reads them), httprr traces, curl notes."""
+    and ruby VCR cassettes (read as :mod:`harness.analysis.audit` reads them), httprr traces, curl notes."""
     found = []
     for path in sorted((REALWORLD / "raw").rglob("*")):
         if not path.is_file():

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from harness.console import console, escape, print_table
+from harness.cli.console import console, escape, print_table
 from harness.model import Finding, WireResponse
 from harness.records import CheckResult, RecordLog, RunRecord, read, record_line
 from harness.reports import write_reports

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from harness.scenarios import load
-from harness.sim.formats import FORMATS
-from harness.sim.script import Conversation, Reply
-from harness.sim.wire import SimRequest
-from harness.sim.wire_anthropic import ANTHROPIC
-from harness.sim.wire_gemini import GEMINI
+from harness.servers.sim.formats import FORMATS
+from harness.servers.sim.script import Conversation, Reply
+from harness.servers.sim.wire import SimRequest
+from harness.servers.sim.wire_anthropic import ANTHROPIC
+from harness.servers.sim.wire_gemini import GEMINI
 
 SCENARIOS = load([Path(__file__).resolve().parents[3] / "scenarios"])
 BY_ID = {s.id: s for s in SCENARIOS}

@@ -7,7 +7,7 @@ Each format lives under its own prefix, so one server serves them all::
     http://127.0.0.1:PORT/ollama-chat/api/chat
 
 Its scripted model is conformant; ``/<format>~<deviation>/...`` makes it deviate
-on purpose (:mod:`harness.sim.deviations`). Its targets are simulated and
+on purpose (:mod:`harness.servers.sim.deviations`). Its targets are simulated and
 labelled so.
 """
 
@@ -20,11 +20,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.scenarios import Scenario
-from harness.sim.deviations import deviate, fail, fail_share, parse
-from harness.sim.faults import FAULTS, NO_RESPONSE
-from harness.sim.formats import FORMATS
-from harness.sim.script import Reply, ScriptedModel, as_text, names_in_prompt
-from harness.sim.wire import Response, SimRequest
+from harness.servers.sim.deviations import deviate, fail, fail_share, parse
+from harness.servers.sim.faults import FAULTS, NO_RESPONSE
+from harness.servers.sim.formats import FORMATS
+from harness.servers.sim.script import Reply, ScriptedModel, as_text, names_in_prompt
+from harness.servers.sim.wire import Response, SimRequest
 
 
 class _Handler(BaseHTTPRequestHandler):

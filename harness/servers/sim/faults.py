@@ -1,6 +1,6 @@
 """Transport and HTTP faults: the simulator failing the way networks and gateways fail.
 
-Reply and wire deviations (:mod:`harness.sim.deviations`) make the scripted model
+Reply and wire deviations (:mod:`harness.servers.sim.deviations`) make the scripted model
 answer wrongly; these make the *endpoint* fail, so the harness's own handling can
 be held to its promises: retries with backoff that honour ``Retry-After``, a
 deadline on a server that drips bytes, a reset or a truncated body retried and
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from harness.sim.wire import Response
+from harness.servers.sim.wire import Response
 
 DRIP_INTERVAL_S = 0.5
 DRIP_FOR_S = 120.0

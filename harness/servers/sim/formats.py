@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.sim.wire import MISTRAL, OLLAMA, OPENAI, SimFormat
-from harness.sim.wire_anthropic import ANTHROPIC
-from harness.sim.wire_gemini import GEMINI
+from harness.servers.sim.wire import MISTRAL, OLLAMA, OPENAI, SimFormat
+from harness.servers.sim.wire_anthropic import ANTHROPIC
+from harness.servers.sim.wire_gemini import GEMINI
 
 FORMATS: dict[str, SimFormat] = {f.name: f for f in (OPENAI, MISTRAL, OLLAMA, ANTHROPIC, GEMINI)}

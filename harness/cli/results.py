@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness.console import console, escape, github_step_summary, print_table
+from harness.cli.console import console, escape, github_step_summary, print_table
 
 if TYPE_CHECKING:
     from harness.targets import Target
@@ -88,7 +88,7 @@ def compare_(base: Path, new: Path, as_json: bool, tolerance: float) -> None:
     that passed and now fails, a run newly in error, a score drop beyond --tolerance), else 0."""
     import json
 
-    from harness import compare
+    from harness.analysis import compare
 
     comparison = compare.compare(compare.load(base), compare.load(new), tolerance)
     if as_json:
@@ -113,7 +113,7 @@ def baseline(results: Path, out: Path) -> None:
     """Write the baseline file of RESULTS (a results file or a run folder; default
     reports/results.jsonl): one sorted line per target x scenario with its outcome, score,
     failed checks and findings."""
-    from harness import compare
+    from harness.analysis import compare
 
     items = list(compare.load(results).entries.values())
     out.write_text(compare.render_baseline(items), encoding="utf-8")
@@ -136,7 +136,7 @@ def capabilities_command(results: Path, as_json: bool) -> None:
     streamed calls, MCP tools and the JSON Schema features the endpoint accepted."""
     import json
 
-    from harness.capabilities import capabilities, render_capabilities_text
+    from harness.analysis.capabilities import capabilities, render_capabilities_text
     from harness.records import RecordLog
 
     path = results / "results.jsonl" if results.is_dir() else results

@@ -1,9 +1,9 @@
 """HTTP transport on httpx: endpoints, injected transports, timeouts, keys, retries.
 
 The only module that builds an :class:`httpx.Client`. An :class:`Endpoint`
-(made by :mod:`harness.endpoints`) carries one pooled transport for a whole
+(made by :mod:`harness.servers.endpoints`) carries one pooled transport for a whole
 run; replay and record wrap it with a cassette transport
-(:mod:`harness.recording`), so the rest of the harness cannot tell a live call
+(:mod:`harness.transport.cassette`), so the rest of the harness cannot tell a live call
 from a replayed one.
 """
 
@@ -120,7 +120,7 @@ class Endpoint:
     request (the key among them), and the HTTP transport shared by all of the target's runs
     (``None`` in replay, where cassettes answer). Endpoints with the same ``limit`` share one
     concurrency limit (targets of one local model server). ``facts`` is what the server said
-    about itself when the run began (see :mod:`harness.probe`); cassettes keep it."""
+    about itself when the run began (see :mod:`harness.servers.probe`); cassettes keep it."""
 
     base_url: str
     headers: dict[str, str] = field(default_factory=dict)
@@ -464,7 +464,7 @@ class Transport:
         # redirects followed, one base URL)
         self._inner = client_transport or httpx.HTTPTransport()
         # a cassette can answer a request it holds byte for byte without httpx's objects
-        # (harness.recording.CassetteTransport.recorded); other transports have no such method
+        # (harness.transport.cassette.CassetteTransport.recorded); other transports have no such method
         self._recorded: Callable[[str, str, bytes], Played | None] | None = getattr(
             client_transport, "recorded", None
         )

@@ -77,9 +77,9 @@ class ScriptedModel:
             self.scenarios[key] = scenario
 
     def failing(self, share: float, seed: str) -> frozenset[str]:
-        """The scenarios the ``fail-share`` deviation fails (:func:`harness.sim.deviations.failing`),
+        """The scenarios the ``fail-share`` deviation fails (:func:`harness.servers.sim.deviations.failing`),
         chosen once per share and seed."""
-        from harness.sim.deviations import failing
+        from harness.servers.sim.deviations import failing
 
         key = (share, seed)
         if key not in self._failing:

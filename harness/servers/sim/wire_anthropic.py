@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.sim.script import Conversation, Reply, sim_id, turns_since_user
-from harness.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
+from harness.servers.sim.script import Conversation, Reply, sim_id, turns_since_user
+from harness.servers.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
 
 TEXT_PIECE = 12
 JSON_PIECE = 10

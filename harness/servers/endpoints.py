@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness import secrets
 from harness.errors import ConfigError
-from harness.recording import Mode
 from harness.targets import Target, target_error
 from harness.transport import Endpoint, RateLimiter, api_key, live_transport, register_url, secret_header
+from harness.transport.cassette import Mode
 
 if TYPE_CHECKING:
     from harness.scenarios import Scenario
@@ -62,7 +62,7 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
 def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:
     """Whether the target's server delivers tools, asked once per run (its profile knows where the
     server reports its capabilities)."""
-    from harness.probe import tool_delivery
+    from harness.servers.probe import tool_delivery
 
     return tool_delivery(
         endpoint.base_url,
@@ -102,13 +102,13 @@ def open_endpoints(
                 continue
             if target.simulated:
                 if sim is None:
-                    from harness.sim.server import SimServer
+                    from harness.servers.sim.server import SimServer
 
                     sim = stack.enter_context(SimServer(list(scenarios)))
                 endpoint = live_endpoint(target, sim.base_url(target.sim_route), limit=target.name)
             elif target.local_model:
                 if target.local_model not in local:
-                    from harness.local import local_server
+                    from harness.servers.local import local_server
 
                     server = stack.enter_context(local_server(target.local_model))
                     local[target.local_model] = (server.base_url, server.facts())

@@ -383,7 +383,7 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechun
         adapter = adapter_class(fmt)()
         turn = adapter.parse(response, stream=entry.stream)
         if rechunk and entry.stream and response.status < 400:
-            from harness.rechunk import sweep
+            from harness.agent.rechunk import sweep
 
             for difference in sweep(it.body, adapter.parse_chunks, rechunk):
                 entry.note("stream.rechunk", "error", difference.describe())
@@ -451,7 +451,7 @@ def audit_paths(
 ) -> list[AuditEntry]:
     """Audit files (a folder means every file under it); ``wire_format`` forces the format of all;
     ``rechunk`` re-slices every streamed response up to that many bytes a chunk
-    (:func:`harness.rechunk.sweep`) and notes each slicing that assembles differently."""
+    (:func:`harness.agent.rechunk.sweep`) and notes each slicing that assembles differently."""
     if wire_format is not None:
         adapter_class(wire_format)  # an unknown name is a UserError before any file is read
     return [

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 SERVER_NAME = "codeindex"
 """The name runs use for this server in their MCP configuration."""
 
-MODULE = "harness.mcp_fixture.server"
+MODULE = "harness.servers.mcp_fixture.server"
 
 
 def fixture_command() -> tuple[str, list[str], dict[str, str]]:

@@ -1,6 +1,6 @@
 """The runner: targets x scenarios x repeats, concurrently, one result line per run as it ends.
 
-It is handed ready endpoints (:mod:`harness.endpoints` starts whatever they
+It is handed ready endpoints (:mod:`harness.servers.endpoints` starts whatever they
 need); for each run it builds fresh tools, wraps the endpoint's transport in
 the run's cassette, drives the agent loop, runs the checks and appends the
 scored :class:`~harness.records.RunRecord` to the results file. A run that
@@ -40,14 +40,14 @@ from harness.agent.external import (
     task_messages,
 )
 from harness.agent.loop import LoopSettings, run_loop
+from harness.agent.rechunk import sweep_agent
 from harness.checks import RunContext, run_checks
+from harness.checks.outcomes import outcome_of, untestable
+from harness.checks.scoring import run_score
 from harness.errors import CassetteError, ConfigError, DiskFullError, UserError
 from harness.model import Finding, ToolExecution, Transcript
-from harness.outcomes import outcome_of, untestable
 from harness.providers import RequestOptions
 from harness.providers.text_protocols import native_tools_size
-from harness.rechunk import sweep_agent
-from harness.recording import CassetteTransport, Mode, RecordMode, cassette_path
 from harness.records import (
     CheckResult,
     Key,
@@ -59,12 +59,12 @@ from harness.records import (
     record_line,
 )
 from harness.scenarios import Scenario
-from harness.scoring import run_score
 from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.naming import declared_namer
 from harness.tools.registry import ToolRegistry
 from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, RetryPolicy, Timeouts, Transport
+from harness.transport.cassette import CassetteTransport, Mode, RecordMode, cassette_path
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class RunConfig:
     results go, repeats per scenario (pass^k), concurrency, the vcrpy record mode, whether MCP
     servers start even in replay; runs to skip (a resumed run), an event that interrupts, and
     the largest chunk size an agent's streams are re-sliced to in replay
-    (:func:`harness.rechunk.sweep_agent`).
+    (:func:`harness.agent.rechunk.sweep_agent`).
 
     Example::
 

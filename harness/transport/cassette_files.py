@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness.cache import Refused, parsed
 from harness.errors import CassetteCorruptError
-from harness.paths import Refused, parsed
 
 MAX_RECORDING_BYTES = 128 * 1024 * 1024
 """Largest recording file read (a cassette, an MCP recording): room for four bodies of
@@ -36,7 +36,7 @@ def load_recording(path: Path, kind: str, shape: Callable[[Any], None]) -> Any:
     at most :data:`yamlio.MAX_NODES <harness.yamlio.MAX_NODES>` values once its aliases are
     expanded, and shaped as ``shape`` expects (it raises :class:`Shape`).
 
-    The checked parse is kept in the cache folder (:func:`harness.paths.parsed`, under
+    The checked parse is kept in the cache folder (:func:`harness.cache.parsed`, under
     ``<kind>-checked``: entries of a parse that was not checked are not trusted), so a replay
     neither parses nor checks a recording it has read before.
 

@@ -31,8 +31,8 @@ from harness.errors import (
     CassetteMissingError,
     ConfigError,
 )
-from harness.recording_files import OVER_LIMIT_KEY, load_cassette
 from harness.transport import OVER_LIMIT, SECRET_HEADERS, Played, read_body, scrub_uri
+from harness.transport.cassette_files import OVER_LIMIT_KEY, load_cassette
 
 Mode = Literal["replay", "record", "live"]
 RecordMode = Literal["once", "new_episodes", "all"]
@@ -466,7 +466,7 @@ class _Playback:
     """A cassette being replayed, with the part of :class:`vcr.cassette.Cassette` that playback
     uses. Loading a vcrpy Cassette builds a request object per interaction and deep-copies every
     response (a sixth of a replayed run's CPU); here the interactions stay as parsed (the cached
-    parse, :func:`~harness.recording_files.load_cassette`), read-only, and vcrpy's request
+    parse, :func:`~harness.transport.cassette_files.load_cassette`), read-only, and vcrpy's request
     objects and matchers (:data:`MATCH_ON`) are built only for a request the byte index misses."""
 
     write_protected = True

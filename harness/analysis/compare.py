@@ -3,7 +3,7 @@
 A result set is read from a results file (``results.jsonl``), a folder holding one
 (``reports/``, ``reports/runs/<id>/``) or a baseline file. Either way it becomes one
 :class:`Entry` per target x scenario: the worst outcome over its repeats, its score (the share of
-its tested repeats that succeeded, as the headline counts them: see :mod:`harness.scoring`), how
+its tested repeats that succeeded, as the headline counts them: see :mod:`harness.checks.scoring`), how
 many runs were tested and succeeded, in how many runs each check failed, and the findings that
 counted (check id + detail). Comparing two sets therefore gives the same answer whether a side
 was read from the results file or from the baseline written from it.
@@ -20,7 +20,7 @@ whole suite, and a new error is not also counted as a score change.
 
 **Noise.** Every score change says whether it is outside the noise of the runs behind it: the
 95 % interval of the change (Newcombe's, from each side's Wilson interval, see
-:func:`harness.scoring.difference`) holds no zero. When runs repeat (``--repeat k``: at least two
+:func:`harness.checks.scoring.difference`) holds no zero. When runs repeat (``--repeat k``: at least two
 tested runs on both sides of every scenario compared), a change within the noise is listed but
 does not gate: a scenario's or target's score drop, a check failing in more runs, and the
 scenario's new failure all gate only outside it. With single runs (a replay, which is
@@ -43,7 +43,7 @@ held the older partial-credit scores and is refused with the command that writes
 
 Example::
 
-    from harness.compare import compare, load
+    from harness.analysis.compare import compare, load
 
     comparison = compare(load("harness-baseline.json"), load("reports/results.jsonl"), tolerance=2)
     print("\\n".join(comparison.lines()))
@@ -63,9 +63,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from harness.checks.scoring import Figure, difference, mean_score, record_score
 from harness.errors import ConfigError
 from harness.records import Outcome, RecordLog, RunRecord, open_results
-from harness.scoring import Figure, difference, mean_score, record_score
 
 BASELINE_SCHEMA = "harness.baseline/2"
 """The format version of a baseline file; another one is refused with this name."""

