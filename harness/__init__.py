@@ -44,7 +44,7 @@ _EXPORTS: dict[str, str] = {
     "load_toolset": "harness.tools.toolsets",
     # what a run gives
     "RunRecord": "harness.records",
-    "RecordLog": "harness.records",
+    "RecordLog": "harness.results",
     "CheckResult": "harness.records",
     "TargetInfo": "harness.records",
     "Finding": "harness.model",
@@ -165,7 +165,8 @@ if TYPE_CHECKING:
         Usage,
     )
     from harness.providers.profiles import Profile
-    from harness.records import CheckResult, RecordLog, RunRecord, TargetInfo
+    from harness.records import CheckResult, RunRecord, TargetInfo
+    from harness.results import RecordLog
     from harness.runner import RunConfig
     from harness.scenarios import Scenario
     from harness.targets import Target, load_config, load_targets

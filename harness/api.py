@@ -12,10 +12,6 @@ command line only parses options and prints. They are re-exported by
 
 from __future__ import annotations
 
-import heapq
-import json
-import os
-import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,8 +19,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.analysis.verify import Judgement, Settings
-from harness.errors import ConfigError, DiskFullError
-from harness.records import RecordLog, RunRecord, read_sorted
+from harness.errors import ConfigError
+from harness.records import RunRecord
+from harness.results import read_sorted
 from harness.runner import OnResult, RunConfig, Shard
 from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
@@ -124,9 +121,9 @@ class RunResult:
         return write_built(self.report, self.records, Path(out_dir), tuple(formats or DEFAULT_WRITERS))
 
     def gate(self, *, min_score: float | None = None, strict: bool = False) -> tuple[int, str]:
-        """The exit code CI should see, and why (see :func:`harness.reports.gate`): each target's
+        """The exit code CI should see, and why (see :func:`harness.analysis.gate.gate`): each target's
         own ``min_score`` and ``xfail`` apply, as in ``harness run``."""
-        from harness.reports import gate
+        from harness.analysis.gate import gate
 
         own = {name: t.min_score for name, t in self.targets.items() if t.min_score is not None}
         return gate(self.report, min_score=min_score, strict=strict, min_scores=own)
@@ -270,53 +267,6 @@ def verify_endpoints(
     return verify_records(reference_records, by_endpoint, settings or Settings())
 
 
-def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
-    """The records of several ``harness run --shard K/N`` jobs (each a results file or the folder
-    holding ``results.jsonl``), written together to ``out`` sorted by (target, scenario, repeat).
-    A run found in two shards is a :class:`ConfigError` naming both: they were not shards of
-    one run.
-
-    Example::
-
-        records = harness.api.merge_results(["shard-1", "shard-2", "shard-3"], "reports/results.jsonl")
-    """
-    seen: dict[tuple[str, str, int], Path] = {}
-    logs = []
-    for shard in shards:
-        path = Path(shard) / "results.jsonl" if Path(shard).is_dir() else Path(shard)
-        if not path.exists():  # a path that is no regular file is refused when it is read
-            raise ConfigError(f"{shard}: no results.jsonl (a shard is a results file or its folder)")
-        log = RecordLog.open(path)
-        for key in log.run_keys():
-            if key in seen:
-                target, scenario, repeat = key
-                raise ConfigError(
-                    f"{target} {scenario} (repeat {repeat}) is in both {seen[key]} and {path}: "
-                    "these are not shards of one run"
-                )
-            seen[key] = path
-        logs.append(log)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    written = RecordLog(out)
-    # into a file beside ``out``, which replaces it once whole: ``out`` may be one of the shards,
-    # whose lines are still being read
-    partial = Path(out).with_name(f".{Path(out).name}.{os.getpid()}.tmp")  # as _replace names it
-    try:
-        with partial.open("wb") as merged:  # each line copied as it is: no record is decoded here
-            lines = heapq.merge(*(log.lines() for log in logs), key=lambda item: item[0])
-            for number, (key, line) in enumerate(lines, 1):
-                line = line if line.endswith(b"\n") else line + b"\n"
-                written.add(key, merged.tell(), len(line), number)
-                merged.write(line)
-        os.replace(partial, out)
-    except BaseException as exc:
-        partial.unlink(missing_ok=True)
-        if DiskFullError.is_full(exc):
-            raise DiskFullError(out, f"{out} is as it was") from exc
-        raise
-    return written
-
-
 def read_results(path: str | Path) -> list[RunRecord]:
     """The records of a results file, typed and sorted by (target, scenario, repeat).
 
@@ -338,185 +288,3 @@ def write_reports(
         harness.write_reports(harness.read_results("reports/results.jsonl"), "rebuilt")
     """
     return RunResult(sorted(records, key=lambda r: r.key)).write_reports(out_dir, formats)
-
-
-# -- a run folder: results kept apart until the run ends, resumable ------------------------
-
-
-KEEP_RUNS = 5
-"""Finished run folders kept under ``<out>/runs/`` (the newest ones)."""
-LOCK_FILE = "run.lock"
-"""In a run folder: the OS lock its run holds while it lives, and who holds it."""
-
-
-@dataclass
-class RunFolder:
-    """``<out>/runs/<run id>/``: a run's own results file (appended to as runs end), its manifest
-    (``run.json``: what was asked for, and whether it finished) and, when it ends, its reports.
-
-    Only when the run ends are its results and reports copied to ``<out>/`` (each file replaced
-    atomically), so ``<out>/results.jsonl`` and the reports beside it always describe the same
-    complete run; a run killed half-way leaves them as they were, and ``--resume`` continues it.
-
-    The run that creates or resumes a folder holds an OS lock on its ``run.lock`` until it
-    finishes or its process ends (killed or not): a second process that wants the folder is
-    refused at once, with the holder named.
-    """
-
-    path: Path
-    manifest: dict[str, Any]
-    lock: int | None = field(default=None, repr=False)  # the locked file descriptor
-
-    @property
-    def results(self) -> Path:
-        return self.path / "results.jsonl"
-
-    @property
-    def run_id(self) -> str:
-        return self.path.name
-
-    @classmethod
-    def create(cls, out: Path, manifest: dict[str, Any]) -> RunFolder:
-        """A new run folder, locked: its id is the UTC second and random bits, so runs started in
-        the same second (by processes in other PID namespaces too) never share a folder."""
-        from datetime import UTC, datetime
-
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        runs = out / "runs"
-        runs.mkdir(parents=True, exist_ok=True)
-        for _ in range(16):
-            path = runs / f"{stamp}-{_token()}"
-            try:
-                path.mkdir()  # atomic: one process gets this name
-            except FileExistsError:
-                continue
-            folder = cls(path, {**manifest, "run_id": path.name, "status": "running", "started": stamp})
-            folder.lock = _take(path)
-            folder.save()
-            return folder
-        raise ConfigError(f"{runs}: no free run id after 16 tries")
-
-    @classmethod
-    def resume(cls, out: Path, run_id: str | None = None) -> RunFolder:
-        """The run to continue, locked: ``run_id``, or the newest one that did not finish; one
-        another process holds is a :class:`ConfigError` naming it."""
-        runs = out / "runs"
-        candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
-        for path in candidates:
-            manifest_path = path / "run.json"
-            if not manifest_path.is_file() or (run_id and path.name != run_id):
-                continue
-            if run_id or _status(manifest_path) != "complete":
-                lock = _take(path)
-                return cls(path, json.loads(manifest_path.read_text(encoding="utf-8")), lock)
-        which = f"run {run_id!r}" if run_id else "an unfinished run"
-        raise ConfigError(f"--resume: no {which} under {runs}")
-
-    def done(self) -> RecordLog:
-        """The runs already written (a resumed run skips them); a last line cut short (the run
-        killed while writing it) is left out (``cut``): its run goes again."""
-        return RecordLog.open(self.results, warn=False) if self.results.exists() else RecordLog(self.results)
-
-    def save(self) -> None:
-        _replace(self.path / "run.json", json.dumps(self.manifest, indent=2, sort_keys=True).encode() + b"\n")
-
-    def finish(self, status: str, reports: list[Path], out: Path) -> list[Path]:
-        """Mark the run ``complete`` or ``interrupted``; a complete run's results and reports are
-        published to ``out``. Returns the published paths. The folder is then let go."""
-        self.manifest["status"] = status
-        self.save()
-        published = []
-        if status == "complete":
-            self._prune()
-            for path in [self.results, *reports]:
-                target = out / path.name
-                _replace(target, path.read_bytes())
-                published.append(target)
-        self.release()
-        return published
-
-    def release(self) -> None:
-        """Let the folder go (its process ending does the same)."""
-        if self.lock is not None:
-            os.close(self.lock)
-            self.lock = None
-
-    def _prune(self) -> None:
-        """Remove the oldest finished run folders beyond :data:`KEEP_RUNS` (unfinished ones stay:
-        resumable; one a run holds, resumed by its id, stays too)."""
-        import shutil
-
-        finished = []
-        for path in sorted(self.path.parent.iterdir()):
-            manifest = path / "run.json"
-            if path != self.path and manifest.is_file() and _status(manifest) == "complete":
-                finished.append(path)
-        for path in finished[: max(0, len(finished) - (KEEP_RUNS - 1))]:
-            try:
-                lock = _take(path)
-            except ConfigError:
-                continue
-            shutil.rmtree(path, ignore_errors=True)
-            os.close(lock)
-
-
-def _token() -> str:
-    """Random bits for a run id."""
-    return os.urandom(4).hex()
-
-
-def _take(folder: Path) -> int:
-    """An exclusive OS lock on the run of ``folder`` (its :data:`LOCK_FILE`, which says who holds
-    it), as an open file descriptor: closing it, or the process ending, lets it go. Another
-    process holding it is a :class:`ConfigError` naming that process."""
-    import socket
-    from datetime import UTC, datetime
-
-    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        _lock(fd)
-    except OSError:
-        os.lseek(fd, 0, os.SEEK_SET)
-        holder = os.read(fd, 300).decode("utf-8", "replace").strip() or "a process that is starting"
-        os.close(fd)
-        raise ConfigError(
-            f"run {folder.name} is in use by another harness ({holder}): wait for it to end (a killed "
-            f"run lets it go at once), or start or resume another run; its folder is {folder}"
-        ) from None
-    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    os.ftruncate(fd, 0)
-    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode())
-    return fd
-
-
-def _lock(fd: int) -> None:
-    """Take the lock of ``fd`` at once or raise :class:`OSError`."""
-    if sys.platform == "win32":
-        import msvcrt
-
-        os.lseek(fd, 1 << 20, os.SEEK_SET)  # a byte past what the file says (readers are not held up)
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        os.lseek(fd, 0, os.SEEK_SET)
-    else:
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def _status(manifest: Path) -> str | None:
-    status = json.loads(manifest.read_text(encoding="utf-8")).get("status")
-    return status if isinstance(status, str) else None
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``path`` atomically (a reader never sees half a file; a write that fails, the disk
-    full, leaves the file as it was and nothing beside it)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        if DiskFullError.is_full(exc):
-            raise DiskFullError(path) from exc
-        raise

@@ -94,7 +94,7 @@ class Target:
     compared without case), so ``headers`` is always the whole set. Their values
     are treated as secrets: masked in transcripts, cassettes and reports, like the key.
 
-    What the gate expects of it (``harness run``, :func:`harness.reports.gate`): ``min_score``
+    What the gate expects of it (``harness run``, :func:`harness.analysis.gate.gate`): ``min_score``
     overrides ``--min-score`` for this target; ``xfail`` maps scenario ids (or glob patterns)
     to the reason they are expected to fail: such a run that fails is ``xfail`` and does not
     fail the gate, one that passes is ``xpass`` and fails it unless ``xfail_strict`` is false

@@ -65,7 +65,8 @@ import msgspec
 
 from harness.checks.scoring import Figure, difference, mean_score, record_score
 from harness.errors import ConfigError
-from harness.records import Outcome, RecordLog, RunRecord, open_results
+from harness.records import Outcome, RunRecord
+from harness.results import RecordLog, open_results
 
 BASELINE_SCHEMA = "harness.baseline/2"
 """The format version of a baseline file; another one is refused with this name."""

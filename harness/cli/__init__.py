@@ -1,6 +1,6 @@
 """The ``harness`` command: a thin shell over the library (parse options, call, print).
 
-Exit codes (:data:`harness.reports.EXIT_CODES`): 0 success; 1 the gate failed (a
+Exit codes (:data:`harness.analysis.gate.EXIT_CODES`): 0 success; 1 the gate failed (a
 score below ``--min-score`` or a target's ``min_score``, failed runs with ``--strict``,
 a strict ``xpass``); 2 bad input (scenario, tool set, config, baseline, option); 3 a
 cassette is missing, unreadable or incomplete, or the requests drifted from it; 4 runs
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from harness import children
-from harness.cli import results as cli_results
+from harness import children, results
+from harness.cli import results_commands as cli_results
 from harness.cli.console import (
     console,
     escape,
@@ -37,7 +37,7 @@ from harness.cli.console import (
     row,
     warn_unmatched_xfail,
 )
-from harness.cli.results import build_report, exit_on_gate
+from harness.cli.results_commands import build_report, exit_on_gate
 from harness.errors import CutLineWarning, DiskFullError, UserError
 
 if TYPE_CHECKING:
@@ -298,8 +298,8 @@ def _run(
     from harness import api
     from harness.analysis import compare
     from harness.errors import ConfigError
-    from harness.records import RecordLog
     from harness.reports import write_built
+    from harness.results import RecordLog
     from harness.runner import Shard
     from harness.targets import load_targets
     from harness.transport.cassette import Mode, RecordMode
@@ -309,9 +309,9 @@ def _run(
     part = Shard.parse(shard) if shard else None
     known = load_targets(config)
     base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
-    folder: api.RunFolder
+    folder: results.RunFolder
     if resume:
-        folder = api.RunFolder.resume(out, None if resume == "latest" else resume)
+        folder = results.RunFolder.resume(out, None if resume == "latest" else resume)
         manifest = folder.manifest
         mode, record_mode, repeat = manifest["mode"], manifest["record_mode"], manifest["repeats"]
         part = Shard.parse(manifest["shard"]) if manifest.get("shard") else None
@@ -334,7 +334,7 @@ def _run(
             "scenarios": [s.id for s in selected],
             "shard": str(part) if part else None,
         }
-        folder = api.RunFolder.create(out, manifest)
+        folder = results.RunFolder.create(out, manifest)
     click.get_current_context().call_on_close(folder.release)  # however the command ends
     done = folder.done()
     err = console(stderr=True)

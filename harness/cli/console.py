@@ -59,7 +59,7 @@ def warn_unmatched_xfail(chosen: list[Target], scenario_ids: set[str]) -> None:
 
 def print_expectations(report: dict[str, Any]) -> None:
     """How many runs were expected failures (xfail) and how many passed anyway (xpass)."""
-    from harness.reports import expectation_counts
+    from harness.analysis.gate import expectation_counts
 
     if not report.get("xfail"):
         return

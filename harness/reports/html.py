@@ -23,10 +23,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from harness.model import Exchange, ProviderError
-from harness.records import Key, RunRecord, select
+from harness.records import RunRecord
 from harness.reports import write_redacted
 from harness.reports.markdown import SCORE_NOTE, cell, figure, percent, runs_cell
 from harness.reports.safe import bounded, visible
+from harness.results import Key, select
 
 BODY_LIMIT = 6000
 """Characters of a wire body shown before it is cut (the page stays small enough to open)."""

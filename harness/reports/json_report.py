@@ -17,12 +17,13 @@ from typing import Any
 from harness import secrets
 from harness._version import __version__
 from harness.analysis.capabilities import Grid
+from harness.analysis.gate import GatePolicy, expect_failure
 from harness.checks.scoring import Scores, record_score
 from harness.model import Exchange, Finding
-from harness.records import RunRecord, select, to_builtins
-from harness.reports import GatePolicy, expect_failure
+from harness.records import RunRecord, to_builtins
 from harness.reports.safe import DEPTH_LIMIT, bounded, elided, encodable, encode
 from harness.reports.spool import RunSpool
+from harness.results import select
 
 SCHEMA = "harness.report/1"
 EVIDENCE_LIMIT = 4000

@@ -9,8 +9,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.gate import expectation
 from harness.records import RunRecord
-from harness.reports import expectation, write_redacted
+from harness.reports import write_redacted
 from harness.reports.safe import visible
 
 

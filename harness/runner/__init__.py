@@ -48,16 +48,8 @@ from harness.errors import CassetteError, ConfigError, DiskFullError, UserError
 from harness.model import Finding, ToolExecution, Transcript
 from harness.providers import RequestOptions
 from harness.providers.text_protocols import native_tools_size
-from harness.records import (
-    CheckResult,
-    Key,
-    PromptSize,
-    RecordLog,
-    RunError,
-    RunRecord,
-    decode_record,
-    record_line,
-)
+from harness.records import CheckResult, PromptSize, RunError, RunRecord, decode_record, record_line
+from harness.results import Key, RecordLog
 from harness.scenarios import Scenario
 from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import api, runner
-from harness.records import read
+from harness.results import read
 from harness.runner import RunConfig
 from harness.targets import load_targets, pick
 from tests.helpers.cli import REPO

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from harness.api import RunFolder
 from harness.cli import main
+from harness.results import RunFolder
 from tests.helpers.cli import REPO, harness
 
 SUITE = ["--scenarios", str(REPO / "scenarios"), "--cassettes", str(REPO / "cassettes")]

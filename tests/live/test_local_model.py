@@ -17,8 +17,8 @@ import pytest
 
 from harness import scenarios
 from harness.api import run_targets as run
-from harness.records import read
 from harness.reports import write_reports
+from harness.results import read
 from harness.runner import RunConfig
 from harness.targets import load_targets, pick
 from tests.helpers.cli import REPO

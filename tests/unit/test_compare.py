@@ -25,8 +25,9 @@ from harness.analysis.compare import (
 )
 from harness.checks.scoring import difference
 from harness.errors import ConfigError
-from harness.records import RunRecord, read_sorted
+from harness.records import RunRecord
 from harness.reports.json_report import build
+from harness.results import read_sorted
 from tests.helpers import result_sets
 from tests.helpers.result_sets import BROKEN, USELESS
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import secrets
+from harness.analysis.gate import gate
 from harness.checks.outcomes import untestable
 from harness.errors import (
     CassetteCorruptError,
@@ -26,7 +27,6 @@ from harness.errors import (
 )
 from harness.model import Attempt, ParsedTurn, ProviderError, WireRequest, WireResponse
 from harness.records import RunError
-from harness.reports import gate
 from harness.transport import RetryPolicy, Transport, retry_after, safe_url, scrub_uri
 from harness.transport.cassette import CassetteTransport, cassette_path
 from tests.helpers.transcripts import transcript

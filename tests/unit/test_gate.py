@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from harness.records import RunRecord, read_sorted
-from harness.reports import EXIT_CODES, expectation_counts, expected_failures, gate, xfail_reason
+from harness.analysis.gate import EXIT_CODES, expectation_counts, expected_failures, gate, xfail_reason
+from harness.records import RunRecord
 from harness.reports.json_report import build
 from harness.reports.junit import render
+from harness.results import read_sorted
 from harness.targets import ConfigFileError, Target, load_config, load_targets
 from tests.helpers import result_sets
 from tests.helpers.result_sets import BROKEN

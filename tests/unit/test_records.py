@@ -16,16 +16,14 @@ from harness.records import (
     RESULT_SCHEMA,
     CheckResult,
     PromptSize,
-    RecordLog,
     RunError,
     RunRecord,
     TargetInfo,
     json_schema,
-    read,
     record_line,
-    select,
     status_of,
 )
+from harness.results import RecordLog, read, select
 from tests.helpers.transcripts import call, transcript
 
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from harness import records
+from harness import results
 from harness.analysis import compare
-from harness.api import merge_results
 from harness.errors import ConfigError, CutLineWarning
-from harness.records import RecordLog, read, record_line
+from harness.records import record_line
+from harness.results import RecordLog, merge_results, read
 from tests.unit.test_records import record
 
 Reader = Callable[[Path], Any]
@@ -99,7 +99,7 @@ def long_line(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_line_past_the_longest_is_refused_without_reading_the_rest(
     long_line: Path, reader: Reader, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(records, "MAX_LINE_BYTES", 2 << 20)  # as 256 MiB, but smaller
+    monkeypatch.setattr(results, "MAX_LINE_BYTES", 2 << 20)  # as 256 MiB, but smaller
     message, _, peak = refused(reader, long_line)
     assert f"{long_line}:2: a line longer than 2 MiB: not a results line" in message
     assert peak < 6 << 20, peak

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from harness import api
-from harness.api import RunFolder
+from harness import results
 from harness.errors import ConfigError, DiskFullError
-from harness.records import RecordLog, record_line
+from harness.records import record_line
+from harness.results import RecordLog, RunFolder
 from harness.runner import _Results
 from tests.unit.test_records import record
 from tests.unit.test_results_input import whole
@@ -58,7 +58,7 @@ def test_a_run_id_already_taken_is_drawn_again(tmp_path: Path, monkeypatch: pyte
 
     drawn = iter(["0badcafe", "0badcafe", "0badcafe", "5eed5eed"])
     monkeypatch.setattr(dates, "datetime", Frozen)
-    monkeypatch.setattr(api, "_token", lambda: next(drawn))
+    monkeypatch.setattr(results, "_token", lambda: next(drawn))
     first, second = RunFolder.create(tmp_path, MANIFEST), RunFolder.create(tmp_path, MANIFEST)
     assert [first.run_id, second.run_id] == ["20260102T030405Z-0badcafe", "20260102T030405Z-5eed5eed"]
     assert second.manifest["run_id"] == second.run_id
@@ -71,7 +71,7 @@ def complete(folder: RunFolder, out: Path) -> None:
 
 
 def test_pruning_leaves_a_folder_another_run_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "KEEP_RUNS", 1)
+    monkeypatch.setattr(results, "KEEP_RUNS", 1)
     old = RunFolder.create(tmp_path, MANIFEST)
     complete(old, tmp_path)
     held = RunFolder.resume(tmp_path, old.run_id)  # resumed by its id while a newer run ends

@@ -28,10 +28,11 @@ from markdown_it.token import Token
 
 from harness.cli.console import console, escape, print_table
 from harness.model import Finding, WireResponse
-from harness.records import CheckResult, RecordLog, RunRecord, read, record_line
+from harness.records import CheckResult, RunRecord, record_line
 from harness.reports import write_reports
 from harness.reports.markdown import step_summary
 from harness.reports.safe import DEPTH_LIMIT, INVISIBLE
+from harness.results import RecordLog, read
 from tests.helpers import hostile
 
 BUDGET = settings(

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import RecordLog, read_sorted
-from harness.reports import gate, write_built
+from harness.analysis.gate import gate
+from harness.reports import write_built
 from harness.reports.json_report import build
 from harness.reports.junit import render
 from harness.reports.spool import RunSpool
+from harness.results import RecordLog, read_sorted
 from tests.helpers import result_sets
 
 

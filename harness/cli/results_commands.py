@@ -31,8 +31,8 @@ def build_report(records: Iterable[Any], targets: Mapping[str, Target]) -> dict[
 @click.option("--config", default=None, help="Targets file for xfail (default ./harness.toml if present).")
 def report(results: Path, out: Path, config: str | None) -> None:
     """Rebuild the reports from a results file."""
-    from harness.records import RecordLog
     from harness.reports import write_built
+    from harness.results import RecordLog
     from harness.targets import load_targets
 
     records = RecordLog.open(results)
@@ -53,12 +53,12 @@ def merge(
 ) -> None:
     """Put the results of `harness run --shard K/N` jobs together: one results.jsonl and one
     report, the same as one unsharded run's (each SHARD is a results file or its folder)."""
-    from harness import api
     from harness.reports import write_built
+    from harness.results import merge_results
     from harness.targets import load_targets
 
     known = load_targets(config)
-    records = api.merge_results(shards, out / "results.jsonl")
+    records = merge_results(shards, out / "results.jsonl")
     built = build_report(records, known)
     paths = write_built(built, records, out)
     print_table(built)
@@ -137,7 +137,7 @@ def capabilities_command(results: Path, as_json: bool) -> None:
     import json
 
     from harness.analysis.capabilities import capabilities, render_capabilities_text
-    from harness.records import RecordLog
+    from harness.results import RecordLog
 
     path = results / "results.jsonl" if results.is_dir() else results
     if not path.exists():  # a path that is no regular file is refused when it is read
@@ -157,9 +157,9 @@ def exit_on_gate(
     strict: bool,
     regressions: Sequence[str] = (),
 ) -> None:
-    """Exit with the gate's code and its reason when it fails (:func:`harness.reports.gate`;
+    """Exit with the gate's code and its reason when it fails (:func:`harness.analysis.gate.gate`;
     each target's own ``min_score`` counts)."""
-    from harness.reports import gate
+    from harness.analysis.gate import gate
 
     code, message = gate(
         report,
