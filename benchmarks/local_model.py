@@ -24,7 +24,7 @@ from harness.api import run_targets as run
 from harness.records import RunRecord
 from harness.runner import RunConfig
 from harness.servers.local import local_server
-from harness.targets import load_targets
+from harness.targets_file import load_targets
 
 REPO = Path(__file__).resolve().parents[1]
 REQUEST = {

@@ -113,7 +113,7 @@ from pathlib import Path
 from harness import scenarios
 from harness.api import run_targets
 from harness.runner import WARM_IMPORTS, RunConfig
-from harness.targets import load_targets
+from harness.targets_file import load_targets
 
 for name in WARM_IMPORTS:  # imported before the clock starts, as the anchor's vcrpy is
     importlib.import_module(name)
@@ -248,7 +248,7 @@ from harness import scenarios
 from harness.api import run_targets
 from harness.reports import write_reports
 from harness.runner import RunConfig
-from harness.targets import load_targets
+from harness.targets_file import load_targets
 cassettes, repeats, results = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 suite = scenarios.load([Path(sys.argv[4])])
 

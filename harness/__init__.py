@@ -22,8 +22,8 @@ from harness._version import __version__
 _EXPORTS: dict[str, str] = {
     # running
     "load_scenarios": "harness.api",
-    "load_targets": "harness.targets",
-    "load_config": "harness.targets",
+    "load_targets": "harness.targets_file",
+    "load_config": "harness.targets_file",
     "select_targets": "harness.api",
     "run": "harness.api",
     "run_targets": "harness.api",
@@ -169,7 +169,8 @@ if TYPE_CHECKING:
     from harness.results import RecordLog
     from harness.runner import RunConfig
     from harness.scenarios import Scenario
-    from harness.targets import Target, load_config, load_targets
+    from harness.targets import Target
+    from harness.targets_file import load_config, load_targets
     from harness.tools.declared import DeclaredTool
     from harness.tools.registry import ToolFailure
     from harness.tools.toolsets import ToolSet, load_toolset

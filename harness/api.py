@@ -27,7 +27,8 @@ from harness.runner import run as run_with_endpoints
 from harness.scenarios import Scenario, select
 from harness.scenarios import load as load_scenario_files
 from harness.servers.endpoints import open_endpoints
-from harness.targets import Target, load_targets, pick
+from harness.targets import Target, pick
+from harness.targets_file import load_targets
 from harness.transport.cassette import Mode, RecordMode
 
 

@@ -88,7 +88,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "harness: a toolcall harness scenario run against a target")
     if not _targets(config):
         return
-    from harness.targets import load_targets, pick
+    from harness.targets import pick
+    from harness.targets_file import load_targets
 
     known = load_targets(config.getoption("harness_config"))
     chosen = pick(known, _targets(config))
@@ -364,7 +365,8 @@ class HarnessFixture:
         """Run one scenario (an id under ``scenarios``, or a loaded one) against one target (a name
         or a :class:`Target`); the mode and cassettes default to the ``--harness-*`` options."""
         from harness import api
-        from harness.targets import load_targets, pick
+        from harness.targets import pick
+        from harness.targets_file import load_targets
 
         if isinstance(scenario, str):
             found = [s for s in api.load_scenarios(scenarios) if s.id == scenario]

@@ -301,7 +301,7 @@ def _run(
     from harness.reports import write_built
     from harness.results import RecordLog
     from harness.runner import Shard
-    from harness.targets import load_targets
+    from harness.targets_file import load_targets
     from harness.transport.cassette import Mode, RecordMode
 
     if rechunk and mode != "replay":
@@ -465,7 +465,7 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
 
     table = Table()
     if what == "targets":
-        from harness.targets import load_targets
+        from harness.targets_file import load_targets
 
         for column in ("target", "format", "model", "endpoint", "mode", "simulated"):
             table.add_column(column)
@@ -496,7 +496,7 @@ def list_(what: str, config: str | None, scenario_dir: str) -> None:
             row(table, c.id, c.kind, str(c.weight), " ".join(c.doc.split()))
     elif what == "profiles":
         from harness.registry import PROFILES
-        from harness.targets import load_config
+        from harness.targets_file import load_config
 
         for column in ("profile", "format", "base URL", "key variable", "source", "description"):
             table.add_column(column)
@@ -690,7 +690,7 @@ def verify(
     from harness import api
     from harness.analysis import verify as verification
     from harness.errors import ConfigError
-    from harness.targets import load_targets
+    from harness.targets_file import load_targets
     from harness.transport.cassette import Mode
 
     known = load_targets(config)

@@ -33,7 +33,7 @@ def report(results: Path, out: Path, config: str | None) -> None:
     """Rebuild the reports from a results file."""
     from harness.reports import write_built
     from harness.results import RecordLog
-    from harness.targets import load_targets
+    from harness.targets_file import load_targets
 
     records = RecordLog.open(results)
     built = build_report(records, load_targets(config))
@@ -55,7 +55,7 @@ def merge(
     report, the same as one unsharded run's (each SHARD is a results file or its folder)."""
     from harness.reports import write_built
     from harness.results import merge_results
-    from harness.targets import load_targets
+    from harness.targets_file import load_targets
 
     known = load_targets(config)
     records = merge_results(shards, out / "results.jsonl")

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from harness import secrets
 from harness.errors import ConfigError
-from harness.targets import Target, target_error
+from harness.targets import Target
+from harness.targets_file import target_error
 from harness.transport import Endpoint, RateLimiter, api_key, live_transport, register_url, secret_header
 from harness.transport.cassette import Mode
 

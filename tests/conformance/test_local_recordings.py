@@ -18,7 +18,8 @@ from harness.api import run_targets
 from harness.checks import RunContext, run_checks
 from harness.records import RunRecord
 from harness.runner import RunConfig
-from harness.targets import load_targets, pick
+from harness.targets import pick
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 LLAMA_SERVER = ["local-llamacpp-gemma3-270m", "local-llamacpp-gemma3-270m-stream"]

@@ -19,7 +19,7 @@ import yaml
 from harness.api import load_scenarios, run_targets
 from harness.records import RunRecord
 from harness.runner import RunConfig
-from harness.targets import load_targets
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 TARGETS = ("sim-mistral", "sim-openai")

@@ -20,7 +20,8 @@ import pytest
 import yaml
 
 from harness.api import load_scenarios, run
-from harness.targets import Target, load_config
+from harness.targets import Target
+from harness.targets_file import load_config
 from tests.helpers.cli import REPO, harness
 
 EXAMPLES = REPO / "examples"

@@ -12,7 +12,7 @@ import pytest
 
 from harness.api import run
 from harness.scenarios import load
-from harness.targets import load_targets
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO, harness
 
 DATA = REPO / "tests" / "data" / "bfcl"

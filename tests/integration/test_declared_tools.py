@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.api import load_scenarios, run
-from harness.targets import Target, load_targets
+from harness.targets import Target
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 BILLING = load_scenarios(REPO / "scenarios", select_=["billing.*"])

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.api import load_scenarios, run
-from harness.targets import Target, load_config
+from harness.targets import Target
+from harness.targets_file import load_config
 from tests.helpers.cli import REPO
 
 EXAMPLES = REPO / "examples"

@@ -22,7 +22,7 @@ from harness.api import run_targets as run
 from harness.api import select_targets
 from harness.reports.json_report import build, write
 from harness.runner import RunConfig
-from harness.targets import load_targets
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 GOLDEN = REPO / "tests" / "data" / "golden" / "report.json.gz"

@@ -29,7 +29,8 @@ from harness.reports import write_built
 from harness.reports.html import render
 from harness.reports.json_report import build
 from harness.runner import RunConfig
-from harness.targets import load_targets, pick
+from harness.targets import pick
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 from tests.helpers.hostile import PLACES, TARGET, records
 

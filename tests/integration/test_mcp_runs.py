@@ -13,7 +13,8 @@ from harness import scenarios
 from harness.api import run_targets as run
 from harness.records import RunRecord
 from harness.runner import RunConfig
-from harness.targets import Target, load_targets, pick
+from harness.targets import Target, pick
+from harness.targets_file import load_targets
 from harness.tools.mcp import manager as mcp_module
 from tests.helpers.cli import REPO
 from tests.helpers.processes import mcp_processes, still_running

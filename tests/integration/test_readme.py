@@ -15,7 +15,8 @@ import yaml
 
 from harness.api import run
 from harness.scenarios import load_file
-from harness.targets import Target, load_config
+from harness.targets import Target
+from harness.targets_file import load_config
 from harness.tools.toolsets import load_toolset
 from tests.helpers.cli import REPO
 

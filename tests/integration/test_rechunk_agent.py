@@ -13,7 +13,8 @@ from pathlib import Path
 
 from harness.api import load_scenarios, run
 from harness.records import RunRecord
-from harness.targets import Target, load_config
+from harness.targets import Target
+from harness.targets_file import load_config
 from tests.helpers.cli import REPO
 
 EXAMPLES = REPO / "examples"

@@ -9,7 +9,8 @@ import pytest
 from harness import api, runner
 from harness.results import read
 from harness.runner import RunConfig
-from harness.targets import load_targets, pick
+from harness.targets import pick
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 

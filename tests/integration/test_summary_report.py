@@ -14,7 +14,7 @@ from harness.api import run_targets
 from harness.reports import write_reports
 from harness.reports.markdown import matrix, stacked, step_summary
 from harness.runner import RunConfig
-from harness.targets import load_targets
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from harness import api
 from harness.analysis.verify import Settings, verify_records
-from harness.targets import Target, load_targets
+from harness.targets import Target
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO, harness
 
 SCENARIOS = ["single", "parallel", "irrelevance", "tool_choice"]

@@ -20,7 +20,8 @@ from harness.api import run_targets as run
 from harness.reports import write_reports
 from harness.results import read
 from harness.runner import RunConfig
-from harness.targets import load_targets, pick
+from harness.targets import pick
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 from tests.helpers.drift import server_drift
 

@@ -24,7 +24,8 @@ from harness.model import Finding
 from harness.records import CheckResult, RunError, RunRecord
 from harness.reports.json_report import build
 from harness.runner import RunConfig
-from harness.targets import load_targets, pick
+from harness.targets import pick
+from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 GEMMA = "local-gemma3-270m"

@@ -16,7 +16,8 @@ from harness.records import RunRecord
 from harness.reports.json_report import build
 from harness.reports.junit import render
 from harness.results import read_sorted
-from harness.targets import ConfigFileError, Target, load_config, load_targets
+from harness.targets import Target
+from harness.targets_file import ConfigFileError, load_config, load_targets
 from tests.helpers import result_sets
 from tests.helpers.result_sets import BROKEN
 

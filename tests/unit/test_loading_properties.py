@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from harness import yamlio
 from harness.errors import ConfigError, UserError
 from harness.scenarios import load_file
-from harness.targets import TARGET_KEYS, load_config
+from harness.targets_file import TARGET_KEYS, load_config
 
 BUDGET = settings(
     max_examples=200,

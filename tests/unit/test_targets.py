@@ -7,16 +7,14 @@ from harness.errors import ConfigError, UnknownNameError
 from harness.model import Message, ToolChoice
 from harness.providers import RequestOptions, formats
 from harness.providers.text_protocols import protocols
-from harness.targets import (
-    NAME_PATTERN,
+from harness.targets import NAME_PATTERN, Target, pick
+from harness.targets_file import (
     PROFILE_KEYS,
     TARGET_KEYS,
     ConfigFileError,
-    Target,
     config_schema,
     load_config,
     load_targets,
-    pick,
     read_config,
     target_error,
 )
