@@ -54,7 +54,6 @@ from harness.model import (
 )
 from harness.providers import Adapter
 from harness.tools.registry import ToolFailure, ToolRegistry
-from harness.transport import masked, scrub_uri
 from harness.transport.cassette import (
     MATCH_ON,
     Mode,
@@ -64,6 +63,7 @@ from harness.transport.cassette import (
     scrub_request,
     scrub_response,
 )
+from harness.transport.credentials import masked, scrub_uri
 
 AgentFunction = Callable[["AgentTask"], Any]
 

@@ -36,7 +36,7 @@ from harness.model import (
 )
 from harness.providers import Adapter, RequestOptions
 from harness.tools.registry import ToolRegistry
-from harness.transport import Sent
+from harness.transport.send import Sent
 
 Send = Callable[[WireRequest], Sent]
 

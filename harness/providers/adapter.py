@@ -331,7 +331,7 @@ def too_large(response: OversizedResponse) -> ParsedTurn:
     fault (a runaway stream, a decompression bomb), never read as a partial answer."""
     detail = (
         f"the HTTP {response.status} body is larger than {response.limit:,} bytes once decompressed "
-        f"(the limit, harness.transport.MAX_RESPONSE_BYTES); reading stopped at {response.received:,} "
+        f"(the limit, harness.transport.send.MAX_RESPONSE_BYTES); reading stopped at {response.received:,} "
         "bytes and the turn is not read"
     )
     return ParsedTurn(

@@ -55,8 +55,10 @@ from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.naming import declared_namer
 from harness.tools.registry import ToolRegistry
-from harness.transport import SECRET_HEADERS, Borrowed, Endpoint, RetryPolicy, Timeouts, Transport
 from harness.transport.cassette import CassetteTransport, Mode, RecordMode, cassette_path
+from harness.transport.credentials import SECRET_HEADERS
+from harness.transport.live import Borrowed
+from harness.transport.send import Endpoint, RetryPolicy, Timeouts, Transport
 
 
 @dataclass(frozen=True)

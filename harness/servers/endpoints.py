@@ -9,7 +9,7 @@
 * **a managed local model** (``base_url = "local:<model>"``): one server per
   model, shared by its targets, started on a free 127.0.0.1 port.
 
-:func:`open_endpoints` starts them, hands out ready :class:`~harness.transport.Endpoint`
+:func:`open_endpoints` starts them, hands out ready :class:`~harness.transport.send.Endpoint`
 values (each with one pooled HTTP transport for the whole run) and always stops
 them. The runner only ever receives endpoints; it never starts anything.
 """
@@ -24,8 +24,11 @@ from harness import secrets
 from harness.errors import ConfigError
 from harness.targets import Target
 from harness.targets_file import target_error
-from harness.transport import Endpoint, RateLimiter, api_key, live_transport, register_url, secret_header
 from harness.transport.cassette import Mode
+from harness.transport.credentials import api_key, register_url, secret_header
+from harness.transport.limits import RateLimiter
+from harness.transport.live import live_transport
+from harness.transport.send import Endpoint
 
 if TYPE_CHECKING:
     from harness.scenarios import Scenario

@@ -31,8 +31,9 @@ from harness.errors import (
     CassetteMissingError,
     ConfigError,
 )
-from harness.transport import OVER_LIMIT, SECRET_HEADERS, Played, read_body, scrub_uri
 from harness.transport.cassette_files import OVER_LIMIT_KEY, load_cassette
+from harness.transport.credentials import SECRET_HEADERS, scrub_uri
+from harness.transport.send import OVER_LIMIT, Played, read_body
 
 Mode = Literal["replay", "record", "live"]
 RecordMode = Literal["once", "new_episodes", "all"]

@@ -23,7 +23,7 @@ from harness.errors import CassetteCorruptError
 
 MAX_RECORDING_BYTES = 128 * 1024 * 1024
 """Largest recording file read (a cassette, an MCP recording): room for four bodies of
-:data:`harness.transport.MAX_RESPONSE_BYTES` each. Checked before reading and while reading."""
+:data:`harness.transport.send.MAX_RESPONSE_BYTES` each. Checked before reading and while reading."""
 OVER_LIMIT_KEY = "over_limit"
 """In a recorded response: the bytes read before its body passed the limit (the body keeps its
 first bytes only), so a replay fails the turn as the recording did."""

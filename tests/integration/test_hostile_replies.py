@@ -16,7 +16,7 @@ from harness.api import RunResult, load_scenarios, run
 from harness.providers import formats
 from harness.records import RunRecord, decode_record, record_line
 from harness.targets import Target
-from harness.transport import MAX_RESPONSE_BYTES
+from harness.transport.send import MAX_RESPONSE_BYTES
 from tests.helpers.cli import REPO
 from tests.helpers.hostile_replies import (
     MARK,

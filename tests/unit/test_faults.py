@@ -27,8 +27,9 @@ from harness.errors import (
 )
 from harness.model import Attempt, ParsedTurn, ProviderError, WireRequest, WireResponse
 from harness.records import RunError
-from harness.transport import RetryPolicy, Transport, retry_after, safe_url, scrub_uri
 from harness.transport.cassette import CassetteTransport, cassette_path
+from harness.transport.credentials import safe_url, scrub_uri
+from harness.transport.send import RetryPolicy, Transport, retry_after
 from tests.helpers.transcripts import transcript
 from tests.unit.test_records import record
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from harness.errors import CassetteDriftError, CassetteMissingError
-from harness.transport import json_body
 from harness.transport.cassette import CassetteTransport, cassette_path, scrub_uri
+from harness.transport.send import json_body
 
 SECRET = "sk-fake-0123456789abcdefSECRET"
 

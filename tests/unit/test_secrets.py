@@ -20,8 +20,9 @@ from harness.model import WireRequest
 from harness.secrets import REDACTED, redact, redact_body, redact_bytes
 from harness.servers.endpoints import live_endpoint
 from harness.targets import Target
-from harness.transport import Transport, register_url, safe_url
 from harness.transport.cassette import CassetteTransport
+from harness.transport.credentials import register_url, safe_url
+from harness.transport.send import Transport
 from tests.helpers.echo_server import b64, json_escaped
 
 KEY = "sk-live/TOP+SECRET=4242"

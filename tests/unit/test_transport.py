@@ -19,8 +19,8 @@ from harness import secrets
 from harness.errors import TransportError
 from harness.model import OversizedResponse, WireRequest, WireResponse
 from harness.providers import adapter_class
-from harness.transport import KEPT_BYTES, MAX_RESPONSE_BYTES, Timeouts, Transport
 from harness.transport.cassette import CassetteTransport
+from harness.transport.send import KEPT_BYTES, MAX_RESPONSE_BYTES, Timeouts, Transport
 from tests.helpers.hostile_replies import MIB, Tripwire, bomb_size, gzip_bomb
 
 WIRE = WireRequest("/v1/chat/completions", {"model": "m", "messages": []})
@@ -176,7 +176,7 @@ def test_a_recorded_body_past_the_limit_is_cut_when_played(
 ) -> None:
     """A cassette from elsewhere may hold a body past the limit whole: played, it is the same
     finding (the limit is made small here so the cassette stays small)."""
-    from harness import transport
+    from harness.transport import send as transport
 
     path = tmp_path / "c.yaml"
     recorder = CassetteTransport(

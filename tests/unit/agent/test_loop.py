@@ -12,7 +12,8 @@ from harness.agent.loop import LoopSettings, run_loop, turn_choice
 from harness.model import Message, ToolChoice, ToolSpec, Transcript
 from harness.providers import RequestOptions, adapter_class
 from harness.tools.registry import Tool, ToolRegistry
-from harness.transport import RateLimiter, RetryPolicy, Transport
+from harness.transport.limits import RateLimiter
+from harness.transport.send import RetryPolicy, Transport
 
 SPEC = ToolSpec("lookup", "Look a key up.", {"type": "object", "properties": {"key": {"type": "string"}}})
 

@@ -31,7 +31,7 @@ from harness.providers._json import SURROGATE
 from harness.providers.adapter import reached_guard
 from harness.providers.framing import decode_stream
 from harness.providers.prompted import prompted
-from harness.transport import json_body
+from harness.transport.send import json_body
 from tests.helpers.hostile_replies import MARK, marked_as, reply_body
 from tests.helpers.realworld import cases
 from tests.helpers.transcripts import WEATHER
