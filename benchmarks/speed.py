@@ -112,7 +112,8 @@ import importlib, json, sys, tempfile, time
 from pathlib import Path
 from harness import scenarios
 from harness.api import run_targets
-from harness.runner import WARM_IMPORTS, RunConfig
+from harness.runner import RunConfig
+from harness.runner.workers import WARM_IMPORTS
 from harness.targets_file import load_targets
 
 for name in WARM_IMPORTS:  # imported before the clock starts, as the anchor's vcrpy is

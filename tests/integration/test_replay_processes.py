@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import api, runner
+from harness import api
 from harness.results import read
-from harness.runner import RunConfig
+from harness.runner import RunConfig, plan
 from harness.targets import pick
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
@@ -19,9 +19,9 @@ def test_forked_workers_give_the_records_one_process_gives(
 ) -> None:
     suite = api.load_scenarios(REPO / "scenarios", select_=["multi_turn", "naming", "batch", "weather.*"])
     targets = pick(load_targets(), ["sim-openai", "sim-anthropic-stream", "local-gemma3-270m"])
-    monkeypatch.setattr(runner, "MIN_JOBS_PER_WORKER", 1)
+    monkeypatch.setattr(plan, "MIN_JOBS_PER_WORKER", 1)
     config = RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "forked.jsonl", processes=2)
-    assert runner._workers(config, [(targets[0], suite[0], 0)] * 100) == 2
+    assert plan.worker_count(config, [(targets[0], suite[0], 0)] * 100) == 2
     forked = api.run_targets(targets, suite, config)
     one = api.run_targets(
         targets, suite, RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "one.jsonl", processes=1)
@@ -49,6 +49,6 @@ def test_a_live_run_forks_no_more_workers_than_its_smallest_target_concurrency()
     known = load_targets()
     jobs = [(known[name], scenario, 0) for name in ("sim-openai", "local-gemma3-270m") for scenario in suite]
     live = RunConfig(mode="live", processes=4)
-    assert runner._workers(live, jobs) == 1  # the local model server answers one request at a time
-    assert runner._workers(live, [j for j in jobs if j[0].name == "sim-openai"]) == 4
-    assert runner._workers(RunConfig(mode="live"), jobs[:5]) == 1  # live forks only when asked
+    assert plan.worker_count(live, jobs) == 1  # the local model server answers one request at a time
+    assert plan.worker_count(live, [j for j in jobs if j[0].name == "sim-openai"]) == 4
+    assert plan.worker_count(RunConfig(mode="live"), jobs[:5]) == 1  # live forks only when asked

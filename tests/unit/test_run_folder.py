@@ -17,7 +17,7 @@ from harness import results
 from harness.errors import ConfigError, DiskFullError
 from harness.records import record_line
 from harness.results import RecordLog, RunFolder
-from harness.runner import _Results
+from harness.runner.sink import Results
 from tests.unit.test_records import record
 from tests.unit.test_results_input import whole
 
@@ -90,7 +90,7 @@ def test_pruning_leaves_a_folder_another_run_holds(tmp_path: Path, monkeypatch: 
 def test_a_resumed_run_appends_after_the_last_whole_line(tmp_path: Path, tail: bytes, kept: int) -> None:
     path = tmp_path / "results.jsonl"
     path.write_bytes(whole(0) + whole(1) + tail)
-    with _Results(path, True, None) as results:
+    with Results(path, True, None) as results:
         results.keep(record(repeat=9))
     log = RecordLog.open(path)
     assert [key[2] for key in log.run_keys()] == [*range(kept), 9]
@@ -102,7 +102,7 @@ class FillingFile:
     """The sink's file, on a disk with ``room`` bytes left: a write past it writes what fits, then
     fails with ENOSPC, as a full disk does."""
 
-    def __init__(self, results: _Results, room: int, fail_on_close: bool = False) -> None:
+    def __init__(self, results: Results, room: int, fail_on_close: bool = False) -> None:
         assert results.out is not None and results.path is not None
         results.out.close()
         self.file = results.path.open("ab")
@@ -132,7 +132,7 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_keeping_what_was_written(t
     path = tmp_path / "results.jsonl"
     stop = threading.Event()
     two = len(whole(0) + whole(1))
-    with pytest.raises(DiskFullError) as caught, _Results(path, False, None, stop=stop) as results:
+    with pytest.raises(DiskFullError) as caught, Results(path, False, None, stop=stop) as results:
         results.out = FillingFile(results, room=two + 100)  # type: ignore[assignment]
         results.keep(record(repeat=0))
         results.keep(record(repeat=1))
@@ -147,7 +147,7 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_keeping_what_was_written(t
     assert str(error) == f"no space left on device writing {path}: the lines written before it are kept"
     assert error.exit_code == 8 and error.errno == errno.ENOSPC and isinstance(error, OSError)
     assert path.read_bytes() == whole(0) + whole(1) + whole(2)[:100]
-    with _Results(path, True, None) as resumed:  # room again: the run resumes after line 2
+    with Results(path, True, None) as resumed:  # room again: the run resumes after line 2
         resumed.keep(record(repeat=2))
     assert path.read_bytes() == whole(0) + whole(1) + whole(2)
 
@@ -156,7 +156,7 @@ def test_a_full_disk_when_the_last_lines_are_written_is_the_same_error(tmp_path:
     path = tmp_path / "results.jsonl"
     with (
         pytest.raises(DiskFullError, match="no space left on device writing"),
-        _Results(path, False, None, replay=True) as results,
+        Results(path, False, None, replay=True) as results,
     ):
         results.out = FillingFile(results, room=1 << 20, fail_on_close=True)  # type: ignore[assignment]
         results.keep(record())

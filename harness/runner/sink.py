@@ -1,0 +1,116 @@
+"""Where finished runs go: the results file, a line per run as it ends, or memory."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, cast
+
+from harness.errors import DiskFullError
+from harness.records import RunRecord, decode_record, record_line
+from harness.results import RecordLog
+from harness.runner.plan import OnResult
+
+
+class Results:
+    """Where finished runs go: each appended to the results file as its line (then only its key
+    and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory. A full disk
+    stops the run (``stop`` is set) with a :class:`DiskFullError`: the lines written stay."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        resumed: bool,
+        on_result: OnResult | None,
+        replay: bool = False,
+        stop: threading.Event | None = None,
+    ):
+        self.on_result = on_result
+        # each line reaches the file as its run ends, so a killed run resumes where it stopped;
+        # a replay's lines go a megabyte at a time (a replayed run lost with them costs nothing)
+        self.buffering = 1 << 20 if replay else -1
+        self.flush_each = not replay
+        self.lock = threading.Lock()
+        self.kept: list[RunRecord] = []
+        self.log = RecordLog(path) if path is not None else None
+        self.path, self.resumed, self.stop = path, resumed, stop
+        self.out: IO[bytes] | None = None
+        self.offset = self.number = 0
+        self.full: DiskFullError | None = None  # once the disk is full, nothing more is written
+
+    def __enter__(self) -> Results:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.resumed and self.path.exists():  # the new lines follow the ones already there
+                self._mend(RecordLog.open(self.path, warn=False))
+            self.out = self.path.open("ab" if self.resumed else "wb", buffering=self.buffering)
+        return self
+
+    def _mend(self, done: RecordLog) -> None:
+        """End a killed run's results file with a whole line, as :meth:`RecordLog.open` read it: a
+        last line cut short goes (its run goes again), a whole one without its line end gets it."""
+        assert self.path is not None
+        self.offset, self.number = done.end, done.end_line
+        with self.path.open("r+b") as tail:
+            tail.truncate(done.end)
+            if done.end and (tail.seek(done.end - 1), tail.read(1))[1] != b"\n":
+                tail.write(b"\n")
+                self.offset += 1
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if self.out is not None:
+            try:
+                self.out.close()  # a replay's last lines are written here
+            except OSError as error:
+                if kind is None and DiskFullError.is_full(error):
+                    raise self._full() from error
+                if kind is None:  # else the run already ends with its own error
+                    raise
+
+    def _full(self) -> DiskFullError:
+        """The disk is full: the run stops, and nothing more is written."""
+        if self.stop is not None:
+            self.stop.set()
+        self.full = self.full or DiskFullError(str(self.path), "the lines written before it are kept")
+        return self.full
+
+    def keep(self, record: RunRecord) -> None:
+        """A run finished in this process."""
+        self._keep(record.key, record, None)
+
+    def keep_line(self, line: bytes, key: tuple[str, str, int]) -> None:
+        """A run a forked worker finished, as its results line and key: decoded only when it is
+        kept in memory or ``on_result`` wants it."""
+        wanted = self.out is None or self.on_result is not None
+        self._keep(key, decode_record(line) if wanted else None, line)
+
+    def _keep(self, key: tuple[str, str, int], record: RunRecord | None, line: bytes | None) -> None:
+        """Keep a run (the record, its line, or both: whichever is wanted is given)."""
+        with self.lock:
+            if self.out is None:
+                self.kept.append(cast(RunRecord, record))
+            else:
+                self._write(line if line is not None else record_line(cast(RunRecord, record)), key)
+        if self.on_result is not None:
+            self.on_result(cast(RunRecord, record))
+
+    def _write(self, line: bytes, key: tuple[str, str, int]) -> None:
+        assert self.out is not None and self.log is not None
+        if self.full is not None:  # a line after a failed one could leave a cut line mid-file
+            raise self.full
+        try:
+            self.out.write(line + b"\n")  # one write: a line never reaches the file without its end
+            if self.flush_each:
+                self.out.flush()
+        except OSError as error:
+            if DiskFullError.is_full(error):
+                raise self._full() from error
+            raise
+        self.number += 1
+        self.log.add(key, self.offset, len(line) + 1, self.number)
+        self.offset += len(line) + 1
+
+    def records(self) -> Sequence[RunRecord]:
+        """The records, sorted by (target, scenario, repeat)."""
+        return self.log if self.log is not None else sorted(self.kept, key=lambda r: r.key)

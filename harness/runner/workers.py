@@ -1,0 +1,196 @@
+"""Running the jobs: threads in this process, or forked worker processes that send their lines
+back, each dying with its parent."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
+from typing import Any, cast
+
+from harness import children
+from harness.records import RunRecord, record_line
+from harness.results import Key
+from harness.runner.one import run_one
+from harness.runner.plan import Job, RunConfig, target_limits
+from harness.scenarios import Scenario
+from harness.targets import Target
+from harness.transport.send import Endpoint
+
+
+def run_threads(
+    jobs: Sequence[Job],
+    config: RunConfig,
+    endpoints: Mapping[str, Endpoint],
+    limits: Mapping[str, threading.Semaphore],
+    keep: Callable[[RunRecord], None],
+    stop: threading.Event,
+) -> None:
+    """Run ``jobs`` on ``config.concurrency`` threads, each target within its limit; a replay on
+    this thread (it waits on nothing: more threads would only contend for the GIL, which cost a
+    replay 65 % more CPU on 8 threads), unless its MCP servers run live."""
+
+    def task(target: Target, scenario: Scenario, repeat: int) -> None:
+        if stop.is_set():
+            return
+        with limits[target.name]:
+            if stop.is_set():
+                return
+            record = run_one(target, scenario, repeat, endpoints[target.name], config)
+        if stop.is_set() and record.outcome == "error":
+            return  # cut short by the interruption: it is not a result
+        keep(record)
+
+    if config.mode == "replay" and not config.live_mcp:  # on this thread, one run after another
+        for job in jobs:
+            task(*job)
+        return
+    threads = max(1, config.concurrency)
+    pending: collections.deque[Future[None]] = collections.deque()
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="run") as pool:
+        for job in jobs:  # a window of submitted runs, not all of them: a future costs ~1 KB
+            if len(pending) >= 2 * threads:
+                _wait(pending.popleft())
+            pending.append(pool.submit(task, *job))
+        while pending:
+            _wait(pending.popleft())
+
+
+def run_forked(
+    jobs: list[Job],
+    workers: int,
+    config: RunConfig,
+    endpoints: Mapping[str, Endpoint],
+    keep: Callable[[bytes, tuple[str, str, int]], None],
+    stop: threading.Event,
+) -> list[Job]:
+    """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
+    record coming back encoded with its key, in the order runs end; returns the jobs no worker reported (a
+    worker that died, an interruption), for this process to run or leave. A replay worker runs
+    one run at a time (it is bound by the CPU); a live one runs threads within its share of every
+    endpoint's connections, concurrency and rate limits.
+
+    A worker never outlives this process: it gets SIGTERM when this process dies, however it dies
+    (``kill -9`` included), or stops the run, and SIGTERM makes it kill what it started (its MCP
+    servers) and exit at once. Interrupts and hangups are this process's to handle."""
+    import multiprocessing
+    import signal
+    from multiprocessing.connection import Connection, wait
+
+    context = multiprocessing.get_context("fork")
+    if config.mode == "replay":  # by scenario: each worker builds only its own scenarios' caches
+        # (argument validators, tool namers, declaration checks), not every scenario's
+        place = {scenario_id: n for n, scenario_id in enumerate(dict.fromkeys(job[1].id for job in jobs))}
+        shares = [[job for job in jobs if place[job[1].id] % workers == i] for i in range(workers)]
+    else:  # live: every worker gets every target's runs, within its share of each one's limits
+        shares = [jobs[i::workers] for i in range(workers)]
+    # a worker sends each run's key and line, a few runs at a time in a replay (fewer messages to
+    # wake the parent; a replayed run lost with its worker is cheap to run again), one at a time
+    # live (where each run costs a provider call and progress is watched)
+    batch_bytes = 256 * 1024 if config.mode == "replay" else 0
+    parent = os.getpid()
+    children.preload()
+
+    def work(share: list[Job], conn: Any) -> None:
+        children.die_with_parent(parent)
+        signal.signal(signal.SIGTERM, lambda signum, frame: children.exit_now(1))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        own = {name: endpoint.share(workers) for name, endpoint in endpoints.items()}
+        targets = list({target.name: target for target, _, _ in share}.values())
+        lock = threading.Lock()
+
+        batch: list[tuple[Key, bytes]] = []
+        held = [0]  # bytes in the batch
+
+        def send(record: RunRecord) -> None:
+            line = record_line(record)
+            with lock:
+                batch.append((record.key, line))
+                held[0] += len(line)
+                if held[0] >= batch_bytes:
+                    conn.send(batch)
+                    batch.clear()
+                    held[0] = 0
+
+        part = dataclasses.replace(config, concurrency=max(1, config.concurrency // workers))
+        run_threads(share, part, own, target_limits(targets, own, workers), send, threading.Event())
+        if batch:
+            conn.send(batch)
+        conn.close()
+
+    pending: dict[Any, Any] = {}
+
+    def terminate() -> None:
+        for process in list(pending.values()):
+            process.terminate()
+
+    tracked = children.track(terminate)  # a second Ctrl-C, exiting at once, still stops them
+    for share in shares:
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=work, args=(share, send), daemon=True)
+        process.start()
+        send.close()
+        pending[receive] = process
+    done: set[tuple[str, str, int]] = set()
+    try:
+        while pending and not stop.is_set():
+            for ready in wait(list(pending), timeout=0.5):
+                conn = cast(Connection, ready)
+                try:
+                    batch = conn.recv()
+                except EOFError:
+                    pending.pop(conn).join()
+                    continue
+                for (target, scenario, repeat), line in batch:
+                    key = (sys.intern(target), sys.intern(scenario), repeat)  # a log holds each name once
+                    done.add(key)
+                    keep(line, key)
+    finally:
+        terminate()
+        children.untrack(tracked)
+    return [] if stop.is_set() else [j for j in jobs if (j[0].name, j[1].id, j[2]) not in done]
+
+
+WARM_IMPORTS = ("deepdiff", "jsonschema")
+"""What a run imports on first need (a mismatch's diff, a schema's validator): each forked worker
+would import it again for itself, a fifth of a second for deepdiff."""
+
+
+def warm(jobs: Sequence[Job]) -> None:
+    """Import and build here, once, what every forked worker would otherwise build for itself:
+    the lazily imported libraries, the targets' adapters and the registered checks."""
+    import importlib
+
+    from harness.checks import all_checks
+
+    for name in WARM_IMPORTS:
+        importlib.import_module(name)
+    for target in {job[0].name: job[0] for job in jobs}.values():
+        target.adapter()
+    all_checks()
+
+
+def _wait(future: Future[None]) -> None:
+    """The future's result, waiting in short slices: a signal (Ctrl-C) delivered to another
+    thread only reaches the main thread's Python handler when the main thread wakes."""
+    while True:
+        try:
+            future.result(timeout=0.2)
+            return
+        except FuturesTimeout:
+            continue
+
+
+def cut_on_stop(stop: threading.Event, finished: threading.Event, endpoints: Mapping[str, Endpoint]) -> None:
+    """When ``stop`` is set before the run finishes, close every endpoint's connections."""
+    while not finished.is_set():
+        if stop.wait(0.1):
+            for endpoint in endpoints.values():
+                endpoint.cut()
+            return
