@@ -1,0 +1,314 @@
+"""``harness run`` and ``harness record``: the options, the run folder, the reports and the gate."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+from harness import results
+from harness.cli.console import (
+    console,
+    escape,
+    github_step_summary,
+    print_table,
+    warn_unmatched_xfail,
+)
+from harness.cli.results_commands import build_report, exit_on_gate
+from harness.cli.signals import signals
+
+if TYPE_CHECKING:
+    pass
+
+
+def _run_options(fn: Any) -> Any:
+    options = [
+        click.option("--target", "-t", "targets", multiple=True, help="Target name or glob (repeatable)."),
+        click.option(
+            "--scenario",
+            "-s",
+            "scenario_patterns",
+            multiple=True,
+            help="Scenario id, glob or category (repeatable).",
+        ),
+        click.option(
+            "--scenarios",
+            "scenario_dir",
+            default="scenarios",
+            show_default=True,
+            help="Scenario file or folder.",
+        ),
+        click.option("--cassettes", default="cassettes", show_default=True, type=click.Path(path_type=Path)),
+        click.option(
+            "--out",
+            default="reports",
+            show_default=True,
+            type=click.Path(path_type=Path),
+            help="Folder for results.jsonl and the reports.",
+        ),
+        click.option("--config", default=None, help="Targets file (default ./harness.toml if present)."),
+        click.option(
+            "--repeat",
+            default=1,
+            show_default=True,
+            type=click.IntRange(1, 100),
+            help="Runs per scenario (pass^k).",
+        ),
+        click.option(
+            "--concurrency",
+            default=8,
+            show_default=True,
+            type=click.IntRange(1, 64),
+            help="Runs in flight at once, all targets together (live and record; each target also "
+            "keeps to its own concurrency). A replay runs one at a time in each process.",
+        ),
+        click.option(
+            "--min-score",
+            default=None,
+            type=click.FloatRange(0, 100),
+            help="Exit 1 when a target scores below this.",
+        ),
+        click.option("--strict", is_flag=True, help="Exit 1 when any run fails."),
+        click.option(
+            "--processes",
+            default=0,
+            type=click.IntRange(0, 64),
+            help="Worker processes (Linux). Replay: one per core unless 1. Live and record: only when "
+            "above 1, each with its share of every target's concurrency and rate limits.",
+        ),
+        click.option(
+            "--shard",
+            default=None,
+            metavar="K/N",
+            help="Run only shard K of N: a stable share of the (target, scenario) pairs, for N CI "
+            "jobs; put their results together with `harness merge`.",
+        ),
+        click.option(
+            "--resume",
+            "resume",
+            is_flag=False,
+            flag_value="latest",
+            default=None,
+            help="Continue an interrupted run (the newest one, or the run id given) without redoing "
+            "the runs it finished.",
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+@click.command()
+@_run_options
+@click.option("--mode", type=click.Choice(["replay", "record", "live"]), default="replay", show_default=True)
+@click.option("--live", "live_flag", is_flag=True, help="Same as --mode live: real calls, nothing written.")
+@click.option(
+    "--record-mode",
+    type=click.Choice(["once", "new_episodes", "all"]),
+    default="all",
+    show_default=True,
+    help="With --mode record: vcrpy record mode.",
+)
+@click.option(
+    "--baseline",
+    default=None,
+    type=click.Path(exists=True, path_type=Path),
+    help="Compare with this baseline file (or results.jsonl, or run folder) and exit 5 on a regression.",
+)
+@click.option(
+    "--tolerance",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 100),
+    help="With --baseline: score drops of at most this many points are not regressions.",
+)
+@click.option(
+    "--rechunk",
+    default=0,
+    type=click.IntRange(0, 64),
+    help="Replay: run each agent target's scenarios again with every recorded stream re-sliced "
+    "into chunks of 1..N bytes and at line ends; a difference is an agent.stream_rechunk finding.",
+)
+def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
+    """Run scenarios against targets (default: replay every recorded target offline)."""
+    _run("live" if live_flag else mode, record_mode, **options)
+
+
+@click.command()
+@_run_options
+@click.option(
+    "--record-mode", type=click.Choice(["once", "new_episodes", "all"]), default="all", show_default=True
+)
+def record(record_mode: str, **options: Any) -> None:
+    """Run live and write cassettes (default targets: the simulated ones)."""
+    _run("record", record_mode, **options)
+
+
+def _run(
+    mode: str,
+    record_mode: str,
+    *,
+    targets: tuple[str, ...],
+    scenario_patterns: tuple[str, ...],
+    scenario_dir: str,
+    cassettes: Path,
+    out: Path,
+    config: str | None,
+    repeat: int,
+    concurrency: int,
+    min_score: float | None,
+    strict: bool,
+    resume: str | None,
+    shard: str | None,
+    processes: int,
+    baseline: Path | None = None,
+    tolerance: float = 0.0,
+    rechunk: int = 0,
+) -> None:
+    from harness import api
+    from harness.analysis import compare
+    from harness.errors import ConfigError
+    from harness.reports import write_built
+    from harness.results import RecordLog
+    from harness.runner import Shard
+    from harness.targets_file import load_targets
+    from harness.transport.cassette import Mode, RecordMode
+
+    if rechunk and mode != "replay":
+        raise ConfigError(f"--rechunk re-slices recorded streams: it needs --mode replay, not {mode}")
+    part = Shard.parse(shard) if shard else None
+    known = load_targets(config)
+    base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
+    folder: results.RunFolder
+    if resume:
+        folder = results.RunFolder.resume(out, None if resume == "latest" else resume)
+        manifest = folder.manifest
+        mode, record_mode, repeat = manifest["mode"], manifest["record_mode"], manifest["repeats"]
+        part = Shard.parse(manifest["shard"]) if manifest.get("shard") else None
+        cassettes = Path(manifest["cassettes"])
+        chosen = [known[name] for name in manifest["targets"] if name in known]
+        wanted = set(manifest["scenarios"])
+        selected = [s for s in api.load_scenarios(manifest["scenario_dir"]) if s.id in wanted]
+    else:
+        chosen = api.select_targets(known, targets, cast(Mode, mode), cassettes)
+        selected = api.load_scenarios(scenario_dir, select_=scenario_patterns)
+        if not selected:
+            raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
+        manifest = {
+            "mode": mode,
+            "record_mode": record_mode,
+            "repeats": repeat,
+            "cassettes": str(cassettes),
+            "scenario_dir": scenario_dir,
+            "targets": [t.name for t in chosen],
+            "scenarios": [s.id for s in selected],
+            "shard": str(part) if part else None,
+        }
+        folder = results.RunFolder.create(out, manifest)
+    click.get_current_context().call_on_close(folder.release)  # however the command ends
+    done = folder.done()
+    err = console(stderr=True)
+    if rechunk and not any(t.agent for t in chosen):
+        err.print(
+            "--rechunk re-slices the streams of agent targets only, and none is chosen; the harness's "
+            "own adapters are swept by `harness audit --rechunk N`"
+        )
+    pairs = sum(1 for t in chosen for s in selected if part is None or part.holds(t.name, s.id))
+    total = pairs * repeat
+    left = total - len(done)
+    size = f"{len(chosen)} target(s) x {len(selected)} scenario(s) x {repeat}"
+    err.print(
+        escape(f"{mode}: {size} = {len(chosen) * len(selected) * repeat} run(s)")
+        + (escape(f"; shard {part}: {total} of them") if part else "")
+        + (escape(f"; resuming {folder.run_id}: {len(done)} done, {left} to go") if done else "")
+    )
+    if done.cut is not None:
+        cut = f"{folder.results}:{done.cut}"
+        err.print(escape(f"{cut}: cut short when the run stopped; dropped, its run goes again"))
+    stop = threading.Event()
+
+    def interrupt(signum: int) -> None:
+        stop.set()
+        err.print(
+            escape(
+                f"interrupted ({signal.Signals(signum).name}): no new run starts; writing the reports "
+                "of the runs that finished (a second Ctrl-C or signal quits at once)"
+            )
+        )
+
+    with signals.first(interrupt):
+        from rich.progress import Progress
+
+        with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
+            task = progress.add_task(mode, total=left)
+
+            def finished(record: Any) -> None:
+                if err.is_terminal:
+                    progress.advance(task)
+                else:  # CI logs: one line per finished run, as it ends
+                    score = "-" if record.score is None else f"{record.score:g}"
+                    sys.stderr.write(
+                        f"{record.outcome:5} {score:>6}  {record.target.name}  {record.scenario}\n"
+                    )
+                    sys.stderr.flush()
+
+            api.run(
+                selected,
+                chosen,
+                mode=cast(Mode, mode),
+                cassettes=cassettes,
+                results=folder.results,
+                repeats=repeat,
+                concurrency=concurrency,
+                record_mode=cast(RecordMode, record_mode),
+                on_result=finished,
+                skip=set(done.run_keys()),
+                stop=stop,
+                rechunk=rechunk,
+                shard=part,
+                processes=processes,
+            )
+    records = RecordLog.open(folder.results)  # the runs done before a resume, and this one's
+    report = build_report(records, known)
+    comparison = None
+    if base is not None:
+        comparison = compare.compare(base, compare.from_records(records, str(folder.path)), tolerance)
+        report["baseline"] = {
+            "base": str(baseline),
+            "tolerance": tolerance,
+            "regressions": comparison.regressions,
+            "lines": comparison.lines(),
+        }
+    paths = write_built(report, records, folder.path)
+    published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
+    print_table(report)
+    github_step_summary(report, out)
+    warn_unmatched_xfail(chosen, {s.id for s in selected})
+    if comparison is not None:
+        console().print(escape(f"compared with the baseline {baseline}:"))
+        for line in comparison.lines():
+            console().print(line, markup=False, soft_wrap=True)
+    for run in report["runs"]:
+        if run["error"] is not None:
+            err.print(
+                f"[red]{escape(run['target'])} {escape(run['scenario'])}:[/red] "
+                f"{escape(run['error']['message'])}",
+                markup=True,
+                soft_wrap=True,
+            )
+    err.print(escape("wrote " + ", ".join(str(p) for p in published or [folder.results, *paths])))
+    if stop.is_set():
+        err.print(escape(f"interrupted: {len(records)} of {total} run(s) finished; continue with --resume"))
+        sys.exit(130)
+    regressions = comparison.regressions if comparison is not None else ()
+    exit_on_gate(report, known, min_score=min_score, strict=strict, regressions=regressions)
+
+
+COMMANDS = (
+    run,
+    record,
+)
