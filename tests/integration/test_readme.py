@@ -9,6 +9,7 @@ benchmarking), and then the page says so after the block: "not run by the docs t
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shlex
@@ -253,3 +254,35 @@ def test_the_links_of_the_top_level_pages_resolve(page: str) -> None:
             if anchor not in {slug(h) for h in headings}:
                 broken.append(target)
     assert broken == []
+
+
+DOCUMENTS = [*PAGES, REPO / "CONTRIBUTING.md"]
+FILE_NAME = re.compile(r"`((?:harness|tests|benchmarks|examples|scenarios)/[^`\s<>*]*)`")
+DOTTED = re.compile(r"`(harness(?:\.\w+)+)(?![\w/])")
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``harness.a.b.c`` is a module, or an attribute of the longest module it starts with."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:]:
+                value = getattr(value, name)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", DOCUMENTS, ids=lambda page: page.name)
+def test_the_files_and_modules_a_page_names_exist(page: Path) -> None:
+    """A path in the repository (``harness/servers/sim/``, ``examples/agent.py:run``) exists, and a
+    dotted name (``harness.agent.rechunk.sweep``) imports, so that moving a module shows here."""
+    text = page.read_text()
+    missing = [name for name in FILE_NAME.findall(text) if not (REPO / name.partition(":")[0]).exists()]
+    missing += [name for name in DOTTED.findall(text) if not name.endswith(".toml") and not resolves(name)]
+    assert missing == []
