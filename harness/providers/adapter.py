@@ -57,6 +57,7 @@ from harness.providers._json import (
 from harness.providers.envelopes import embedded_error, error_from_body
 from harness.providers.framing import EVIDENCE, DecodedStream, StreamReader, decode_stream
 from harness.providers.profiles import Profile
+from harness.providers.rules import OPENAI, NameRules, rules_for
 
 T = TypeVar("T")
 
@@ -104,11 +105,17 @@ class Adapter(ABC):
     """One wire format. Subclasses implement building and the accumulator."""
 
     format: ClassVar[str]
-    family: ClassVar[str] = "openai"
-    """Whose rules the provider's tool declarations follow (names, schema keywords):
-    ``openai``, ``anthropic`` or ``gemini`` (:mod:`harness.providers.rules`)."""
+    name_rules: ClassVar[NameRules] = OPENAI
+    """The tool names the provider accepts (its family's rules, :mod:`harness.providers.rules`)."""
+    family: ClassVar[str] = OPENAI.family
+    """Whose rules the provider's tool declarations follow (names, schema keywords): the family
+    of :attr:`name_rules` (``openai``, ``anthropic``, ``gemini``), set from it."""
     default_path: ClassVar[str] = "/v1/chat/completions"
     argument_wire_type: ClassVar[str] = "string"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.family = cls.name_rules.family
 
     def __init__(self, profile: Profile | None = None):
         self.profile = profile or Profile(self.format, self.format)
@@ -315,7 +322,6 @@ class Adapter(ABC):
 def declaration_issues(family: str, name: str, parameters: str) -> tuple[str, ...]:
     """The problems of one tool declaration for a provider family (cached: every run of a
     scenario offers the same tools)."""
-    from harness.providers.rules import rules_for
     from harness.providers.schemas import schema_issues
 
     rules = rules_for(family)

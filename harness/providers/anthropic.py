@@ -46,6 +46,7 @@ from harness.providers._calls import (
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import provider_error
 from harness.providers.framing import DecodedStream
+from harness.providers.rules import NameRules
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 1024
@@ -64,7 +65,8 @@ class AnthropicMessagesAdapter(Adapter):
     """Anthropic's Messages API."""
 
     format = "anthropic-messages"
-    family = "anthropic"
+    name_rules = NameRules("anthropic", "a-zA-Z0-9_-", 64, source="API error texts (obs.); 128 from 2025-06")
+    """``^[a-zA-Z0-9_-]{1,64}$`` (obs. 2025-03 [A1][A2][A10]; 128 obs. since 2025-06): we keep 64."""
     default_path = "/v1/messages"
     argument_wire_type = "object"
     stream_sentinel = None

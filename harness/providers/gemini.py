@@ -39,6 +39,7 @@ from harness.providers._gemini_request import read_generate_request
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
+from harness.providers.rules import NameRules
 
 # google.ai.generativelanguage.v1beta Candidate.FinishReason, for int-encoded enums.
 FINISH_REASONS = (
@@ -67,7 +68,11 @@ class GeminiGenerateAdapter(Adapter):
     """Gemini's native generateContent / streamGenerateContent API."""
 
     format = "gemini-generate"
-    family = "gemini"
+    name_rules = NameRules(
+        "gemini", "a-zA-Z0-9_.:-", 64, True, source="python-genai FunctionDeclaration docstring; 64 obs."
+    )
+    """Starts with a letter or ``_``, then ``a-z A-Z 0-9 _ . : -``; 128 in the python-genai
+    docstring (2026-05) [G2][G8], 64 in 2025 server errors (obs.): we keep 64."""
     default_path = "/v1beta/models/{model}:generateContent"
     argument_wire_type = "object"
     stream_sentinel = None

@@ -1,18 +1,18 @@
-"""What each provider family accepts in a tool declaration: names, and (in
-:mod:`harness.providers.schemas`) JSON Schema keywords.
+"""What a provider family accepts as a tool name, and where to find each family's rules.
 
-Provider limits (sources in :mod:`harness.providers.sources`: [O1][O3] OpenAI, [A1][A2][A10]
-Anthropic, [G2][G8] Gemini, [Q2][Q3] Groq; "obs." = observed in error messages, not documented):
+Each adapter names its family's rules (``Adapter.name_rules``); this module holds the type, the
+default (OpenAI's, which every OpenAI-compatible endpoint follows) and the lookup by family,
+wire format or vendor alias, so a new wire format adds its rules in its own module. JSON Schema
+keywords per family are in :mod:`harness.providers.schemas`.
 
-* ``openai`` (also Mistral, Groq, Ollama, vLLM, llama.cpp, OpenRouter):
-  ``^[a-zA-Z0-9_-]{1,64}$``, documented in the OpenAI and Groq SDKs.
-* ``anthropic``: ``^[a-zA-Z0-9_-]{1,64}$`` (obs. 2025-03; 128 obs. since 2025-06): we keep 64.
-* ``gemini``: starts with a letter or ``_``, then ``a-z A-Z 0-9 _ . : -``; 128 in the
-  python-genai docstring (2026-05), 64 in 2025 server errors (obs.): we keep 64.
+Sources in :mod:`harness.providers.sources` ([O1][O3] OpenAI, [Q2][Q3] Groq; "obs." = observed
+in error messages, not documented): ``openai`` (also Mistral, Groq, Ollama, vLLM, llama.cpp,
+OpenRouter): ``^[a-zA-Z0-9_-]{1,64}$``, documented in the OpenAI and Groq SDKs.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -52,13 +52,8 @@ class NameRules:
         return clean
 
 
-RULES: dict[str, NameRules] = {
-    "openai": NameRules("openai", "a-zA-Z0-9_-", 64, source="OpenAI/Groq SDK FunctionDefinition docstrings"),
-    "anthropic": NameRules("anthropic", "a-zA-Z0-9_-", 64, source="API error texts (obs.); 128 from 2025-06"),
-    "gemini": NameRules(
-        "gemini", "a-zA-Z0-9_.:-", 64, True, source="python-genai FunctionDeclaration docstring; 64 obs."
-    ),
-}
+OPENAI = NameRules("openai", "a-zA-Z0-9_-", 64, source="OpenAI/Groq SDK FunctionDefinition docstrings")
+"""The rules an adapter follows unless it names others (:attr:`Adapter.name_rules`)."""
 
 FAMILY_ALIASES: dict[str, str] = {
     "mistral": "openai",
@@ -72,12 +67,37 @@ FAMILY_ALIASES: dict[str, str] = {
 }
 
 
+def families() -> dict[str, NameRules]:
+    """Every provider family's rules, as the registered adapters name them."""
+    from harness.registry import ADAPTERS
+
+    return _families(ADAPTERS.version)
+
+
+@functools.lru_cache(maxsize=1)
+def _families(version: int) -> dict[str, NameRules]:
+    """The families of the adapters registered at ``version`` (rebuilt when one is added)."""
+    from harness.registry import ADAPTERS
+
+    found = {OPENAI.family: OPENAI}
+    for _, adapter in ADAPTERS.items():
+        found.setdefault(adapter.name_rules.family, adapter.name_rules)
+    return found
+
+
 def rules_for(family: str | NameRules) -> NameRules:
-    """The rules of a provider family or of one of its aliases (``mistral`` -> ``openai``)."""
+    """The rules of a provider family, of a wire format (``anthropic-messages``), or of a vendor
+    alias (``mistral`` -> ``openai``)."""
     if isinstance(family, NameRules):
         return family
+    from harness.registry import ADAPTERS
+
+    if family in ADAPTERS:
+        rules: NameRules = ADAPTERS.get(family).name_rules
+        return rules
+    known = families()
     key = FAMILY_ALIASES.get(family.lower(), family.lower())
     try:
-        return RULES[key]
+        return known[key]
     except KeyError:
-        raise UnknownNameError("provider family", family, [*RULES, *FAMILY_ALIASES]) from None
+        raise UnknownNameError("provider family", family, [*known, *FAMILY_ALIASES]) from None

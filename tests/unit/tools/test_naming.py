@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, UnknownNameError
-from harness.providers.rules import RULES, NameRules, rules_for
+from harness.providers.rules import NameRules, families, rules_for
 from harness.tools.naming import ToolNamer
 
 ROOT = Path(__file__).resolve().parents[3]
+RULES = families()
 
 NASTY_PAIRS = [
     ("codeindex", "find_symbol"),
