@@ -26,6 +26,7 @@ import yaml
 from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
 from harness.model import Finding
+from harness.providers import adapter_class
 from harness.tools.mcp.manager import registry_tool, tool_text
 from harness.tools.mcp.types import (
     IssueKind,
@@ -39,8 +40,6 @@ from harness.tools.mcp.types import (
 from harness.tools.naming import Style, ToolNamer
 from harness.tools.registry import Tool, ToolFailure
 from harness.transport.cassette_files import NONE, Shape, check_field, described, load_recording
-
-FAMILIES = {"anthropic-messages": "anthropic", "gemini-generate": "gemini"}  # others: OpenAI's rules
 
 
 def recording_path(cassette: Path) -> Path:
@@ -70,7 +69,7 @@ class MCPSession:
         self.target, self.use, self.recording = target, use, recording
         self.live, self.record = live, record
         self.stop = stop  # the run's interruption: ends the live servers' calls in flight
-        self.family = FAMILIES.get(wire_format, "openai")
+        self.family = adapter_class(wire_format).family  # whose tool name rules the exposed names follow
         self.reserved = reserved
         self.manager: Any = None
         self.listed: list[MCPTool] = []
