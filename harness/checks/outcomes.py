@@ -2,18 +2,18 @@
 could not be tested at all (``error``), which is never scored.
 
 A fault that stops the harness from testing is not a finding about the model: no
-response at all, an endpoint still unavailable after the retries (429, 502, 503,
-504, 529), a refused key (401, 403, 407), the simulator asked for what it does
-not do. A provider that answers, even wrongly (a 500 with a body, an error inside
-a 200), is a finding and the run is scored.
+response at all, an endpoint still unavailable after the retries (a status the transport
+retries, :data:`~harness.transport.send.RETRY_STATUSES`), a refused key (401, 403, 407),
+the simulator asked for what it does not do. A provider that answers, even wrongly (a 500
+with a body, an error inside a 200), is a finding and the run is scored.
 """
 
 from __future__ import annotations
 
 from harness.model import Transcript
 from harness.records import CheckResult, Outcome, RunError
+from harness.transport.send import RETRY_STATUSES
 
-UNAVAILABLE = frozenset({429, 502, 503, 504, 529})
 REFUSED = frozenset({401, 403, 407})
 
 
@@ -29,7 +29,7 @@ def untestable(transcript: Transcript, *, simulated: bool) -> RunError | None:
     if last.response is None:
         return RunError("TransportError", f"turn {last.turn}{tries}: {error.message}", cause="transport")
     status = last.response.status  # the HTTP status: an error inside a 200 is the provider's answer
-    if status in UNAVAILABLE:
+    if status in RETRY_STATUSES:  # still unavailable after the retries
         return RunError(
             "EndpointUnavailable",
             f"turn {last.turn}: HTTP {status}{tries}: {error.message or '(no message)'}",

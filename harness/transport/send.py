@@ -33,6 +33,8 @@ from harness.transport.limits import RateLimiter
 from harness.transport.live import LiveTransport
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})
+"""The HTTP statuses that mean "unavailable, try again": retried by default (:class:`RetryPolicy`),
+and still one after the retries makes a run an ``error`` (:mod:`harness.checks.outcomes`)."""
 
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Largest response body read, counted once decompressed (gzip and deflate are inflated here, a
