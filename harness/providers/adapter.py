@@ -112,6 +112,10 @@ class Adapter(ABC):
     of :attr:`name_rules` (``openai``, ``anthropic``, ``gemini``), set from it."""
     default_path: ClassVar[str] = "/v1/chat/completions"
     argument_wire_type: ClassVar[str] = "string"
+    simulator: ClassVar[str | None] = None
+    """Where ``harness sim`` finds this format's server side: a ``"module:attribute"`` path to a
+    ``SimFormat`` in ``harness/servers/sim/wire*.py`` (a string: adapters import no server);
+    ``None``: the simulator does not serve the format."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

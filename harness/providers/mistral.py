@@ -27,6 +27,7 @@ class MistralChatAdapter(OpenAIChatAdapter):
     """Mistral La Plateforme chat completions."""
 
     format = "mistral-chat"
+    simulator = "harness.servers.sim.wire:MISTRAL"
     default_path = "/v1/chat/completions"
     argument_wire_type = "any"
     request_choices: ClassVar[Mapping[str, ChoiceMode]] = {**OPENAI_CHOICES, "any": "required"}

@@ -36,6 +36,7 @@ class OllamaChatAdapter(Adapter):
     """Ollama's native chat API."""
 
     format = "ollama-chat"
+    simulator = "harness.servers.sim.wire:OLLAMA"
     default_path = "/api/chat"
     argument_wire_type = "object"
     stream_sentinel = None

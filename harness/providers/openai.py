@@ -276,6 +276,7 @@ class OpenAIChatAdapter(Adapter):
     """OpenAI Chat Completions."""
 
     format = "openai-chat"
+    simulator = "harness.servers.sim.wire:OPENAI"
     default_path = "/v1/chat/completions"
     named_choice_wire: ClassVar[str] = "object"
     request_choices: ClassVar[Mapping[str, ChoiceMode]] = OPENAI_CHOICES

@@ -7,7 +7,8 @@ is chosen in the URL, ``/<format>~<deviation>/...``, or with a target whose
 ``base_url`` is ``sim~<deviation>``.
 
 Reply deviations change what the scripted model says (any format); wire
-deviations change how an OpenAI-format response is written. ``fail-share:<p>[:<seed>]`` makes
+deviations change how a response is written (each format's own, ``SimFormat.deviations``:
+OpenAI Chat Completions' in :mod:`harness.servers.sim.wire`). ``fail-share:<p>[:<seed>]`` makes
 the simulator a model of known quality: it fails a share ``p`` of the scenarios, chosen by a hash
 of each scenario id and the seed, so the headline can be held to the truth (``100 * (1 - p)``).
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from harness.scenarios import Scenario
 from harness.servers.sim.script import Conversation, Reply
-from harness.servers.sim.wire import Response, SimRequest
+from harness.servers.sim.wire import WIRE_DEVIATIONS, Response, SimFormat, SimRequest
 
 
 def _unknown_tool(reply: Reply, conversation: Conversation) -> Reply:
@@ -76,84 +77,6 @@ REPLY_DEVIATIONS: dict[str, Callable[[Reply, Conversation], Reply]] = {
 at all (tool_choice ignored), calls written into the text (Hermes tags) instead of the
 tool-call fields."""
 
-
-# -- wire deviations (OpenAI Chat Completions) ---------------------------------------
-
-
-def _chunks(body: str) -> list[dict[str, Any]]:
-    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
-
-
-def _sse(chunks: list[dict[str, Any]], done: bool = True) -> str:
-    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + ("data: [DONE]\n\n" if done else "")
-
-
-def _map_calls(response: Response, change: Callable[[list[dict[str, Any]]], None]) -> Response:
-    """Apply ``change`` to every ``tool_calls`` list of a whole or streamed completion."""
-    streamed = response.content_type == "text/event-stream"
-    documents = _chunks(response.body) if streamed else [json.loads(response.body)]
-    for document in documents:
-        for choice in document.get("choices") or []:
-            holder = choice.get("delta" if streamed else "message") or {}
-            if holder.get("tool_calls"):
-                change(holder["tool_calls"])
-    body = _sse(documents) if streamed else json.dumps(documents[0])
-    return Response(response.status, response.content_type, body)
-
-
-def _arguments_object(calls: list[dict[str, Any]]) -> None:
-    for call in calls:
-        arguments = call.get("function", {}).get("arguments")
-        if isinstance(arguments, str) and arguments:
-            call["function"]["arguments"] = json.loads(arguments)
-
-
-def _arguments_truncated(calls: list[dict[str, Any]]) -> None:
-    for call in calls:
-        arguments = call.get("function", {}).get("arguments")
-        if isinstance(arguments, str) and arguments.endswith("}"):
-            call["function"]["arguments"] = arguments[:-1]
-
-
-def _missing_ids(calls: list[dict[str, Any]]) -> None:
-    for call in calls:
-        call.pop("id", None)
-
-
-def _duplicate_ids(calls: list[dict[str, Any]]) -> None:
-    for call in calls:
-        if "id" in call:
-            call["id"] = "call_duplicate"
-
-
-def _no_done(response: Response) -> Response:
-    return Response(response.status, response.content_type, response.body.replace("data: [DONE]\n\n", ""))
-
-
-def _error_in_stream(response: Response) -> Response:
-    error = {"error": {"message": "upstream overloaded", "type": "server_error", "code": 503}}
-    if response.content_type == "text/event-stream":
-        return Response(200, "text/event-stream", _sse([error]))
-    return Response(200, "application/json", json.dumps(error))
-
-
-def _server_error(response: Response) -> Response:
-    return Response(
-        500, "application/json", json.dumps({"error": {"message": "", "type": "internal_server_error"}})
-    )
-
-
-WIRE_DEVIATIONS: dict[str, Callable[[Response], Response]] = {
-    "args-object": lambda r: _map_calls(r, _arguments_object),
-    "args-invalid-json": lambda r: _map_calls(r, _arguments_truncated),
-    "missing-ids": lambda r: _map_calls(r, _missing_ids),
-    "duplicate-ids": lambda r: _map_calls(r, _duplicate_ids),
-    "stream-without-done": _no_done,
-    "error-in-200": _error_in_stream,
-    "server-error": _server_error,
-}
-"""How the OpenAI-format response is written: arguments as an object or as broken JSON,
-call ids missing or shared, a stream without ``[DONE]``, an error inside an HTTP 200, a 500."""
 
 NOISY_SHARE = 5
 """``noisy``: about one sending in this many is answered without a tool call."""
@@ -224,14 +147,15 @@ def fail(reply: Reply, conversation: Conversation) -> Reply:
 
 def deviate(
     name: str,
-    fmt: str,
+    fmt: SimFormat,
     request: SimRequest,
     reply: Reply,
     conversation: Conversation,
     respond: Callable[[Reply], Response],
     sent: Counter[str],
 ) -> Response:
-    """The response of deviation ``name``; ``sent`` counts the sendings of each distinct request
+    """The response of deviation ``name`` in format ``fmt`` (a :class:`KeyError` when ``fmt`` has
+    no such wire deviation); ``sent`` counts the sendings of each distinct request
     for the two that depend on it: ``rate-limit`` refuses each request once with a 429, then
     answers; ``noisy`` answers about one sending in :data:`NOISY_SHARE` without a tool call, as a
     sampling model does now and then (which sendings is fixed by the request and its count, so a
@@ -249,6 +173,6 @@ def deviate(
         return respond(reply)
     if name in REPLY_DEVIATIONS:
         return respond(REPLY_DEVIATIONS[name](reply, conversation))
-    if name in WIRE_DEVIATIONS and fmt == "openai-chat":
-        return WIRE_DEVIATIONS[name](respond(reply))
+    if name in fmt.deviations:
+        return fmt.deviations[name](respond(reply))
     raise KeyError(name)

@@ -1,10 +1,8 @@
 """``harness sim``: the reference simulator, serving every wire format on 127.0.0.1.
 
-Each format lives under its own prefix, so one server serves them all::
-
-    http://127.0.0.1:PORT/openai-chat/v1/chat/completions
-    http://127.0.0.1:PORT/mistral-chat/v1/chat/completions
-    http://127.0.0.1:PORT/ollama-chat/api/chat
+Each format lives under its own prefix, so one server serves them all
+(``http://127.0.0.1:PORT/<format>/<the format's path>``); the formats are those whose adapter
+names its simulator side (:mod:`harness.servers.sim.formats`).
 
 Its scripted model is conformant; ``/<format>~<deviation>/...`` makes it deviate
 on purpose (:mod:`harness.servers.sim.deviations`). Its targets are simulated and
@@ -114,9 +112,10 @@ class _Server(ThreadingHTTPServer):
         if not deviation:
             return respond(reply)
         try:
-            return deviate(deviation, fmt_name, request, reply, conversation, respond, self.sent)
+            return deviate(deviation, fmt, request, reply, conversation, respond, self.sent)
         except KeyError:
-            return fmt.error(404, f"sim: deviation {deviation!r} is defined for openai-chat only")
+            having = [name for name, other in FORMATS.items() if deviation in other.deviations]
+            return fmt.error(404, f"sim: deviation {deviation!r} is defined for {', '.join(having)} only")
 
 
 class SimServer:

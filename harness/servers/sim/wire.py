@@ -8,7 +8,7 @@ so that clients must really assemble them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +153,80 @@ def _chat_error(status: int, message: str) -> Response:
     )
 
 
+# -- wire deviations of OpenAI Chat Completions ---------------------------------------
+
+
+def _chunks(body: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
+
+
+def _map_calls(response: Response, change: Callable[[list[dict[str, Any]]], None]) -> Response:
+    """Apply ``change`` to every ``tool_calls`` list of a whole or streamed completion."""
+    streamed = response.content_type == "text/event-stream"
+    documents = _chunks(response.body) if streamed else [json.loads(response.body)]
+    for document in documents:
+        for choice in document.get("choices") or []:
+            holder = choice.get("delta" if streamed else "message") or {}
+            if holder.get("tool_calls"):
+                change(holder["tool_calls"])
+    body = _sse(documents) if streamed else json.dumps(documents[0])
+    return Response(response.status, response.content_type, body)
+
+
+def _arguments_object(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        arguments = call.get("function", {}).get("arguments")
+        if isinstance(arguments, str) and arguments:
+            call["function"]["arguments"] = json.loads(arguments)
+
+
+def _arguments_truncated(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        arguments = call.get("function", {}).get("arguments")
+        if isinstance(arguments, str) and arguments.endswith("}"):
+            call["function"]["arguments"] = arguments[:-1]
+
+
+def _missing_ids(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        call.pop("id", None)
+
+
+def _duplicate_ids(calls: list[dict[str, Any]]) -> None:
+    for call in calls:
+        if "id" in call:
+            call["id"] = "call_duplicate"
+
+
+def _no_done(response: Response) -> Response:
+    return Response(response.status, response.content_type, response.body.replace("data: [DONE]\n\n", ""))
+
+
+def _error_in_stream(response: Response) -> Response:
+    error = {"error": {"message": "upstream overloaded", "type": "server_error", "code": 503}}
+    if response.content_type == "text/event-stream":
+        return Response(200, "text/event-stream", _sse([error]))
+    return Response(200, "application/json", json.dumps(error))
+
+
+def _server_error(response: Response) -> Response:
+    return Response(
+        500, "application/json", json.dumps({"error": {"message": "", "type": "internal_server_error"}})
+    )
+
+
+WIRE_DEVIATIONS: dict[str, Callable[[Response], Response]] = {
+    "args-object": lambda r: _map_calls(r, _arguments_object),
+    "args-invalid-json": lambda r: _map_calls(r, _arguments_truncated),
+    "missing-ids": lambda r: _map_calls(r, _missing_ids),
+    "duplicate-ids": lambda r: _map_calls(r, _duplicate_ids),
+    "stream-without-done": _no_done,
+    "error-in-200": _error_in_stream,
+    "server-error": _server_error,
+}
+"""How the OpenAI-format response is written: arguments as an object or as broken JSON,
+call ids missing or shared, a stream without ``[DONE]``, an error inside an HTTP 200, a 500."""
+
 # -- Ollama native ----------------------------------------------------------------------
 
 
@@ -204,6 +278,9 @@ class SimFormat:
     read: Callable[[SimRequest], Conversation]
     respond: Callable[[SimRequest, Reply, str], Response]
     error: Callable[[int, str], Response]
+    deviations: Mapping[str, Callable[[Response], Response]] = field(default_factory=dict)
+    """Its wire deviations by name (:mod:`harness.servers.sim.deviations`): a conformant response
+    rewritten wrongly."""
 
 
 OPENAI = SimFormat(
@@ -211,6 +288,7 @@ OPENAI = SimFormat(
     _openai_like_conversation,
     lambda request, reply, seed: _chat_respond(request, reply, seed, mistral=False),
     _chat_error,
+    WIRE_DEVIATIONS,
 )
 MISTRAL = SimFormat(
     "mistral-chat",
