@@ -66,7 +66,7 @@ def bad_gateway_html(handler: Any, key: str, seen: set[str]) -> Response | None:
 
 def invalid_json(handler: Any, key: str, seen: set[str]) -> Response | None:
     """HTTP 200 whose body is not JSON."""
-    return Response(200, "application/json", '{"id": "chatcmpl-1", "choices": [')
+    return Response(200, "application/json", '{"id": "sim-fault", "items": [')
 
 
 def empty_200(handler: Any, key: str, seen: set[str]) -> Response | None:
@@ -93,7 +93,7 @@ def truncated(handler: Any, key: str, seen: set[str]) -> Response | None:
     handler.send_header("content-type", "application/json")
     handler.send_header("content-length", "1000")
     handler.end_headers()
-    handler.wfile.write(b'{"id": "chatcmpl-1", "choi')
+    handler.wfile.write(b'{"id": "sim-fault", "ite')
     handler.wfile.flush()
     handler.close_connection = True
     return NO_RESPONSE
