@@ -1,9 +1,10 @@
 """``harness audit FILE...``: show what the adapters make of recorded traffic.
 
 Reads vcrpy / pytest-recording cassettes (``interactions:``), ruby VCR cassettes
-(``http_interactions:``) and raw response bodies (JSON, SSE, NDJSON, a Gemini
-JSON array), tells each interaction's wire format and framing, and parses it
-with the same adapter a run would use. It only reads: no tool is executed and
+(``http_interactions:``) and raw response bodies (JSON, SSE, NDJSON, a JSON array of
+payloads), tells each interaction's wire format (the adapters say how their traffic looks:
+:mod:`harness.providers.detection`) and framing, and parses it with the same adapter a run
+would use. It only reads: no tool is executed and
 nothing is sent, so a cassette from anyone's test suite can be audited safely.
 Bad input becomes a finding on an entry, never an exception (except a missing
 path), so one broken file does not hide the others.
@@ -17,26 +18,25 @@ import dataclasses
 import gzip
 import json
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import yaml
 
 from harness.errors import ConfigError
 from harness.model import ParsedTurn, WireResponse
-from harness.providers import adapter_class
+from harness.providers import Adapter, adapter_class
+from harness.providers.detection import detect_format, identify
+
+__all__ = ["AuditEntry", "audit_file", "audit_paths", "detect_format", "identify", "render_table", "to_json"]
 from harness.providers.envelopes import error_from_body
 from harness.providers.framing import STREAM_TYPES, decode_stream
 from harness.providers.text_protocols import detect_leaks
 
 if TYPE_CHECKING:
     from rich.table import Table
-
-MISTRAL_ID = re.compile(r"^[0-9a-f]{32}$")  # Mistral's response ids; OpenAI-style servers use chatcmpl-...
 
 
 @dataclass
@@ -121,10 +121,6 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _interaction(item: dict[str, Any]) -> _Interaction:
     """One vcrpy, pytest-recording (``parsed_body``) or ruby VCR interaction."""
     request, response = (_mapping(item.get(key)) for key in ("request", "response"))
@@ -167,178 +163,14 @@ def _cassette(text: str) -> list[_Interaction] | None:
     return [_interaction(_mapping(item)) for item in items]
 
 
-def _format_from_url(url: str | None) -> str | None:
-    """The first URL rule that matches; the Mistral host wins over the generic OpenAI path."""
-    try:
-        parts = urlsplit(url or "")
-        host, path = parts.hostname or "", parts.path.rstrip("/")
-    except ValueError:
-        return None
-    rules = (
-        (path.endswith("/v1/messages"), "anthropic-messages"),
-        (":generateContent" in path or ":streamGenerateContent" in path, "gemini-generate"),
-        (path.endswith("/api/chat"), "ollama-chat"),
-        (host == "api.mistral.ai", "mistral-chat"),
-        (path.endswith("/chat/completions"), "openai-chat"),
-    )
-    return next((fmt for matched, fmt in rules if matched), None)
-
-
-def _payloads(body: str) -> list[Any]:
-    """The JSON objects of a body: the whole object, the items of an array, or the stream's events."""
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):  # not one JSON value (a stream), or nested past the stack
-        return [event.data for event in decode_stream(body).events]
-    return data if isinstance(data, list) else [data]
-
-
-ANTHROPIC_EVENTS = frozenset(
-    {
-        "message_start",
-        "message_delta",
-        "message_stop",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "ping",
-    }
-)
-COHERE_EVENTS = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-        "debug",
-    }
-)
-COHERE_V1_EVENTS = frozenset(
-    {
-        "stream-start",
-        "text-generation",
-        "tool-calls-chunk",
-        "tool-calls-generation",
-        "search-queries-generation",
-        "search-results",
-        "citation-generation",
-        "stream-end",
-    }
-)
-COHERE_FINISH = frozenset({"COMPLETE", "TOOL_CALL", "MAX_TOKENS", "STOP_SEQUENCE", "ERROR", "TIMEOUT"})
-
-
-def _format_from_payload(data: Any) -> str | None:
-    """The wire format a payload shows by positive evidence only, or ``None``.
-
-    Anthropic: one of its stream event types, a ``message`` object with ``role`` and a
-    ``content`` list, or its ``{"type": "error", "error": {...}}`` envelope. Gemini: a
-    ``candidates`` list or a ``promptFeedback``. Ollama: a boolean ``done`` beside a
-    ``message`` object. OpenAI chat: a ``choices`` list and no ``object`` other than
-    ``chat.completion[.chunk]`` (Mistral when the id is Mistral's 32 hex digits: its chunks
-    are otherwise OpenAI's). A lookalike (Cohere's ``message-start``, a ``message_batch``)
-    shows none of these.
-    """
-    data = _mapping(data)
-    kind = data.get("type")
-    anthropic = (
-        kind in ANTHROPIC_EVENTS
-        or (kind == "message" and data.get("role") == "assistant" and isinstance(data.get("content"), list))
-        or (kind == "error" and isinstance(data.get("error"), dict))
-    )
-    obj = data.get("object")
-    chat = isinstance(data.get("choices"), list) and (obj is None or str(obj).startswith("chat.completion"))
-    rules = (
-        (anthropic, "anthropic-messages"),
-        (
-            isinstance(data.get("candidates"), list) or isinstance(data.get("promptFeedback"), dict),
-            "gemini-generate",
-        ),
-        (isinstance(data.get("done"), bool) and isinstance(data.get("message"), dict), "ollama-chat"),
-        (chat and bool(MISTRAL_ID.match(str(data.get("id", "")))), "mistral-chat"),
-        (chat, "openai-chat"),
-    )
-    return next((fmt for matched, fmt in rules if matched), None)
-
-
-def _foreign(data: Any) -> str | None:
-    """What a payload is when it is a format the harness knows of but does not read (so it must
-    not be read as a lookalike), or ``None``."""
-    data = _mapping(data)
-    kind, obj = data.get("type"), data.get("object")
-    if kind in COHERE_EVENTS:
-        return f"a Cohere v2 chat stream (event type {kind!r})"
-    if data.get("event_type") in COHERE_V1_EVENTS:
-        return f"a Cohere v1 chat stream (event_type {data['event_type']!r})"
-    if isinstance(data.get("message"), dict) and data.get("finish_reason") in COHERE_FINISH:
-        return f"a Cohere v2 chat response (finish_reason {data['finish_reason']!r})"
-    if isinstance(kind, str) and kind.startswith("message_batch"):
-        return f"an Anthropic Message Batches object (type {kind!r})"
-    if "custom_id" in data and "result" in data:
-        return "Anthropic Message Batches results (lines with custom_id and result)"
-    if "custom_id" in data and "response" in data:
-        return "OpenAI Batch output (lines with custom_id and response)"
-    if obj == "response" or (isinstance(kind, str) and kind.startswith("response.")):
-        return f"the OpenAI Responses API ({'object response' if obj == 'response' else f'event {kind!r}'})"
-    if isinstance(obj, str) and obj in ("text_completion", "batch", "list"):
-        return f"an OpenAI object {obj!r}"
-    return None
-
-
-def _seen(payloads: list[Any]) -> str:
-    """A short description of payloads no rule recognised, for the unknown-format finding."""
-    if not payloads:
-        return "no JSON payload"
-    objects = [p for p in payloads if isinstance(p, dict)]
-    types = sorted({str(p["type"])[:40] for p in objects if isinstance(p.get("type"), str)})
-    if types:
-        return f"payload types {types[:8]}"
-    keys = sorted({str(k)[:40] for p in objects[:5] for k in p})
-    if keys:
-        return f"objects with keys {keys[:12]}"
-    return f"JSON {sorted({type(p).__name__ for p in payloads})}"
-
-
-def identify(url: str | None, body: str) -> tuple[str | None, str | None, str]:
-    """The wire format, what told it (``url`` or ``body``), and what was seen.
-
-    The URL rules come first; else the first payload that tells a known format or a
-    foreign one decides (a foreign one gives no format: it must not be parsed as a
-    lookalike). ``seen`` names what the body holds when no known format is told.
-    """
-    if found := _format_from_url(url):
-        return found, "url", ""
-    payloads = _payloads(body)
-    for payload in payloads:
-        if foreign := _foreign(payload):
-            return None, None, foreign
-        if fmt := _format_from_payload(payload):
-            return fmt, "body", ""
-    return None, None, _seen(payloads)
-
-
-def detect_format(url: str | None, body: str) -> tuple[str | None, str | None]:
-    """The wire format and what told it: the ``url``, else the first telling ``body`` payload."""
-    fmt, how, _ = identify(url, body)
-    return fmt, how
-
-
-def _is_stream(url: str | None, request: Any, content_type: str, body: str) -> bool:
-    """A stream by the request (``stream: true``, Gemini's stream path), the content type, or the framing.
+def _is_stream(adapter: type[Adapter], url: str | None, request: Any, content_type: str, body: str) -> bool:
+    """A stream by the request (as its format says: ``stream: true``, a stream path), the
+    content type, or the framing.
 
     A body that is one JSON object is parsed whole unless a hint says stream and it is one NDJSON line.
     """
-    hinted = (
-        (isinstance(request, dict) and request.get("stream") is True)
-        or ":streamGenerateContent" in (url or "")
-        or any(kind in content_type.lower() for kind in STREAM_TYPES)
+    hinted = adapter.request_streams(url, request) or any(
+        kind in content_type.lower() for kind in STREAM_TYPES
     )
     try:
         whole = json.loads(body)
@@ -347,15 +179,6 @@ def _is_stream(url: str | None, request: Any, content_type: str, body: str) -> b
     if isinstance(whole, list):
         return True
     return hinted and len([line for line in body.splitlines() if line.strip()]) == 1
-
-
-def _tool_names(request: Any) -> list[str]:
-    """Tool names offered by a request of any format (OpenAI/Ollama ``function``, Anthropic, Gemini)."""
-    tools = [_mapping(t) for t in _list(_mapping(request).get("tools"))]
-    gemini = [_list(t.get("functionDeclarations") or t.get("function_declarations")) for t in tools]
-    declared = [d for declarations in gemini for d in declarations]
-    named = [_mapping(t.get("function")) or t for t in tools] + [_mapping(d) for d in declared]
-    return [n["name"] for n in named if isinstance(n.get("name"), str)]
 
 
 def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechunk: int = 0) -> AuditEntry:
@@ -368,7 +191,8 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechun
     except (ValueError, RecursionError):
         request = None
     response = WireResponse(it.status or 200, it.body, it.headers)
-    entry.stream = _is_stream(it.url, request, response.content_type, it.body)
+    adapter_type = adapter_class(fmt) if fmt is not None else Adapter
+    entry.stream = _is_stream(adapter_type, it.url, request, response.content_type, it.body)
     if fmt is None:
         entry.note(
             "audit.format_unknown",
@@ -403,7 +227,7 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechun
     for finding in turn.findings:
         if not finding.passed:
             entry.note(finding.check_id, finding.severity, finding.detail)
-    for leak in detect_leaks(turn.text, tool_names=_tool_names(request)):
+    for leak in detect_leaks(turn.text, tool_names=adapter_type.tool_names(request)):
         entry.note(
             "protocol.native_delivery",
             "error",

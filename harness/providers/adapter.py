@@ -202,6 +202,38 @@ class Adapter(ABC):
             )
         ]
 
+    # -- recognising recorded traffic (harness.providers.detection) ------------
+
+    @classmethod
+    def claims_url(cls, host: str, path: str) -> bool:
+        """Whether a request to ``host`` and ``path`` (no trailing ``/``) speaks this format; asked
+        before the body. A subclass that claims less (a vendor's host) is asked before its base."""
+        return False
+
+    @classmethod
+    def claims_payload(cls, data: dict[str, Any]) -> bool:
+        """Whether one response payload (a whole body, an item of a JSON array, a stream event)
+        shows this format by positive evidence: a shape of its own, never mere absence."""
+        return False
+
+    @classmethod
+    def request_streams(cls, url: str | None, body: Any) -> bool:
+        """Whether a recorded request asked for a stream (``"stream": true`` by default)."""
+        return isinstance(body, dict) and body.get("stream") is True
+
+    @classmethod
+    def tool_names(cls, body: Any) -> list[str]:
+        """The names of the tools a request body declares, read leniently (no finding: audit
+        hints leak detection with them). By default ``tools[].function.name``, or ``tools[].name``
+        for a tool without ``function``."""
+        tools = body.get("tools") if isinstance(body, dict) else None
+        named = (
+            [_mapping(t.get("function")) or t for t in tools if isinstance(t, dict)]
+            if isinstance(tools, list)
+            else []
+        )
+        return [n["name"] for n in named if isinstance(n.get("name"), str)]
+
     # -- responses --------------------------------------------------------
 
     def parse(self, response: WireResponse, *, stream: bool, tools: Sequence[ToolSpec] = ()) -> ParsedTurn:
@@ -320,6 +352,10 @@ class Adapter(ABC):
     @abstractmethod
     def parse_stream(self, stream: DecodedStream) -> ParsedTurn:
         """Parse a decoded stream."""
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 @functools.lru_cache(maxsize=4096)

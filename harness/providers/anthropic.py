@@ -59,6 +59,17 @@ DELTA_BLOCK = {
     "signature_delta": "thinking",
 }
 NEUTRAL_BLOCKS = ("text", "tool_use")
+STREAM_EVENTS = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "ping",
+    }
+)
 
 
 class AnthropicMessagesAdapter(Adapter):
@@ -71,6 +82,25 @@ class AnthropicMessagesAdapter(Adapter):
     default_path = "/v1/messages"
     argument_wire_type = "object"
     stream_sentinel = None
+
+    @classmethod
+    def claims_url(cls, host: str, path: str) -> bool:
+        return path.endswith("/v1/messages")
+
+    @classmethod
+    def claims_payload(cls, data: dict[str, Any]) -> bool:
+        """One of its stream event types, a ``message`` with ``role`` and a ``content`` list, or
+        its ``{"type": "error", "error": {...}}`` envelope."""
+        kind = data.get("type")
+        return (
+            kind in STREAM_EVENTS
+            or (
+                kind == "message"
+                and data.get("role") == "assistant"
+                and isinstance(data.get("content"), list)
+            )
+            or (kind == "error" and isinstance(data.get("error"), dict))
+        )
 
     def auth_headers(self, api_key: str) -> dict[str, str]:
         """Anthropic takes the key in ``x-api-key``, not a Bearer token."""

@@ -78,6 +78,36 @@ class GeminiGenerateAdapter(Adapter):
     argument_wire_type = "object"
     stream_sentinel = None
 
+    @classmethod
+    def claims_url(cls, host: str, path: str) -> bool:
+        return ":generateContent" in path or ":streamGenerateContent" in path
+
+    @classmethod
+    def claims_payload(cls, data: dict[str, Any]) -> bool:
+        """A ``candidates`` list or a ``promptFeedback``."""
+        return isinstance(data.get("candidates"), list) or isinstance(data.get("promptFeedback"), dict)
+
+    @classmethod
+    def request_streams(cls, url: str | None, body: Any) -> bool:
+        """The streaming mode is in the path (``:streamGenerateContent``)."""
+        return super().request_streams(url, body) or ":streamGenerateContent" in (url or "")
+
+    @classmethod
+    def tool_names(cls, body: Any) -> list[str]:
+        """``tools[].functionDeclarations[].name`` (or the snake_case spelling)."""
+        tools = body.get("tools") if isinstance(body, dict) else None
+        names = []
+        for tool in tools if isinstance(tools, list) else []:
+            declared = (
+                tool.get("functionDeclarations") or tool.get("function_declarations")
+                if isinstance(tool, dict)
+                else None
+            )
+            for declaration in declared if isinstance(declared, list) else []:
+                if isinstance(declaration, dict) and isinstance(declaration.get("name"), str):
+                    names.append(declaration["name"])
+        return names
+
     def auth_headers(self, api_key: str) -> dict[str, str]:
         """The Gemini API takes the key in ``x-goog-api-key``."""
         return {"x-goog-api-key": api_key}

@@ -21,6 +21,7 @@ from harness.providers._chat_request import OPENAI_CHOICES
 from harness.providers.openai import OpenAIChatAdapter
 
 ID_RULE = re.compile(r"^[a-zA-Z0-9]{9}$")
+RESPONSE_ID = re.compile(r"^[0-9a-f]{32}$")  # its response ids; OpenAI-style servers use chatcmpl-...
 
 
 class MistralChatAdapter(OpenAIChatAdapter):
@@ -33,6 +34,15 @@ class MistralChatAdapter(OpenAIChatAdapter):
     request_choices: ClassVar[Mapping[str, ChoiceMode]] = {**OPENAI_CHOICES, "any": "required"}
     request_id_rule = ID_RULE
     request_id_rule_name = "Mistral's rule (exactly 9 characters from a-z, A-Z, 0-9)"
+
+    @classmethod
+    def claims_url(cls, host: str, path: str) -> bool:
+        return host == "api.mistral.ai"
+
+    @classmethod
+    def claims_payload(cls, data: dict[str, Any]) -> bool:
+        """An OpenAI chat payload with Mistral's 32-hex-digit id (its chunks are otherwise OpenAI's)."""
+        return super().claims_payload(data) and bool(RESPONSE_ID.match(str(data.get("id", ""))))
 
     def map_tool_choice(self, choice: ToolChoice) -> Any:
         if choice.mode == "required":

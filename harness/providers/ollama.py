@@ -41,6 +41,15 @@ class OllamaChatAdapter(Adapter):
     argument_wire_type = "object"
     stream_sentinel = None
 
+    @classmethod
+    def claims_url(cls, host: str, path: str) -> bool:
+        return path.endswith("/api/chat")
+
+    @classmethod
+    def claims_payload(cls, data: dict[str, Any]) -> bool:
+        """A boolean ``done`` beside a ``message`` object."""
+        return isinstance(data.get("done"), bool) and isinstance(data.get("message"), dict)
+
     def build_request(
         self,
         messages: Sequence[Message],

@@ -285,6 +285,18 @@ class OpenAIChatAdapter(Adapter):
     """The dialect's call id rule, checked on the calls of a request's history."""
     request_id_rule_name: ClassVar[str] = ""
 
+    @classmethod
+    def claims_url(cls, host: str, path: str) -> bool:
+        return path.endswith("/chat/completions")
+
+    @classmethod
+    def claims_payload(cls, data: dict[str, Any]) -> bool:
+        """A ``choices`` list and no ``object`` other than ``chat.completion[.chunk]``."""
+        kind = data.get("object")
+        return isinstance(data.get("choices"), list) and (
+            kind is None or str(kind).startswith("chat.completion")
+        )
+
     # -- request mapping (pure functions over the neutral types) -----------
 
     def map_tools(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
