@@ -141,6 +141,24 @@ class PromptSize:
 
 
 @dataclass(frozen=True)
+class Offered:
+    """What the run's first request offered the model, as it went on the wire, in neutral terms
+    (read back from the request by the format's adapter when the run ends, so nothing after the
+    run parses a wire body): the ``tool_choice`` it carried (``auto``, ``required``, ``none`` or
+    ``named:<tool>``; ``None`` when it carried none: a format without the field, prompted mode)
+    and the JSON Schema features its tool schemas use (``enum``, ``ref``, ``nullable``...).
+
+    Example::
+
+        if record.offered is not None:
+            print(record.offered.tool_choice, record.offered.schema_features)
+    """
+
+    tool_choice: str | None
+    schema_features: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One run of one scenario against one target, scored.
 
@@ -164,6 +182,7 @@ class RunRecord:
     tool_prompt: PromptSize | None = None
     outcome: Outcome = "pass"
     tool_choice: str = "auto"  # the scenario's: auto, required, none or named:<tool>
+    offered: Offered | None = None  # None: no request was sent, or written before it was recorded
     schema: str = RESULT_SCHEMA
 
     @property

@@ -65,7 +65,8 @@ SCHEMA_FEATURES = {
     "optional": "optional fields",
     "nullable": "nullable fields",
 }
-"""JSON Schema features looked for in the tool schemas a request carried."""
+"""JSON Schema features looked for in the tool schemas a run's first request carried (recorded
+at run time in ``RunRecord.offered``), and how the grid names them."""
 
 CHOICE_MODES = ("auto", "required", "none", "named")
 
@@ -335,53 +336,14 @@ def mcp_tools(record: RunRecord) -> list[Seen]:
 # -- tool_choice -------------------------------------------------------------------------------
 
 
-def wire_choice(body: Any) -> tuple[str, str | None] | None:
-    """The ``tool_choice`` a request body carried, as ``(mode, tool name)``, in any native wire
-    format (OpenAI / Mistral ``tool_choice``, Anthropic ``{type}``, Gemini
-    ``toolConfig.functionCallingConfig``); ``None`` when the body says nothing (Ollama has no
-    such field; prompted mode puts the choice in the system prompt)."""
-    if not isinstance(body, dict):
-        return None
-    value = body.get("tool_choice")
-    if isinstance(value, str):
-        mode = {"auto": "auto", "required": "required", "any": "required", "none": "none"}.get(value)
-        return (mode, None) if mode else None
-    if isinstance(value, dict):
-        return _object_choice(value)
-    tool_config = body.get("toolConfig")
-    config = tool_config.get("functionCallingConfig") if isinstance(tool_config, dict) else None
-    if isinstance(config, dict):
-        return _gemini_choice(config)
-    return None
-
-
-def _object_choice(value: dict[str, Any]) -> tuple[str, str | None] | None:
-    kind = value.get("type")
-    function = value.get("function")
-    if isinstance(function, dict) and function.get("name"):
-        return ("named", str(function["name"]))
-    if kind == "tool" and value.get("name"):
-        return ("named", str(value["name"]))
-    mode = {"auto": "auto", "any": "required", "none": "none"}.get(str(kind))
-    return (mode, None) if mode else None
-
-
-def _gemini_choice(config: dict[str, Any]) -> tuple[str, str | None] | None:
-    names = config.get("allowedFunctionNames") or []
-    mode = str(config.get("mode", "")).upper()
-    if mode == "ANY" and len(names) == 1:
-        return ("named", str(names[0]))
-    found = {"AUTO": "auto", "ANY": "required", "NONE": "none"}.get(mode)
-    return (found, None) if found else None
-
-
 def requested_choice(record: RunRecord) -> tuple[tuple[str, str | None], bool]:
     """The scenario's ``tool_choice`` for the first turn, and whether it went on the wire (the
-    request body says so where the wire format has the field; prompted mode and Ollama have
-    none)."""
+    first request carried one, as recorded in ``record.offered``, where the wire format has the
+    field; prompted mode and Ollama have none). A record without the fact (written before it was
+    recorded) is taken as sent: the grid then judges what the model did."""
     mode, _, name = record.tool_choice.partition(":")
-    first = record.transcript.exchanges[0]
-    sent = record.target.mode == "native" and wire_choice(first.request.body) is not None
+    offered = record.offered
+    sent = record.target.mode == "native" and (offered is None or offered.tool_choice is not None)
     on_wire = mode == "auto" or sent
     return (mode, name or None), on_wire
 
@@ -426,110 +388,18 @@ def _choice_observer(mode: str) -> Observer:
 
 # -- JSON Schema features ------------------------------------------------------------------------
 
-SCHEMA_KEYS = ("parameters", "input_schema", "parametersJsonSchema", "parameters_json_schema")
-"""Where a tool declaration keeps its argument schema, across the native wire formats."""
-
-
-def offered_schemas(body: Any) -> list[dict[str, Any]]:
-    """The argument schemas of the tools a request body declared (any native wire format)."""
-    found: list[dict[str, Any]] = []
-
-    def visit(node: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                visit(item)
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                if key in SCHEMA_KEYS and isinstance(value, dict):
-                    found.append(value)
-                else:
-                    visit(value)
-
-    if isinstance(body, dict):
-        visit(body.get("tools"))
-    return found
-
-
-def schema_features(schema: dict[str, Any]) -> set[str]:
-    """The :data:`SCHEMA_FEATURES` one argument schema uses (local ``$ref`` targets resolved)."""
-    features: set[str] = set()
-    for node, depth in _schema_nodes(schema, 0):
-        if "$ref" in node:
-            features.add("ref")
-        if isinstance(node.get("enum"), list):
-            features.add("enum")
-        if isinstance(node.get("format"), str):
-            features.add("format")
-        if _is_nullable(node):
-            features.add("nullable")
-        properties = node.get("properties")
-        if isinstance(properties, dict):
-            if depth > 0:
-                features.add("nested_objects")
-            listed = node.get("required")
-            required = set(listed) if isinstance(listed, list) else set()
-            if any(key not in required for key in properties):
-                features.add("optional")
-        if node.get("type") == "array" and _is_object(_resolve(schema, node.get("items"))):
-            features.add("object_arrays")
-    return features
-
-
-def _schema_nodes(node: Any, depth: int) -> Iterator[tuple[dict[str, Any], int]]:
-    """Every subschema with how many objects or arrays deep it sits (the root is 0)."""
-    if not isinstance(node, dict):
-        return
-    yield node, depth
-    for key in ("properties", "$defs", "definitions"):
-        children = node.get(key)
-        if isinstance(children, dict):
-            for child in children.values():  # a definition is never the root
-                yield from _schema_nodes(child, depth + 1)
-    if isinstance(node.get("items"), dict):
-        yield from _schema_nodes(node["items"], depth + 1)
-    for key in ("anyOf", "oneOf", "allOf"):
-        for child in node.get(key) or []:
-            yield from _schema_nodes(child, depth)
-
-
-def _resolve(root: dict[str, Any], node: Any) -> Any:
-    """A local ``#/...`` reference followed once (other nodes as they are)."""
-    if not isinstance(node, dict) or not str(node.get("$ref", "")).startswith("#/"):
-        return node
-    target: Any = root
-    for part in str(node["$ref"])[2:].split("/"):
-        target = target.get(part) if isinstance(target, dict) else None
-    return target
-
-
-def _is_object(node: Any) -> bool:
-    return isinstance(node, dict) and (
-        node.get("type") == "object" or isinstance(node.get("properties"), dict)
-    )
-
-
-def _is_nullable(node: dict[str, Any]) -> bool:
-    kind = node.get("type")
-    if node.get("nullable") is True or (isinstance(kind, list) and "null" in kind):
-        return True
-    options = (node.get("anyOf") or []) + (node.get("oneOf") or [])
-    return any(isinstance(o, dict) and o.get("type") == "null" for o in options)
-
 
 def schema_seen(record: RunRecord) -> dict[str, Seen]:
-    """Per feature the first request's tool schemas used: did the endpoint accept the request
-    (an HTTP status below 400)?"""
-    if not record.transcript.exchanges:
+    """Per feature the first request's tool schemas used (``record.offered``): did the endpoint
+    accept the request (an HTTP status below 400)?"""
+    if not record.transcript.exchanges or record.offered is None:
         return {}
     first = record.transcript.exchanges[0]
-    features: set[str] = set()
-    for schema in offered_schemas(first.request.body):
-        features |= schema_features(schema)
     status = first.response.status if first.response is not None else None
     if status is None:
         return {}
     seen = Seen(run_id(record), status < 400, f"rejected (HTTP {status})")
-    return {feature: seen for feature in sorted(features)}
+    return {feature: seen for feature in sorted(record.offered.schema_features)}
 
 
 def _schema_observer(feature: str) -> Observer:

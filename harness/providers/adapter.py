@@ -178,6 +178,18 @@ class Adapter(ABC):
         """The format's request reader behind :meth:`read_request` (each wire format overrides it)."""
         raise NotImplementedError(f"the {self.format} adapter does not read requests")
 
+    def read_offer(self, body: Any, path: str = "") -> RequestView | None:
+        """What a request offered the model (its tools and ``tool_choice``), read back quickly for
+        the record of a run: :meth:`read_body` without the guards and repairs of
+        :meth:`read_request` (the run has judged the request already). ``None`` when the adapter
+        does not read requests or the body defeats its reader."""
+        if not isinstance(body, dict):
+            return RequestView()
+        try:
+            return self.read_body(body, path)
+        except Exception:  # NotImplementedError, or a body no reader foresaw: nothing is known
+            return None
+
     def tool_findings(self, tools: Sequence[ToolSpec]) -> list[Finding]:
         """What this provider would reject or drop in the offered tools' declarations: a name its
         rules forbid, a JSON Schema keyword or format its tool schemas do not take (info

@@ -127,3 +127,76 @@ def _gemini_node_issues(pointer: str, node: dict[str, Any]) -> list[str]:
 
 def _escape(name: str) -> str:
     return name.replace("~", "~0").replace("/", "~1")
+
+
+# -- what a schema uses (the capability grid's schema columns) --------------------------------
+
+FEATURES = ("nested_objects", "object_arrays", "enum", "ref", "format", "optional", "nullable")
+"""The JSON Schema features :func:`schema_features` tells, recorded per run for the capability
+grid (:mod:`harness.analysis.capabilities` names each)."""
+
+
+def schema_features(schema: dict[str, Any]) -> set[str]:
+    """The :data:`FEATURES` one argument schema uses (local ``$ref`` targets resolved)."""
+    features: set[str] = set()
+    for node, depth in _schema_nodes(schema, 0):
+        if "$ref" in node:
+            features.add("ref")
+        if isinstance(node.get("enum"), list):
+            features.add("enum")
+        if isinstance(node.get("format"), str):
+            features.add("format")
+        if _is_nullable(node):
+            features.add("nullable")
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            if depth > 0:
+                features.add("nested_objects")
+            listed = node.get("required")
+            required = set(listed) if isinstance(listed, list) else set()
+            if any(key not in required for key in properties):
+                features.add("optional")
+        if node.get("type") == "array" and _is_object(_resolve(schema, node.get("items"))):
+            features.add("object_arrays")
+    return features
+
+
+def _schema_nodes(node: Any, depth: int) -> Iterator[tuple[dict[str, Any], int]]:
+    """Every subschema with how many objects or arrays deep it sits (the root is 0)."""
+    if not isinstance(node, dict):
+        return
+    yield node, depth
+    for key in ("properties", "$defs", "definitions"):
+        children = node.get(key)
+        if isinstance(children, dict):
+            for child in children.values():  # a definition is never the root
+                yield from _schema_nodes(child, depth + 1)
+    if isinstance(node.get("items"), dict):
+        yield from _schema_nodes(node["items"], depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        for child in node.get(key) or []:
+            yield from _schema_nodes(child, depth)
+
+
+def _resolve(root: dict[str, Any], node: Any) -> Any:
+    """A local ``#/...`` reference followed once (other nodes as they are)."""
+    if not isinstance(node, dict) or not str(node.get("$ref", "")).startswith("#/"):
+        return node
+    target: Any = root
+    for part in str(node["$ref"])[2:].split("/"):
+        target = target.get(part) if isinstance(target, dict) else None
+    return target
+
+
+def _is_object(node: Any) -> bool:
+    return isinstance(node, dict) and (
+        node.get("type") == "object" or isinstance(node.get("properties"), dict)
+    )
+
+
+def _is_nullable(node: dict[str, Any]) -> bool:
+    kind = node.get("type")
+    if node.get("nullable") is True or (isinstance(kind, list) and "null" in kind):
+        return True
+    options = (node.get("anyOf") or []) + (node.get("oneOf") or [])
+    return any(isinstance(o, dict) and o.get("type") == "null" for o in options)

@@ -4,6 +4,7 @@ agent, the checks, and the scored record."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 import traceback
@@ -29,9 +30,10 @@ from harness.checks.outcomes import outcome_of, untestable
 from harness.checks.scoring import run_score
 from harness.errors import CassetteError, UserError
 from harness.model import Finding, ToolExecution, Transcript
-from harness.providers import RequestOptions
+from harness.providers import Adapter, RequestOptions, adapter_class
+from harness.providers.schemas import schema_features
 from harness.providers.text_protocols import native_tools_size
-from harness.records import CheckResult, PromptSize, RunError, RunRecord
+from harness.records import CheckResult, Offered, PromptSize, RunError, RunRecord
 from harness.runner.plan import RunConfig
 from harness.scenarios import Scenario
 from harness.targets import Target
@@ -210,7 +212,30 @@ def run_one(
         tool_prompt=tool_prompt(transcript),
         outcome=outcome_of(error, checks),
         tool_choice=scenario.tool_choice.label(),
+        offered=offered(target.format, transcript),
     )
+
+
+def offered(wire_format: str, transcript: Transcript) -> Offered | None:
+    """What the run's first request offered, as neutral facts for the capability grid: the
+    format's adapter reads the request back (as sent, by the harness's loop or the user's agent)
+    and the features of its tool schemas are named, so reports never parse a wire body. ``None``
+    when no request was sent or the adapter cannot read requests."""
+    if not transcript.exchanges:
+        return None
+    request = transcript.exchanges[0].request
+    view = _reader(adapter_class(wire_format)).read_offer(request.body, request.url)
+    if view is None:
+        return None
+    features = set().union(*(schema_features(tool.parameters) for tool in view.tools))
+    choice = view.tool_choice.label() if view.tool_choice is not None else None
+    return Offered(choice, tuple(sorted(features)))
+
+
+@functools.lru_cache(maxsize=64)
+def _reader(adapter: type[Adapter]) -> Adapter:
+    """One adapter of each format to read requests back with (adapters keep no state)."""
+    return adapter()
 
 
 def target_timeouts(target: Target) -> Timeouts:

@@ -31,6 +31,23 @@ WEATHER = ToolSpec(
     },
 )
 
+BILLING: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "customer": {
+            "type": "object",
+            "properties": {"email": {"type": "string", "format": "email"}},
+            "required": ["email"],
+        },
+        "lines": {"type": "array", "items": {"$ref": "#/$defs/line"}},
+        "currency": {"type": "string", "enum": ["EUR", "USD"]},
+    },
+    "required": ["customer", "lines", "currency"],
+    "$defs": {"line": {"type": "object", "properties": {"quantity": {"type": "integer"}}}},
+}
+"""A tool schema with nested objects, an array of objects, a ``$ref``, a ``format``, an enum and
+optional fields."""
+
 
 def scenario(tmp_path: Path, **fields: Any) -> Scenario:
     data = {

@@ -14,19 +14,31 @@ from harness import scenarios
 from harness.analysis.capabilities import (
     COLUMNS,
     NOT_DELIVERED,
+    SCHEMA_FEATURES,
     capabilities,
     render_capabilities_text,
-    schema_features,
-    wire_choice,
 )
 from harness.api import run_targets
-from harness.model import Finding
+from harness.model import (
+    Exchange,
+    Finding,
+    Message,
+    ParsedTurn,
+    SentRequest,
+    ToolChoice,
+    ToolSpec,
+    Transcript,
+)
+from harness.providers import RequestOptions, adapter_class, formats
+from harness.providers.schemas import FEATURES
 from harness.records import CheckResult, RunError, RunRecord
 from harness.reports.json_report import build
 from harness.runner import RunConfig
+from harness.runner.one import offered
 from harness.targets import pick
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
+from tests.helpers.transcripts import BILLING
 
 GEMMA = "local-gemma3-270m"
 GEMMA_STREAM = "local-gemma3-270m-stream"
@@ -185,64 +197,35 @@ def test_report_json_carries_the_grid(records: list[RunRecord], grid: dict[str, 
     assert build(records, "2025-01-01T00:00:00+00:00")["capabilities"] == grid
 
 
-BILLING = {
-    "type": "object",
-    "properties": {
-        "customer": {
-            "type": "object",
-            "properties": {"email": {"type": "string", "format": "email"}},
-            "required": ["email"],
-        },
-        "lines": {"type": "array", "items": {"$ref": "#/$defs/line"}},
-        "currency": {"type": "string", "enum": ["EUR", "USD"]},
-    },
-    "required": ["customer", "lines", "currency"],
-    "$defs": {"line": {"type": "object", "properties": {"quantity": {"type": "integer"}}}},
-}
+def test_the_grid_names_every_schema_feature_the_run_records() -> None:
+    assert set(SCHEMA_FEATURES) == set(FEATURES)
 
 
-@pytest.mark.parametrize(
-    ("schema", "features"),
-    [
-        (BILLING, {"nested_objects", "object_arrays", "ref", "format", "enum", "optional"}),
-        ({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}, set()),
-        (
-            {"type": "object", "properties": {"at": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
-            {"optional", "nullable"},
-        ),
-        (
-            {"type": "object", "properties": {"at": {"type": ["string", "null"]}}, "required": ["at"]},
-            {"nullable"},
-        ),
-        (
-            {"type": "object", "properties": {"n": {"type": "integer", "nullable": True}}, "required": ["n"]},
-            {"nullable"},
-        ),
-    ],
-)
-def test_schema_features(schema: dict[str, Any], features: set[str]) -> None:
-    assert schema_features(schema) == features
-
-
-@pytest.mark.parametrize(
-    ("body", "choice"),
-    [
-        ({"tool_choice": "required"}, ("required", None)),
-        ({"tool_choice": "any"}, ("required", None)),
-        ({"tool_choice": {"type": "function", "function": {"name": "get_time"}}}, ("named", "get_time")),
-        ({"tool_choice": {"type": "tool", "name": "get_time"}}, ("named", "get_time")),
-        ({"tool_choice": {"type": "none"}}, ("none", None)),
-        ({"toolConfig": {"functionCallingConfig": {"mode": "ANY"}}}, ("required", None)),
-        (
-            {"toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["get_time"]}}},
-            ("named", "get_time"),
-        ),
-        ({"toolConfig": {"functionCallingConfig": {"mode": "AUTO"}}}, ("auto", None)),
-        ({"model": "qwen3", "tools": []}, None),
-    ],
-)
-def test_the_tool_choice_a_body_carried(body: dict[str, Any], choice: tuple[str, str | None] | None) -> None:
-    assert wire_choice(body) == choice
+@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("choice", ["auto", "required", "none", "named:get_time"])
+def test_the_first_request_is_recorded_as_neutral_facts(fmt: str, choice: str) -> None:
+    """What the grid reads of a request is recorded when the run ends, read back from the request
+    the format's adapter built: the tool_choice it carried and its schemas' features."""
+    mode, _, name = choice.partition(":")
+    tool_choice = ToolChoice(mode, name or None)  # type: ignore[arg-type]
+    adapter = adapter_class(fmt)()
+    tools = [ToolSpec("get_time", "The time.", BILLING)]
+    built = adapter.build_request(
+        [Message("user", "What time is it?")], tools, tool_choice, RequestOptions("m")
+    )
+    url = "http://127.0.0.1:1" + built.path.replace("{model}", "m")
+    transcript = Transcript("t", "s")
+    transcript.exchanges.append(Exchange(0, SentRequest("POST", url, {}, built.body), None, ParsedTurn()))
+    facts = offered(fmt, transcript)
+    assert facts is not None
+    assert facts.schema_features == ("enum", "format", "nested_objects", "object_arrays", "optional", "ref")
+    if any(f.check_id == "wire.tool_choice_unsupported" for f in built.findings):
+        assert facts.tool_choice is None  # the format has no such field: nothing went on the wire
+    elif mode == "auto":
+        assert facts.tool_choice in ("auto", None)  # auto may be said or left to the default
+    else:
+        assert facts.tool_choice == choice
+    assert offered(fmt, Transcript("t", "s")) is None  # no request sent: nothing offered
 
 
 def test_text_grid_is_a_table_when_it_fits_80_columns(grid: dict[str, Any]) -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from harness.providers.schemas import normalize_schema, schema_issues
+from typing import Any
+
+import pytest
+
+from harness.providers.schemas import normalize_schema, schema_features, schema_issues
+from tests.helpers.transcripts import BILLING
 
 
 def test_normalize_schema() -> None:
@@ -57,3 +62,26 @@ def test_schema_issues_other_families() -> None:
     assert schema_issues({"type": "array"}, "mistral") == [': root "type" is \'array\', not "object"']
     invalid = schema_issues({"type": "object", "properties": {"a": {"type": 5}}}, "anthropic")
     assert len(invalid) == 1 and "draft 2020-12" in invalid[0]
+
+
+@pytest.mark.parametrize(
+    ("schema", "features"),
+    [
+        (BILLING, {"nested_objects", "object_arrays", "ref", "format", "enum", "optional"}),
+        ({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}, set()),
+        (
+            {"type": "object", "properties": {"at": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
+            {"optional", "nullable"},
+        ),
+        (
+            {"type": "object", "properties": {"at": {"type": ["string", "null"]}}, "required": ["at"]},
+            {"nullable"},
+        ),
+        (
+            {"type": "object", "properties": {"n": {"type": "integer", "nullable": True}}, "required": ["n"]},
+            {"nullable"},
+        ),
+    ],
+)
+def test_schema_features(schema: dict[str, Any], features: set[str]) -> None:
+    assert schema_features(schema) == features
