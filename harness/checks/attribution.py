@@ -14,10 +14,7 @@ import re
 
 from harness.checks import RunContext, check, passed
 from harness.model import Finding, ParsedTurn, Transcript
-
-TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_length", "FINISH_REASON_MAX_TOKENS"})
-"""Finish reasons that mean the turn was cut at the token limit: OpenAI-style and Ollama ``length``
-[O4][OL4], Anthropic ``max_tokens`` [A5], Gemini ``MAX_TOKENS`` [G4], vLLM ``model_length``."""
+from harness.providers import truncation_reasons
 
 CONTROL_TOKENS: tuple[tuple[str, str], ...] = (
     ("<|im_start|>", "ChatML"),
@@ -114,7 +111,9 @@ def tools_delivered(context: RunContext) -> list[Finding]:
 
 
 def is_truncated(turn: ParsedTurn) -> bool:
-    return turn.finish_reason in TRUNCATED
+    """The turn ended at the token limit: a finish reason some wire format's adapter says so of
+    (``Adapter.truncation_reasons``)."""
+    return turn.finish_reason in truncation_reasons()
 
 
 @check(kind="protocol", weight=2.0)

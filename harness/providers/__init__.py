@@ -5,6 +5,8 @@ Adapters and profiles are looked up by name in :mod:`harness.registry`.
 
 from __future__ import annotations
 
+import functools
+
 from harness.providers.adapter import Adapter, RequestOptions
 from harness.providers.profiles import Profile, Quirk
 
@@ -24,4 +26,19 @@ def formats() -> list[str]:
     return sorted(ADAPTERS.names())
 
 
-__all__ = ["Adapter", "Profile", "Quirk", "RequestOptions", "adapter_class", "formats"]
+def truncation_reasons() -> frozenset[str]:
+    """The finish reasons that mean a turn was cut at the token limit, in any registered format
+    (each adapter names its own: ``Adapter.truncation_reasons``)."""
+    from harness.registry import ADAPTERS
+
+    return _truncation_reasons(ADAPTERS.version)
+
+
+@functools.lru_cache(maxsize=1)
+def _truncation_reasons(version: int) -> frozenset[str]:
+    from harness.registry import ADAPTERS
+
+    return frozenset().union(*(adapter.truncation_reasons for _, adapter in ADAPTERS.items()))
+
+
+__all__ = ["Adapter", "Profile", "Quirk", "RequestOptions", "adapter_class", "formats", "truncation_reasons"]

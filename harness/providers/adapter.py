@@ -112,6 +112,8 @@ class Adapter(ABC):
     of :attr:`name_rules` (``openai``, ``anthropic``, ``gemini``), set from it."""
     default_path: ClassVar[str] = "/v1/chat/completions"
     argument_wire_type: ClassVar[str] = "string"
+    truncation_reasons: ClassVar[frozenset[str]] = frozenset()
+    """The finish reasons (as on the wire) that mean the turn was cut at the token limit."""
     simulator: ClassVar[str | None] = None
     """Where ``harness sim`` finds this format's server side: a ``"module:attribute"`` path to a
     ``SimFormat`` in ``harness/servers/sim/wire*.py`` (a string: adapters import no server);

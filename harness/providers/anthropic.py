@@ -76,6 +76,7 @@ class AnthropicMessagesAdapter(Adapter):
     """Anthropic's Messages API."""
 
     format = "anthropic-messages"
+    truncation_reasons = frozenset({"max_tokens"})  # [A5]
     simulator = "harness.servers.sim.wire_anthropic:ANTHROPIC"
     name_rules = NameRules("anthropic", "a-zA-Z0-9_-", 64, source="API error texts (obs.); 128 from 2025-06")
     """``^[a-zA-Z0-9_-]{1,64}$`` (obs. 2025-03 [A1][A2][A10]; 128 obs. since 2025-06): we keep 64."""

@@ -68,6 +68,7 @@ class GeminiGenerateAdapter(Adapter):
     """Gemini's native generateContent / streamGenerateContent API."""
 
     format = "gemini-generate"
+    truncation_reasons = frozenset({"MAX_TOKENS", "FINISH_REASON_MAX_TOKENS"})  # [G4]
     simulator = "harness.servers.sim.wire_gemini:GEMINI"
     name_rules = NameRules(
         "gemini", "a-zA-Z0-9_.:-", 64, True, source="python-genai FunctionDeclaration docstring; 64 obs."

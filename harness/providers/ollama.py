@@ -36,6 +36,7 @@ class OllamaChatAdapter(Adapter):
     """Ollama's native chat API."""
 
     format = "ollama-chat"
+    truncation_reasons = frozenset({"length"})  # [OL4]
     simulator = "harness.servers.sim.wire:OLLAMA"
     default_path = "/api/chat"
     argument_wire_type = "object"

@@ -276,6 +276,7 @@ class OpenAIChatAdapter(Adapter):
     """OpenAI Chat Completions."""
 
     format = "openai-chat"
+    truncation_reasons = frozenset({"length", "model_length"})  # [O4]; vLLM model_length
     simulator = "harness.servers.sim.wire:OPENAI"
     default_path = "/v1/chat/completions"
     named_choice_wire: ClassVar[str] = "object"
