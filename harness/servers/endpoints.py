@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import secrets
 from harness.errors import ConfigError
+from harness.providers import adapter_class
 from harness.targets import Target
 from harness.targets_file import target_error
 from harness.transport.cassette import Mode
@@ -72,9 +73,17 @@ def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:
         endpoint.base_url,
         headers=endpoint.headers,
         model=target.model,
-        chat_path=target.profile.request_path("/v1/chat/completions"),
+        chat_path=target.profile.request_path(adapter_class(target.format).default_path),
         props_path=target.profile.props_path,
     )
+
+
+def _probed(target: Target) -> bool:
+    """Whether a live target's server is asked about tool delivery: its profile knows where the
+    server reports its capabilities, it speaks the probe's wire format, and no agent is under test."""
+    from harness.servers.probe import WIRE_FORMAT
+
+    return bool(target.profile.props_path) and target.format == WIRE_FORMAT and not target.agent
 
 
 def _check_agents(targets: Sequence[Target]) -> None:
@@ -127,7 +136,7 @@ def open_endpoints(
                 if not base:
                     raise ConfigError(f"target {target.name!r} has no base_url")
                 endpoint = live_endpoint(target, base, limit=target.name)
-                if target.profile.props_path and target.format == "openai-chat" and not target.agent:
+                if _probed(target):
                     endpoint.facts = _probe(target, endpoint)
             stack.callback(endpoint.close)
             found[target.name] = endpoint

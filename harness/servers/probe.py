@@ -17,6 +17,10 @@ from typing import Any
 
 import httpx
 
+WIRE_FORMAT = "openai-chat"
+"""The wire format the probe speaks: llama.cpp's servers, whose capability report it reads, serve
+OpenAI Chat Completions."""
+
 PROBE_TOOL = {
     "type": "function",
     "function": {
