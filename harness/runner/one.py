@@ -227,7 +227,10 @@ def offered(wire_format: str, transcript: Transcript) -> Offered | None:
     view = _reader(adapter_class(wire_format)).read_offer(request.body, request.url)
     if view is None:
         return None
-    features = set().union(*(schema_features(tool.parameters) for tool in view.tools))
+    try:
+        features = set().union(*(schema_features(tool.parameters) for tool in view.tools))
+    except RecursionError:  # a schema nested past the stack (a user's agent sent it): not named
+        features = set()
     choice = view.tool_choice.label() if view.tool_choice is not None else None
     return Offered(choice, tuple(sorted(features)))
 

@@ -228,6 +228,28 @@ def test_the_first_request_is_recorded_as_neutral_facts(fmt: str, choice: str) -
     assert offered(fmt, Transcript("t", "s")) is None  # no request sent: nothing offered
 
 
+def test_a_schema_nested_past_the_stack_is_recorded_without_features() -> None:
+    """A user's agent may send any schema: one too deep to walk names no feature, and the run's
+    record is still made."""
+    deep: dict[str, Any] = {"type": "object"}
+    node = deep
+    for _ in range(5000):
+        node["properties"] = {"a": {"type": "object"}}
+        node = node["properties"]["a"]
+    tool = {"type": "function", "function": {"name": "f", "parameters": deep}}
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "x"}],
+        "tools": [tool],
+        "tool_choice": "none",
+    }
+    transcript = Transcript("t", "s")
+    sent = SentRequest("POST", "http://127.0.0.1:1/v1/chat/completions", {}, body)
+    transcript.exchanges.append(Exchange(0, sent, None, ParsedTurn()))
+    facts = offered("openai-chat", transcript)
+    assert facts is not None and (facts.tool_choice, facts.schema_features) == ("none", ())
+
+
 def test_text_grid_is_a_table_when_it_fits_80_columns(grid: dict[str, Any]) -> None:
     small = {"columns": grid["columns"], "targets": {n: grid["targets"][n] for n in (GEMMA, "sim-openai")}}
     text = render_capabilities_text(small, 80)
