@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from harness.model import ParsedTurn, WireResponse
-from harness.providers import adapter_class
+from harness.providers import adapter_class, formats
 from tests.helpers.realworld import cases, wire_quirks
 
-FORMATS = ("openai-chat", "mistral-chat", "ollama-chat", "anthropic-messages", "gemini-generate")
+FORMATS = tuple(formats())  # every registered format
 ALL = [c for c in cases() if c["wire_format"] in FORMATS]
 
 

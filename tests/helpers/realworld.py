@@ -13,14 +13,18 @@ from typing import Any
 REALWORLD = Path(__file__).resolve().parents[1] / "data" / "realworld"
 
 
+def all_cases() -> list[dict[str, Any]]:
+    """Every case of the corpus, of any wire format, sorted by id."""
+    return [json.loads(path.read_text()) for path in sorted((REALWORLD / "cases").glob("*/*.json"))]
+
+
 def cases(*wire_formats: str) -> list[dict[str, Any]]:
-    """Every case of the given wire formats (all when none are given), sorted by id."""
-    found = []
-    for path in sorted((REALWORLD / "cases").glob("*/*.json")):
-        case = json.loads(path.read_text())
-        if not wire_formats or case["wire_format"] in wire_formats:
-            found.append(case)
-    return found
+    """The cases of the given wire formats, or (none given) of every format the harness has an
+    adapter for: a format's cases are tested as soon as its adapter is registered."""
+    from harness.providers import formats
+
+    wanted = set(wire_formats or formats())
+    return [case for case in all_cases() if case["wire_format"] in wanted]
 
 
 def wire_quirks(case: dict[str, Any]) -> list[str]:

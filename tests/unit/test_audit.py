@@ -15,13 +15,18 @@ import yaml
 
 from harness.analysis.audit import AuditEntry, audit_paths, detect_format, render_table, to_json
 from harness.errors import ConfigError, UnknownNameError
+from harness.providers import formats
 from harness.transport.cassette import CassetteTransport
-from tests.helpers.realworld import REALWORLD, cases
+from tests.helpers.realworld import REALWORLD, all_cases, cases
 
 ALL = cases()
 RAW = REALWORLD / "raw"
 # Every vcrpy / pytest-recording / ruby VCR YAML recording (one is a slice kept in a folder of its own name).
-RAW_CASSETTES = sorted(p for p in RAW.rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml"))
+# raw/<wire format>/ holds the recordings of a format the harness may not read yet: left out until its
+# adapter is registered (the other raw folders are named by provider)
+UNREAD = {d for d in RAW.iterdir() if d.name in {c["wire_format"] for c in all_cases()} - set(formats())}
+RAW_FILES = sorted(p for p in RAW.rglob("*") if p.is_file() and not UNREAD & set(p.parents))
+RAW_CASSETTES = [p for p in RAW_FILES if p.suffix in (".yaml", ".yml")]
 
 
 def cassette(path: Path, interactions: list[dict[str, Any]]) -> Path:
@@ -144,7 +149,13 @@ def test_every_raw_cassette_interaction_gets_a_format(path: Path) -> None:
 def raw_file_of(case: dict[str, Any]) -> Path | None:
     """The upstream recording a case came from (raw files are named ``<project>__<file name>``)."""
     name = Path(case["source"]["path"]).name
-    found = [p for p in RAW.iterdir() if p.is_dir() for p in p.iterdir() if p.name.endswith("__" + name)]
+    found = [
+        p
+        for p in RAW.iterdir()
+        if p.is_dir() and p not in UNREAD
+        for p in p.iterdir()
+        if p.name.endswith("__" + name)
+    ]
     return found[0] if found and (found[0].is_dir() or found[0].suffix in (".yaml", ".yml")) else None
 
 
@@ -205,8 +216,8 @@ def test_known_facts_of_the_raw_recordings() -> None:
 
 def test_every_raw_file_audits_without_exception() -> None:
     """Developer notes and httprr traces are not bodies: they become entries that say so."""
-    entries = audit_paths([RAW])
-    assert len({e.source for e in entries}) == len([p for p in RAW.rglob("*") if p.is_file()])
+    entries = audit_paths(RAW_FILES)
+    assert len({e.source for e in entries}) == len(RAW_FILES)
     unknown = {Path(e.source).name for e in entries if e.wire_format is None}
     assert all(name.endswith((".httprr", ".md", ".txt")) for name in unknown), unknown
     assert all("audit.format_unknown" in ids(e) for e in entries if e.wire_format is None)

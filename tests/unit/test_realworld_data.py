@@ -16,14 +16,24 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.realworld import REALWORLD, cases
+from tests.helpers.realworld import REALWORLD, all_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = REALWORLD / "MANIFEST.tsv"
 LICENCES = {"MIT", "Apache-2.0", "unknown"}
 # Split so that this file does not contain what it forbids.
 FORBIDDEN = ("../" + "shared", "HARNESS_" + "REALWORLD")
-SEARCHED = ("harness", "tests", "benchmarks", "docs", "README.md", "CONTRIBUTING.md", "mkdocs.yml", "pyproject.toml", ".ci")
+SEARCHED = (
+    "harness",
+    "tests",
+    "benchmarks",
+    "docs",
+    "README.md",
+    "CONTRIBUTING.md",
+    "mkdocs.yml",
+    "pyproject.toml",
+    ".ci",
+)
 
 
 def manifest() -> list[dict[str, str]]:
@@ -125,7 +135,7 @@ def test_every_source_repository_has_provenance_and_a_licence_note(repo: str) ->
 
 
 def test_the_helpers_read_every_case() -> None:
-    assert len(cases()) == len(ROWS)
+    assert len(all_cases()) == len(ROWS)
 
 
 def searched_files() -> list[Path]:

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from benchmarks.mutations import strings
 from harness.model import Finding, ParsedTurn, WireResponse
-from harness.providers import adapter_class
+from harness.providers import adapter_class, formats
 from harness.providers.adapter import Adapter, RequestView, reached_guard
 from harness.providers.prompted import prompted
 
-FORMATS = ("openai-chat", "mistral-chat", "ollama-chat", "anthropic-messages", "gemini-generate")
+FORMATS = tuple(formats())  # every registered format
 PROTOCOLS = (None, "json", "xml", "xml-name-attr", "hermes")
 BUDGET = settings(
     max_examples=100,

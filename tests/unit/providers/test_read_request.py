@@ -20,14 +20,14 @@ import pytest
 
 from harness.analysis.audit import _cassette, _text, detect_format
 from harness.model import Message, ToolCall, ToolChoice, ToolResult, ToolSpec, WireResponse
-from harness.providers import RequestOptions, adapter_class
+from harness.providers import RequestOptions, adapter_class, formats
 from harness.providers.adapter import Adapter, RequestView
 from harness.providers.anthropic import anthropic_id
 from harness.providers.mistral import mistral_id
 from harness.providers.openai import OpenAIChatAdapter
 from tests.helpers.realworld import REALWORLD
 
-FORMATS = ("openai-chat", "mistral-chat", "ollama-chat", "anthropic-messages", "gemini-generate")
+FORMATS = tuple(formats())  # every registered format
 OPENAI_SHAPED = ("openai-chat", "mistral-chat", "ollama-chat")
 MODEL = "test-model-1"
 

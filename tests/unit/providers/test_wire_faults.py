@@ -26,7 +26,7 @@ from harness.model import (
     ToolResult,
     WireResponse,
 )
-from harness.providers import RequestOptions, adapter_class
+from harness.providers import RequestOptions, adapter_class, formats
 from harness.providers._json import SURROGATE
 from harness.providers.adapter import reached_guard
 from harness.providers.framing import decode_stream
@@ -36,7 +36,7 @@ from tests.helpers.hostile_replies import MARK, marked_as, reply_body
 from tests.helpers.realworld import cases
 from tests.helpers.transcripts import WEATHER
 
-FORMATS = ("openai-chat", "mistral-chat", "ollama-chat", "anthropic-messages", "gemini-generate")
+FORMATS = tuple(formats())  # every registered format
 
 
 def parse(fmt: str, body: Any, *, stream: bool = False, status: int = 200) -> ParsedTurn:
