@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
     "Profile": "harness.providers.profiles",
     "ToolSet": "harness.tools.toolsets",
     "DeclaredTool": "harness.tools.declared",
-    "ToolFailure": "harness.tools.registry",
+    "ToolFailure": "harness.tools.run_tools",
     "AgentTask": "harness.agent.external",
     "AgentTool": "harness.agent.external",
     "AgentEndpoint": "harness.agent.external",
@@ -172,5 +172,5 @@ if TYPE_CHECKING:
     from harness.targets import Target
     from harness.targets_file import load_config, load_targets
     from harness.tools.declared import DeclaredTool
-    from harness.tools.registry import ToolFailure
+    from harness.tools.run_tools import ToolFailure
     from harness.tools.toolsets import ToolSet, load_toolset

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from harness.analysis.verify import Judgement, Settings
+from harness.analysis.verify import Judgement, VerifyConfig
 from harness.errors import ConfigError
 from harness.records import RunRecord
 from harness.results import read_sorted
@@ -225,7 +225,7 @@ def verify_endpoints(
     cassettes: str | Path = "cassettes",
     redo: Sequence[str] = (),
     concurrency: int = 4,
-    settings: Settings | None = None,
+    settings: VerifyConfig | None = None,
 ) -> list[Judgement]:
     """Run ``scenarios`` on the ``reference`` (``repeats`` times: its own noise) and once on each
     endpoint, and judge each endpoint against it (:mod:`harness.analysis.verify`). Recording keeps what
@@ -265,7 +265,7 @@ def verify_endpoints(
     reference_records = records([reference], repeats)
     ran = records(endpoints, 1)
     by_endpoint = {t.name: [r for r in ran if r.target.name == t.name] for t in endpoints}
-    return verify_records(reference_records, by_endpoint, settings or Settings())
+    return verify_records(reference_records, by_endpoint, settings or VerifyConfig())
 
 
 def read_results(path: str | Path) -> list[RunRecord]:

@@ -32,7 +32,7 @@ from harness.matchers import MATCHERS, check_matcher, is_matcher
 from harness.model import Message, ToolChoice
 from harness.tools.declared import DeclaredTool
 from harness.tools.mcp.types import MCPServerDecl, MCPUse
-from harness.tools.registry import Fault
+from harness.tools.run_tools import Fault
 from harness.tools.toolsets import (
     FOLDER,
     bundled_tools,

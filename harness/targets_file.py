@@ -69,7 +69,7 @@ PROFILE_KEYS = frozenset({"extends"} | {f.name for f in fields(Profile)} - {"nam
 
 
 @dataclass(frozen=True)
-class Config:
+class TargetsConfig:
     """Targets and the profiles declared beside them (the bundled profiles are not listed)."""
 
     targets: dict[str, Target]
@@ -473,7 +473,7 @@ def _build_targets(
     return targets
 
 
-def read_config(source: str, text: str, base: Mapping[str, Target] | None = None) -> Config:
+def read_config(source: str, text: str, base: Mapping[str, Target] | None = None) -> TargetsConfig:
     """The targets and profiles of a configuration ``text`` (``source`` names it in errors),
     added to the ``base`` targets (overriding them by name). Every problem of the text is
     listed in one :class:`ConfigFileError`.
@@ -491,7 +491,7 @@ def read_config(source: str, text: str, base: Mapping[str, Target] | None = None
     targets.update(_build_targets(file, data, profiles, base or {}))
     if file.problems:
         raise ConfigFileError(file.problems)
-    return Config(targets, profiles)
+    return TargetsConfig(targets, profiles)
 
 
 def _bundled() -> dict[str, Target]:
@@ -499,7 +499,7 @@ def _bundled() -> dict[str, Target]:
     return read_config("harness/targets.toml", text).targets
 
 
-def load_config(config: str | Path | None = None) -> Config:
+def load_config(config: str | Path | None = None) -> TargetsConfig:
     """Bundled targets, overridden and extended by ``harness.toml`` (or ``config``), with the
     profiles that file declares. The file is validated whole against
     ``schemas/config.schema.json``: a :class:`ConfigFileError` lists every problem, each with
@@ -513,7 +513,7 @@ def load_config(config: str | Path | None = None) -> Config:
     targets = _bundled()
     path = Path(config) if config else Path("harness.toml")
     if not config and not path.is_file():
-        return Config(targets, {})
+        return TargetsConfig(targets, {})
     try:
         text = yamlio.read_text(path)
     except yamlio.YamlError as exc:

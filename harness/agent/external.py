@@ -53,7 +53,7 @@ from harness.model import (
     WireResponse,
 )
 from harness.providers import Adapter
-from harness.tools.registry import ToolFailure, ToolRegistry
+from harness.tools.run_tools import RunTools, ToolFailure
 from harness.transport.cassette import (
     MATCH_ON,
     Mode,
@@ -136,7 +136,7 @@ class AgentEndpoint:
 @dataclass
 class AgentTool:
     """A tool as the agent sees it: name, description, JSON Schema, and :meth:`__call__`, which
-    answers as the scenario declares (raising :class:`~harness.tools.registry.ToolFailure` for
+    answers as the scenario declares (raising :class:`~harness.tools.run_tools.ToolFailure` for
     an error the agent should send back to the model as a tool error).
 
     Example::
@@ -155,7 +155,7 @@ class AgentTool:
     def __call__(self, arguments: dict[str, Any] | str | None = None) -> str:
         """Run the tool with ``arguments`` (an object, or its JSON text); the result text.
         Arguments that are not a JSON object are the model's error, answered as the harness's loop
-        answers them: a :class:`~harness.tools.registry.ToolFailure` saying so, the tool not run."""
+        answers them: a :class:`~harness.tools.run_tools.ToolFailure` saying so, the tool not run."""
         parsed, error = _arguments(arguments)
         execution = self._run(parsed, arguments, error)
         if execution.result.is_error:
@@ -200,7 +200,7 @@ class AgentTask:
         return [tool.openai() for tool in self.tools]
 
 
-def agent_tools(registry: ToolRegistry, log: list[ToolExecution]) -> list[AgentTool]:
+def agent_tools(registry: RunTools, log: list[ToolExecution]) -> list[AgentTool]:
     """The run's tools as agent callables; every call is kept in ``log`` in call order."""
     lock = threading.Lock()
     tools = []

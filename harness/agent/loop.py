@@ -35,14 +35,18 @@ from harness.model import (
     WireRequest,
 )
 from harness.providers import Adapter, RequestOptions
-from harness.tools.registry import ToolRegistry
+from harness.tools.run_tools import RunTools
 from harness.transport.send import Sent
 
 Send = Callable[[WireRequest], Sent]
 
 
 @dataclass
-class LoopSettings:
+class LoopConfig:
+    """How the agent loop drives one conversation: the turn budget of each phase, the
+    scenario's ``tool_choice``, the request options, the follow-ups and a hook for the tokens
+    each response used."""
+
     max_turns: int  # per phase: the opening request, then each follow-up
     tool_choice: ToolChoice
     options: RequestOptions
@@ -67,13 +71,13 @@ def run_loop(
     transcript: Transcript,
     adapter: Adapter,
     send: Send,
-    registry: ToolRegistry,
+    tools: RunTools,
     messages: Sequence[Message],
-    settings: LoopSettings,
+    settings: LoopConfig,
 ) -> Transcript:
     """Drive one conversation to its end, filling ``transcript`` as it goes."""
     conversation = list(messages)
-    transcript.tools = registry.specs()
+    transcript.tools = tools.specs()
     transcript.findings.extend(f.at(0) for f in adapter.tool_findings(transcript.tools))
     started = time.perf_counter()
     turn = 0
@@ -86,9 +90,7 @@ def run_loop(
             transcript.phases.append(turn)
             previous = None
             for _ in range(settings.max_turns):
-                stop = _turn(
-                    transcript, adapter, send, registry, conversation, settings, turn, pool, previous
-                )
+                stop = _turn(transcript, adapter, send, tools, conversation, settings, turn, pool, previous)
                 turn += 1
                 if isinstance(stop, str):
                     transcript.stop_reason = stop
@@ -109,9 +111,9 @@ def _turn(
     transcript: Transcript,
     adapter: Adapter,
     send: Send,
-    registry: ToolRegistry,
+    tools: RunTools,
     conversation: list[Message],
-    settings: LoopSettings,
+    settings: LoopConfig,
     turn: int,
     pool: ThreadPoolExecutor,
     previous: Signature | None,
@@ -160,26 +162,26 @@ def _turn(
             )
         )
         return "loop"
-    executions = execute(pool, registry, parsed.tool_calls, turn)
+    executions = execute(pool, tools, parsed.tool_calls, turn)
     transcript.executions.extend(executions)
     conversation.extend(Message("tool", tool_result=e.result) for e in executions)
     return signature, any(e.result.is_error for e in executions)
 
 
 def execute(
-    pool: ThreadPoolExecutor, registry: ToolRegistry, calls: Sequence[ToolCall], turn: int
+    pool: ThreadPoolExecutor, tools: RunTools, calls: Sequence[ToolCall], turn: int
 ) -> list[ToolExecution]:
     """Run a turn's calls concurrently, except calls sharing state (one built-in's store, one
     MCP server), which run in call order; results keep the call order."""
-    faults = registry.plan(calls)
+    faults = tools.plan(calls)
     lanes: dict[str, list[int]] = {}
     for index, call in enumerate(calls):
-        tool = registry.tools.get(call.name)
+        tool = tools.tools.get(call.name)
         key = tool.serial if tool is not None and tool.serial else f"call:{index}"
         lanes.setdefault(key, []).append(index)
 
     def run(lane: list[int]) -> list[tuple[int, ToolExecution]]:
-        return [(i, registry.execute(calls[i], turn, faults[i])) for i in lane]
+        return [(i, tools.execute(calls[i], turn, faults[i])) for i in lane]
 
     if len(lanes) == 1:
         done = run(next(iter(lanes.values())))

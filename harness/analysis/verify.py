@@ -257,7 +257,7 @@ def interval(values: Sequence[float], confidence: float) -> tuple[float, float] 
 
 
 @dataclass(frozen=True)
-class Settings:
+class VerifyConfig:
     """How a verdict is reached: the margin below the reference's worst repeat that still
     passes, the bootstrap's confidence, resamples and seed."""
 
@@ -293,7 +293,7 @@ class Judgement:
         }
 
 
-def thresholds(reference_repeats: Sequence[Sequence[Request]], settings: Settings) -> dict[str, float]:
+def thresholds(reference_repeats: Sequence[Sequence[Request]], settings: VerifyConfig) -> dict[str, float]:
     """Per figure, the worst the reference's own repeats reach against its first run, less the
     margin (``1 - margin`` when the reference ran once)."""
     first, others = reference_repeats[0], reference_repeats[1:]
@@ -309,7 +309,7 @@ def judge(
     endpoint: str,
     reference_repeats: Sequence[Sequence[Request]],
     requests: Sequence[Request],
-    settings: Settings = Settings(),
+    settings: VerifyConfig = VerifyConfig(),
 ) -> Judgement:
     """The verdict on one endpoint's requests against the reference's first run."""
     pairs = pair(reference_repeats[0], requests)
@@ -345,7 +345,7 @@ def judge(
 def verify_records(
     reference: Sequence[RunRecord],
     endpoints: Mapping[str, Sequence[RunRecord]],
-    settings: Settings = Settings(),
+    settings: VerifyConfig = VerifyConfig(),
 ) -> list[Judgement]:
     """Judge each endpoint's runs against the reference's (its repeats are its noise floor; a
     repeat that sent no request, one never recorded, is left out)."""

@@ -303,7 +303,7 @@ def verify(
         cassettes=cassettes,
         redo=redo,
         concurrency=concurrency,
-        settings=verification.Settings(margin=margin, confidence=confidence),
+        settings=verification.VerifyConfig(margin=margin, confidence=confidence),
     )
     runs = min((j.reference_runs for j in judged), default=repeats)
     if runs < repeats:

@@ -23,7 +23,7 @@ from harness.agent.external import (
     run_agent,
     task_messages,
 )
-from harness.agent.loop import LoopSettings, run_loop
+from harness.agent.loop import LoopConfig, run_loop
 from harness.agent.rechunk import sweep_agent
 from harness.checks import RunContext, run_checks
 from harness.checks.outcomes import outcome_of, untestable
@@ -39,7 +39,7 @@ from harness.scenarios import Scenario
 from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.naming import declared_namer
-from harness.tools.registry import ToolRegistry
+from harness.tools.run_tools import RunTools
 from harness.transport.cassette import CassetteTransport, cassette_path
 from harness.transport.credentials import SECRET_HEADERS
 from harness.transport.live import Borrowed
@@ -57,11 +57,11 @@ class RunSetup:
     endpoint: Endpoint
     config: RunConfig
     path: Path
-    registry: ToolRegistry
+    registry: RunTools
     transcript: Transcript
 
 
-def build_registry(scenario: Scenario) -> ToolRegistry:
+def build_registry(scenario: Scenario) -> RunTools:
     """Fresh tools for one run, with the scenario's injected faults; the Python tools of one
     tool set share one state for the run.
 
@@ -70,7 +70,7 @@ def build_registry(scenario: Scenario) -> ToolRegistry:
         config = harness.RunConfig(mode="live", results=None, concurrency=4)
         records = harness.run_targets(targets, suite, config)
     """
-    registry = ToolRegistry(faults=list(scenario.faults), validate=scenario.validate_arguments)
+    registry = RunTools(faults=list(scenario.faults), validate=scenario.validate_arguments)
     states: dict[str, dict[str, Any]] = {}
     for tool in scenario.tools:
         registry.add(tool.instantiate(states.setdefault(tool.toolset, {})))
@@ -81,7 +81,7 @@ class Unsupported(Exception):
     """What the harness cannot test on this target: an ``error`` outcome it causes, never a score."""
 
 
-def expose_declared(registry: ToolRegistry, family: str, transcript: Transcript) -> None:
+def expose_declared(registry: RunTools, family: str, transcript: Transcript) -> None:
     """Offer each declared tool under a name the provider accepts: unchanged when its rules allow
     the name (``math.factorial`` for Gemini), else sanitised or cut, reversibly; the transcript
     maps the offered names back, and a ``wire.tool_name_mapped`` note says what was done."""
@@ -289,7 +289,7 @@ def _run_loop(setup: RunSetup) -> tuple[CassetteTransport | None, Transport]:
         scenario.parallel_tool_calls,
         dict(target.request_options),
     )
-    settings = LoopSettings(
+    settings = LoopConfig(
         scenario.max_turns,
         scenario.tool_choice,
         options,
@@ -342,7 +342,7 @@ def run_user_agent(setup: RunSetup) -> None:
             transcript.findings.append(found)
 
 
-def _agent_task(setup: RunSetup, registry: ToolRegistry) -> tuple[AgentTask, list[ToolExecution]]:
+def _agent_task(setup: RunSetup, registry: RunTools) -> tuple[AgentTask, list[ToolExecution]]:
     """The task given to the agent (its tools from ``registry``, fresh for a re-sliced replay),
     and the log its tools keep."""
     target, scenario, endpoint, config = setup.target, setup.scenario, setup.endpoint, setup.config

@@ -36,7 +36,7 @@ from typing import Any
 
 from harness.matchers import subset
 from harness.model import ToolSpec
-from harness.tools.registry import Tool, ToolFailure
+from harness.tools.run_tools import Tool, ToolFailure
 from harness.validation import draft_2020_12_error
 
 BEHAVIOURS = ("result", "error", "cases", "sequence", "function")
@@ -81,7 +81,7 @@ class Case:
 @dataclass(frozen=True)
 class DeclaredTool:
     """A tool as declared in a scenario or a tool set file. :meth:`instantiate` makes a fresh
-    :class:`~harness.tools.registry.Tool` for one run.
+    :class:`~harness.tools.run_tools.Tool` for one run.
 
     Example::
 

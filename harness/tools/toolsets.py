@@ -27,7 +27,7 @@ from harness import yamlio
 from harness.errors import ScenarioError, UnknownNameError
 from harness.matchers import check_matcher
 from harness.tools.declared import DeclarationError, DeclaredTool, declare
-from harness.tools.registry import Tool
+from harness.tools.run_tools import Tool
 from harness.validation import explain, ref_problems
 
 SUFFIXES = (".yaml", ".yml")

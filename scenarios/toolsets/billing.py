@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.tools.registry import ToolFailure
+from harness import ToolFailure
 
 INVOICES = {"INV-1001": 1250.0, "INV-1002": 80.0}
 """Invoice id -> total, as create_invoice and the scenarios know them."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from harness.tools.registry import ToolFailure
+from harness import ToolFailure
 
 EVENTS: list[dict[str, Any]] = [
     {

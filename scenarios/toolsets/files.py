@@ -6,7 +6,7 @@ import fnmatch
 import re
 from typing import Any
 
-from harness.tools.registry import ToolFailure
+from harness import ToolFailure
 
 LOG_LINE = "2026-01-15T10:00:00Z INFO request served in 12 ms\n"
 """logs/app.log is this line 400 times (about 20 KB): a scenario copies it whole."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.tools.registry import ToolFailure
+from harness import ToolFailure
 
 ARTICLES: dict[str, dict[str, Any]] = {
     "KB-101": {

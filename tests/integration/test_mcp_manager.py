@@ -32,7 +32,7 @@ from harness.tools.mcp.manager import (
     normalize_schema,
     schema_issues,
 )
-from harness.tools.registry import ToolRegistry
+from harness.tools.run_tools import RunTools
 from tests.helpers.processes import still_running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_concurrent_calls_from_threads(manager: MCPManager) -> None:
 
 
 def test_as_tools_through_the_registry(manager: MCPManager) -> None:
-    registry = ToolRegistry()
+    registry = RunTools()
     for tool in manager.as_tools(manager.namer("openai")):
         registry.add(tool)
     assert sorted(registry.names()) == [
@@ -164,7 +164,7 @@ def test_crash_mid_run_is_an_issue_and_later_calls_fail_fast() -> None:
             manager.call(SERVER_NAME, "find_symbol", {"name": "Point"})
         assert time.perf_counter() - started < 30  # failed fast: no wait for the 60 s timeout
         tools = {tool.spec.name: tool for tool in manager.as_tools()}
-        registry = ToolRegistry()
+        registry = RunTools()
         registry.add(tools["mcp__codeindex__find_symbol"])
         result = registry.execute(ToolCall("mcp__codeindex__find_symbol", {"name": "Point"}), turn=1).result
         assert result.is_error and "is not running (crashed" in result.content

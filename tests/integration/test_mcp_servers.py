@@ -18,7 +18,7 @@ import pytest
 
 from harness.model import ToolCall
 from harness.tools.mcp.manager import MCPCallError, MCPManager, MCPServerSpec
-from harness.tools.registry import ToolRegistry
+from harness.tools.run_tools import RunTools
 
 pytestmark = pytest.mark.mcp_live
 
@@ -67,7 +67,7 @@ def test_tools_are_listed(manager: MCPManager) -> None:
 
 
 def test_git_and_time_through_the_registry(manager: MCPManager, repository: Path) -> None:
-    registry = ToolRegistry()
+    registry = RunTools()
     for tool in manager.as_tools(manager.namer("openai")):
         registry.add(tool)
     log = registry.execute(ToolCall("mcp__git__git_log", {"repo_path": str(repository)}, id="1"), turn=0)

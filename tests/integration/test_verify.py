@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import api
-from harness.analysis.verify import Settings, verify_records
+from harness.analysis.verify import VerifyConfig, verify_records
 from harness.targets import Target
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO, harness
@@ -31,7 +31,7 @@ def verified() -> dict[str, dict[str, object]]:
     records = api.run(suite, targets, mode="live").records
     by_name = {t.name: [r for r in records if r.target.name == t.name] for t in targets}
     by_name["reference-itself"] = [r for r in reference if r.repeat == 2]
-    judged = verify_records(reference, by_name, Settings(samples=300))
+    judged = verify_records(reference, by_name, VerifyConfig(samples=300))
     return {j.endpoint: j.to_data() for j in judged}
 
 
@@ -70,7 +70,7 @@ def test_a_noisy_reference_against_itself_with_five_repeats_is_never_failed() ->
     reference = [r for r in records if r.repeat < 5]
     endpoints = {f"noisy-{k}": [r for r in records if r.repeat == k] for k in range(5, 10)}
     endpoints["silent"] = [r for r in api.run(suite, [vendor("no-calls")], mode="live").records]
-    judged = {j.endpoint: j for j in verify_records(reference, endpoints, Settings(samples=300))}
+    judged = {j.endpoint: j for j in verify_records(reference, endpoints, VerifyConfig(samples=300))}
     noise = [judged[f"noisy-{k}"] for k in range(5, 10)]
     assert all(j.figures["trigger"]["f1"] < 1 for j in noise)  # the noise is real
     assert all(j.verdict != "fail" for j in noise), {j.endpoint: j.verdicts for j in noise}

@@ -1,8 +1,8 @@
 """Vendor verification figures and verdicts over hand-made requests (no I/O)."""
 
-from harness.analysis.verify import Request, Settings, figures, judge, pair, request_key
+from harness.analysis.verify import Request, VerifyConfig, figures, judge, pair, request_key
 
-FAST = Settings(samples=300)
+FAST = VerifyConfig(samples=300)
 
 
 def req(key: str, called: bool = False, calls: tuple[tuple[str, str], ...] = (), **kw: object) -> Request:

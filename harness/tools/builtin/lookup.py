@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.tools.registry import ToolFailure
+from harness.tools.run_tools import ToolFailure
 
 CITIES: dict[str, dict[str, Any]] = {
     "paris": {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.tools.registry import ToolFailure
+from harness.tools.run_tools import ToolFailure
 
 
 def todo(args: dict[str, Any], state: dict[str, Any]) -> Any:

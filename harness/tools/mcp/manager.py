@@ -61,7 +61,7 @@ from harness.tools.mcp.types import (
     render_result,
 )
 from harness.tools.naming import OnForbidden, Style, ToolNamer
-from harness.tools.registry import Tool, ToolFailure
+from harness.tools.run_tools import Tool, ToolFailure
 
 if TYPE_CHECKING:
     from anyio import CancelScope, Event

@@ -38,7 +38,7 @@ from harness.tools.mcp.types import (
     MCPUse,
 )
 from harness.tools.naming import Style, ToolNamer
-from harness.tools.registry import Tool, ToolFailure
+from harness.tools.run_tools import Tool, ToolFailure
 from harness.transport.cassette_files import NONE, Shape, check_field, described, load_recording
 
 

@@ -10,7 +10,7 @@ from harness.agent.external import AgentTool, agent_tools
 from harness.api import load_scenarios
 from harness.model import ToolExecution
 from harness.runner import build_registry
-from harness.tools.registry import ToolFailure
+from harness.tools.run_tools import ToolFailure
 from tests.helpers.cli import REPO
 
 (PARIS,) = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])

@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 
-from harness.agent.loop import LoopSettings, run_loop, turn_choice
+from harness.agent.loop import LoopConfig, run_loop, turn_choice
 from harness.model import Message, ToolChoice, ToolSpec, Transcript
 from harness.providers import RequestOptions, adapter_class
-from harness.tools.registry import Tool, ToolRegistry
+from harness.tools.run_tools import RunTools, Tool
 from harness.transport.limits import RateLimiter
 from harness.transport.send import RetryPolicy, Transport
 
@@ -52,7 +52,7 @@ def drive(
     transport = Transport(
         "http://test", client_transport=httpx.MockTransport(handler), retry=RetryPolicy(attempts=1)
     )
-    registry = ToolRegistry()
+    registry = RunTools()
     registry.add(Tool(SPEC, execute))
     transcript = Transcript("t", "s")
     run_loop(
@@ -61,7 +61,7 @@ def drive(
         transport.send,
         registry,
         [Message("user", "go")],
-        LoopSettings(max_turns, choice, RequestOptions("m"), follow_ups),
+        LoopConfig(max_turns, choice, RequestOptions("m"), follow_ups),
     )
     return transcript, seen
 
@@ -140,9 +140,9 @@ def test_transport_error_is_a_finding_not_a_crash() -> None:
         transcript,
         adapter_class("openai-chat")(),
         transport.send,
-        ToolRegistry(),
+        RunTools(),
         [Message("user", "go")],
-        LoopSettings(2, ToolChoice(), RequestOptions("m")),
+        LoopConfig(2, ToolChoice(), RequestOptions("m")),
     )
     assert transcript.stop_reason == "transport_error"
     error = transcript.exchanges[0].parsed.error
@@ -182,7 +182,7 @@ def test_calls_sharing_state_run_in_call_order_others_concurrently() -> None:
     from harness.model import ToolCall
     from harness.tools.toolsets import bundled_tool as builtin_tool
 
-    registry = ToolRegistry()
+    registry = RunTools()
     registry.add(builtin_tool("memory"))
     calls = [ToolCall("memory", {"operation": "add", "content": f"fact {i}"}, id=str(i)) for i in range(6)]
     from concurrent.futures import ThreadPoolExecutor
@@ -273,9 +273,9 @@ def test_tokens_per_minute_are_charged_from_reported_usage_and_waited_out() -> N
     transport = Transport(
         "http://test", client_transport=httpx.MockTransport(handler), sleep=clock.sleep, limiter=limiter
     )
-    registry = ToolRegistry()
+    registry = RunTools()
     registry.add(Tool(SPEC, lambda a: {"value": a.get("key")}))
-    settings = LoopSettings(5, ToolChoice("auto"), RequestOptions("m"), on_usage=limiter.charge)
+    settings = LoopConfig(5, ToolChoice("auto"), RequestOptions("m"), on_usage=limiter.charge)
     transcript = Transcript("t", "s")
     run_loop(
         transcript,

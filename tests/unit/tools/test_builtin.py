@@ -2,7 +2,7 @@ import pytest
 
 from harness.errors import UnknownNameError
 from harness.model import ToolCall
-from harness.tools.registry import Fault, ToolRegistry
+from harness.tools.run_tools import Fault, RunTools
 from harness.tools.toolsets import bundled_tool as builtin_tool
 from harness.tools.toolsets import bundled_tools
 
@@ -44,7 +44,7 @@ def test_unknown_builtin_lists_known_names() -> None:
 
 
 def test_registry_turns_failures_into_error_results() -> None:
-    registry = ToolRegistry(faults=[Fault("memory", 1, "storage unavailable")])
+    registry = RunTools(faults=[Fault("memory", 1, "storage unavailable")])
     for name in ("memory", "get_weather"):
         registry.add(builtin_tool(name))
     calls = [call("memory", operation="add", content="x"), call("memory", operation="add", content="x")]

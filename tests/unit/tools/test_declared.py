@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import ScenarioError
 from harness.tools.declared import DeclarationError, declare, resolve_function
-from harness.tools.registry import ToolFailure
+from harness.tools.run_tools import ToolFailure
 from harness.tools.toolsets import bundled_tools, find_toolset, load_toolset, read_toolset
 
 OBJECT = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}

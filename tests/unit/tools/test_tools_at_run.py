@@ -5,14 +5,14 @@ import pytest
 from harness.model import ToolCall, ToolSpec, Transcript
 from harness.providers.rules import rules_for
 from harness.runner import expose_declared
-from harness.tools.registry import Tool, ToolRegistry
+from harness.tools.run_tools import RunTools, Tool
 
 LONG = "warehouse_inventory_service_reserve_stock_for_customer_order_by_line_item_v"
 NAMES = ["math.factorial", "plain_name", LONG + "1", LONG + "2", "x" * 64]
 
 
-def registry() -> ToolRegistry:
-    tools = ToolRegistry()
+def registry() -> RunTools:
+    tools = RunTools()
     for name in NAMES:
         tools.add(Tool(ToolSpec(name, "", {"type": "object"}), lambda a, n=name: n))
     return tools
@@ -40,7 +40,7 @@ def test_dots_stay_where_the_provider_allows_them() -> None:
 
 
 def test_nothing_changes_when_every_name_is_valid() -> None:
-    tools, transcript = ToolRegistry(), Transcript("t", "s")
+    tools, transcript = RunTools(), Transcript("t", "s")
     tools.add(Tool(ToolSpec("lookup", "", {"type": "object"}), lambda a: a))
     expose_declared(tools, "openai", transcript)
     assert list(tools.names()) == ["lookup"] and transcript.tool_names == {} and transcript.findings == []
@@ -53,7 +53,7 @@ def test_arguments_that_break_the_schema_are_answered_with_the_errors_and_not_ru
         "properties": {"sku": {"type": "string", "pattern": "^[0-9]{5}$"}, "quantity": {"type": "integer"}},
         "required": ["sku", "quantity"],
     }
-    tools = ToolRegistry(validate=True)
+    tools = RunTools(validate=True)
     tools.add(Tool(ToolSpec("add_line", "", schema), lambda a: ran.append(a) or "ok"))
     bad = tools.execute(ToolCall("add_line", {"sku": "110", "quantity": "3"}, "", "c1", "c1"), 0)
     assert bad.result.is_error and ran == []

@@ -1,4 +1,6 @@
-"""ToolRegistry: tool name -> executor, with fresh state for every run.
+"""The tools of one run (:class:`RunTools`): the name the model calls -> how to run it, built
+fresh for every run (with its tools' state and its injected faults). Not to be confused with
+:mod:`harness.registry`, the extension points (adapters, checks, writers...) looked up by name.
 
 An executor is any callable taking the parsed arguments and returning the
 result text; raising :class:`ToolFailure` (or any exception) makes an error
@@ -64,8 +66,16 @@ class Fault:
 
 
 @dataclass
-class ToolRegistry:
-    """The tools of one run, looked up by the name the model sees."""
+class RunTools:
+    """The tools of one run, looked up by the name the model sees, with the scenario's injected
+    faults and the count of calls each tool had so far (so a fault hits the right call).
+
+    Example::
+
+        tools = RunTools(faults=[Fault("memory", 1, "storage unavailable")])
+        tools.add(Tool(spec, execute=lambda arguments: "stored"))
+        execution = tools.execute(call, turn=0)
+    """
 
     tools: dict[str, Tool] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
