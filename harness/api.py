@@ -13,6 +13,7 @@ command line only parses options and prints. They are re-exported by
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,26 +25,39 @@ from harness.records import RunRecord
 from harness.results import read_sorted
 from harness.runner import OnResult, RunConfig, Shard
 from harness.runner import run as run_with_endpoints
-from harness.scenarios import Scenario, select
+from harness.scenarios import Scenario
 from harness.scenarios import load as load_scenario_files
+from harness.scenarios import select as select_scenarios
 from harness.servers.endpoints import open_endpoints
 from harness.targets import Target, pick
 from harness.targets_file import load_targets
 from harness.transport.cassette import Mode, RecordMode
 
 
-def load_scenarios(*paths: str | Path, select_: Sequence[str] = ()) -> list[Scenario]:
+def load_scenarios(
+    *paths: str | Path, select: Sequence[str] = (), select_: Sequence[str] | None = None
+) -> list[Scenario]:
     """Scenarios from files and folders (``*.yaml``, recursively; ``toolsets/`` folders are tool
-    sets, not scenarios), validated, sorted by id; ``select_`` keeps those whose id or category
+    sets, not scenarios), validated, sorted by id; ``select`` keeps those whose id or category
     matches one of the glob patterns. Every bad file is reported in one
-    :class:`~harness.errors.ScenarioError`.
+    :class:`~harness.errors.ScenarioError`. ``select_`` is the old name of ``select``, deprecated
+    (it still works, with a :class:`DeprecationWarning`, until the next release).
 
     Example::
 
-        suite = harness.load_scenarios("scenarios", select_=["weather.*", "parallel"])
+        suite = harness.load_scenarios("scenarios", select=["weather.*", "parallel"])
     """
+    if select_ is not None:
+        if select:
+            raise TypeError("load_scenarios() takes select or select_ (its old name), not both")
+        warnings.warn(
+            "load_scenarios(select_=...) is deprecated: use select=... (select_ goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        select = select_
     loaded = load_scenario_files(list(paths or ("scenarios",)))
-    return select(loaded, list(select_)) if select_ else loaded
+    return select_scenarios(loaded, list(select)) if select else loaded
 
 
 def select_targets(

@@ -78,7 +78,7 @@ class Scenario:
 
     Example::
 
-        scenario = harness.load_scenarios("scenarios", select_=["weather.single.paris"])[0]
+        scenario = harness.load_scenarios("scenarios", select=["weather.single.paris"])[0]
         print(scenario.category, scenario.tool_names, scenario.expect.calls)
     """
 

@@ -288,9 +288,9 @@ def verify(
     if requests_file is not None:
         folder = cassettes / "requests"
         ids = verification.request_scenarios(requests_file, str(folder))
-        selected = api.load_scenarios(folder, select_=ids)
+        selected = api.load_scenarios(folder, select=ids)
     else:
-        selected = api.load_scenarios(scenario_dir, select_=scenario_patterns)
+        selected = api.load_scenarios(scenario_dir, select=scenario_patterns)
     if not selected:
         raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
 

@@ -195,7 +195,7 @@ def _run(
         selected = [s for s in api.load_scenarios(manifest["scenario_dir"]) if s.id in wanted]
     else:
         chosen = api.select_targets(known, targets, cast(Mode, mode), cassettes)
-        selected = api.load_scenarios(scenario_dir, select_=scenario_patterns)
+        selected = api.load_scenarios(scenario_dir, select=scenario_patterns)
         if not selected:
             raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
         manifest = {

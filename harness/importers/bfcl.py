@@ -542,7 +542,7 @@ def grade(scenario: Scenario, calls: Sequence[tuple[str, dict[str, Any] | None]]
 
     Example::
 
-        (scenario,) = harness.load_scenarios("bfcl/simple_python", select_=["bfcl.simple_python_1"])
+        (scenario,) = harness.load_scenarios("bfcl/simple_python", select=["bfcl.simple_python_1"])
         grade(scenario, [("math.factorial", {"number": 5})]).passed  # True
     """
     from harness.checks import RunContext, get_check

@@ -60,7 +60,7 @@ def cassettes(root: Path, broken: Iterable[Pair] = (), missing: Iterable[Pair] =
 def replay(cassette_dir: Path, results: Path, targets: Iterable[str] = TARGETS) -> list[RunRecord]:
     """Replay :data:`SCENARIOS` against ``targets`` from ``cassette_dir``, writing ``results``."""
     known = load_targets()
-    suite = load_scenarios(REPO / "scenarios", select_=list(SCENARIOS))
+    suite = load_scenarios(REPO / "scenarios", select=list(SCENARIOS))
     config = RunConfig(mode="replay", cassettes=cassette_dir, results=results)
     return sorted(run_targets([known[t] for t in targets], suite, config), key=lambda r: r.key)
 

@@ -166,7 +166,7 @@ def test_a_cassette_holding_the_conversation_out_of_order_replays_in_the_agents_
     data["interactions"].reverse()
     (tmp_path / target.name).mkdir()
     (tmp_path / target.name / f"{name}.yaml").write_text(yaml.safe_dump(data))
-    suite = load_scenarios(REPO / "scenarios", select_=[name])
+    suite = load_scenarios(REPO / "scenarios", select=[name])
     (record,) = run(suite, [target], cassettes=tmp_path).records
     assert record.score == 100, [(c.id, c.findings) for c in record.checks if c.status != "pass"]
     sizes = [len(e.request.body["messages"]) for e in record.transcript.exchanges]
@@ -215,7 +215,7 @@ def test_an_endpoint_that_never_answers_an_agent_is_an_error_with_cause_and_trac
     agent = Target.build(
         f"agent-{fault}", format="openai-chat", model="sim-conformant", base_url=base, agent=AGENT
     )
-    result = run(load_scenarios(REPO / "scenarios", select_=["weather.single.paris"]), [agent], mode="live")
+    result = run(load_scenarios(REPO / "scenarios", select=["weather.single.paris"]), [agent], mode="live")
     (record,) = result.records
     assert record.outcome == "error" and record.score is None, (record.outcome, record.error)
     assert record.error is not None and record.error.cause == "transport"
@@ -245,7 +245,7 @@ def test_an_agent_client_retrying_a_reset_makes_one_exchange_of_three_attempts()
         base_url="sim~reset",
         agent=f"{EXAMPLES / 'pydantic_ai_agent' / 'agent.py'}:run",
     )
-    suite = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+    suite = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
     (record,) = run(suite, [agent], mode="live").records
     assert record.outcome == "error" and record.error is not None and record.error.cause == "transport"
     assert "after 3 attempts" in record.error.message and "Connection reset by peer" in record.error.message

@@ -11,7 +11,7 @@ from harness.targets import Target
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
-BILLING = load_scenarios(REPO / "scenarios", select_=["billing.*"])
+BILLING = load_scenarios(REPO / "scenarios", select=["billing.*"])
 
 
 def test_billing_records_and_replays_on_openai_and_anthropic(tmp_path: Path) -> None:

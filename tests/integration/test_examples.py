@@ -17,7 +17,7 @@ from harness.targets_file import load_config
 from tests.helpers.cli import REPO
 
 EXAMPLES = REPO / "examples"
-SUITE = load_scenarios(REPO / "scenarios", select_=["single", "sequential", "parallel", "error"])
+SUITE = load_scenarios(REPO / "scenarios", select=["single", "sequential", "parallel", "error"])
 CONFIG = load_config(EXAMPLES / "harness.toml")
 
 

@@ -18,7 +18,7 @@ from harness.records import RunRecord
 from harness.targets import Target
 from tests.helpers.cli import REPO, harness
 
-PARIS = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+PARIS = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
 FAST = {"timeout_s": 1.0, "request_timeout_s": 3.0, "retries": 2, "retry_max_wait_s": 0.2}
 
 

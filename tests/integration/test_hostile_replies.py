@@ -30,7 +30,7 @@ from tests.helpers.hostile_replies import (
     reply_body,
 )
 
-PARIS = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+PARIS = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
 
 
 def answer(fmt: str, stream: bool, body: str) -> Answer:

@@ -26,7 +26,7 @@ def rechunk_findings(record: RunRecord) -> list[tuple[bool, str]]:
 
 
 def test_the_streaming_example_agent_does_the_same_at_every_slicing() -> None:
-    suite = load_scenarios(REPO / "scenarios", select_=["parallel", "todo.sequential.*"])
+    suite = load_scenarios(REPO / "scenarios", select=["parallel", "todo.sequential.*"])
     target = load_config(EXAMPLES / "harness.toml").targets["openai-sdk-agent-stream"]
     result = run(suite, [target], cassettes=EXAMPLES / "cassettes", rechunk=16)
     assert not result.errors and len(result.records) == len(suite) >= 6
@@ -46,7 +46,7 @@ def test_a_naive_stream_parser_is_caught_with_its_chunk_size_and_offset(tmp_path
         agent="naive_stream_agent.py:run",
         origin=str(REPO / "tests" / "helpers" / "harness.toml"),
     )
-    (scenario,) = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+    (scenario,) = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
     (recorded,) = run([scenario], [naive], mode="record", cassettes=tmp_path).records
     assert recorded.score == 100  # in one piece the naive parser works
     (whole,) = run([scenario], [naive], cassettes=tmp_path).records

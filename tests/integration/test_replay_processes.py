@@ -17,7 +17,7 @@ from tests.helpers.cli import REPO
 def test_forked_workers_give_the_records_one_process_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    suite = api.load_scenarios(REPO / "scenarios", select_=["multi_turn", "naming", "batch", "weather.*"])
+    suite = api.load_scenarios(REPO / "scenarios", select=["multi_turn", "naming", "batch", "weather.*"])
     targets = pick(load_targets(), ["sim-openai", "sim-anthropic-stream", "local-gemma3-270m"])
     monkeypatch.setattr(plan, "MIN_JOBS_PER_WORKER", 1)
     config = RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "forked.jsonl", processes=2)
@@ -35,7 +35,7 @@ def test_forked_workers_give_the_records_one_process_gives(
 
 
 def test_a_live_run_on_forked_workers_gives_the_records_one_process_gives(tmp_path: Path) -> None:
-    suite = api.load_scenarios(REPO / "scenarios", select_=["single", "parallel", "sequential"])
+    suite = api.load_scenarios(REPO / "scenarios", select=["single", "parallel", "sequential"])
     targets = pick(load_targets(), ["sim-openai", "sim-gemini-stream"])
     forked = api.run(suite, targets, mode="live", results=tmp_path / "forked.jsonl", processes=2).records
     one = api.run(suite, targets, mode="live", results=None, processes=1).records
@@ -45,7 +45,7 @@ def test_a_live_run_on_forked_workers_gives_the_records_one_process_gives(tmp_pa
 
 
 def test_a_live_run_forks_no_more_workers_than_its_smallest_target_concurrency() -> None:
-    suite = api.load_scenarios(REPO / "scenarios", select_=["weather.*"])
+    suite = api.load_scenarios(REPO / "scenarios", select=["weather.*"])
     known = load_targets()
     jobs = [(known[name], scenario, 0) for name in ("sim-openai", "local-gemma3-270m") for scenario in suite]
     live = RunConfig(mode="live", processes=4)

@@ -23,7 +23,7 @@ def vendor(deviation: str) -> Target:
 
 @pytest.fixture(scope="module")
 def verified() -> dict[str, dict[str, object]]:
-    suite = api.load_scenarios(REPO / "scenarios", select_=SCENARIOS)
+    suite = api.load_scenarios(REPO / "scenarios", select=SCENARIOS)
     reference = api.run(suite, [load_targets()["sim-openai"]], mode="live", repeats=3).records
     deviations = ["conformant", "unknown-tool", "schema-violation", "args-invalid-json", "no-calls"]
     targets = [Target.build("vendor-conformant", format="openai-chat", model="other-name", base_url="sim")]
@@ -64,7 +64,7 @@ def test_a_noisy_reference_against_itself_with_five_repeats_is_never_failed() ->
     """A sampling model (``sim~noisy``: about one sending in five answered without a call) run
     five times as the reference, then five more times as the endpoint: each of those runs differs
     from the reference's first, and none may fail; a vendor that never calls still does."""
-    suite = api.load_scenarios(REPO / "scenarios", select_=SCENARIOS)
+    suite = api.load_scenarios(REPO / "scenarios", select=SCENARIOS)
     noisy = Target.build("noisy", format="openai-chat", model="m", base_url="sim~noisy")
     records = api.run(suite, [noisy], mode="live", repeats=10).records
     reference = [r for r in records if r.repeat < 5]

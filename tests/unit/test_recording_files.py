@@ -113,7 +113,7 @@ def test_a_file_longer_than_its_stat_says_is_cut_while_reading(tmp_path: Path) -
 
 
 def replay(scenario: str, cassettes: Path) -> RunResult:
-    return run(load_scenarios(REPO / "scenarios", select_=[scenario]), ["sim-openai"], cassettes=cassettes)
+    return run(load_scenarios(REPO / "scenarios", select=[scenario]), ["sim-openai"], cassettes=cassettes)
 
 
 def cassette_error(result: RunResult) -> str:

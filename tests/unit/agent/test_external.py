@@ -13,7 +13,7 @@ from harness.runner import build_registry
 from harness.tools.run_tools import ToolFailure
 from tests.helpers.cli import REPO
 
-(PARIS,) = load_scenarios(REPO / "scenarios", select_=["weather.single.paris"])
+(PARIS,) = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
 
 
 def weather() -> tuple[AgentTool, list[ToolExecution]]:
