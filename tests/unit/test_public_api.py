@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
+from pathlib import Path
 
 import harness
 
@@ -79,3 +81,20 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         assert "nothing_here" in str(exc)
     else:
         raise AssertionError("no AttributeError")
+
+
+def test_the_type_checking_block_re_exports_exactly_the_table() -> None:
+    """``__all__`` is computed from ``_EXPORTS``, so strict mypy learns the public names from the
+    ``TYPE_CHECKING`` block alone: it must import each name of the table from the table's module,
+    as itself (an explicit re-export), and nothing else."""
+    tree = ast.parse(Path(harness.__file__).read_text(encoding="utf-8"))
+    (block,) = [
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    imported = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), ast.unparse(node)
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{alias.name} is not re-exported as itself"
+            imported[alias.name] = node.module
+    assert imported == harness._EXPORTS
