@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from harness.analysis.verify import Judgement, VerifyConfig
 from harness.errors import ConfigError
@@ -32,6 +32,9 @@ from harness.servers.endpoints import open_endpoints
 from harness.targets import Target, pick
 from harness.targets_file import load_targets
 from harness.transport.cassette import Mode, RecordMode
+
+if TYPE_CHECKING:
+    from harness.reports.report import Report
 
 
 def load_scenarios(
@@ -97,12 +100,13 @@ class RunResult:
     records: Sequence[RunRecord]  # with a results file, a RecordLog reading them from it
     results: Path | None = None
     targets: Mapping[str, Target] = field(default_factory=dict, repr=False)
-    _report: dict[str, Any] | None = field(default=None, repr=False)
+    _report: Report | None = field(default=None, repr=False)
 
     @property
-    def report(self) -> dict[str, Any]:
-        """The report (what ``report.json`` holds): scores per target, category and scenario, and
-        the runs each target expects to fail (its ``xfail``)."""
+    def report(self) -> Report:
+        """The typed report (what ``report.json`` holds; :class:`harness.reports.report.Report`):
+        scores per target, category and scenario, and the runs each target expects to fail (its
+        ``xfail``). ``report.to_data()`` gives it as plain JSON data."""
         if self._report is None:
             from harness.reports.json_report import build
 
@@ -111,13 +115,12 @@ class RunResult:
 
     def score(self, target: str) -> float | None:
         """A target's score, 0-100 (``None`` when no check applied)."""
-        score: float | None = self.report["summary"]["targets"][target]["score"]
-        return score
+        return self.report.summary.targets[target].score
 
     @property
     def scores(self) -> dict[str, float | None]:
         """Every target's score."""
-        return {name: t["score"] for name, t in self.report["summary"]["targets"].items()}
+        return {name: t.score for name, t in self.report.summary.targets.items()}
 
     @property
     def failed(self) -> list[RunRecord]:

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol
 
+import msgspec
+
+from harness.checks.scoring import ErrorSummary, Summary
 from harness.records import RunRecord
 
 EXIT_CODES = {
@@ -45,6 +48,44 @@ class GatePolicy(Protocol):
     def xfail_strict(self) -> bool: ...
 
 
+class XFail(msgspec.Struct):
+    """``report.xfail[target]``: whether the target's expected failures are strict, and the
+    scenarios of the report it expects to fail, each with its reason."""
+
+    strict: bool
+    scenarios: dict[str, str]
+
+
+class GatedRun(Protocol):
+    """What the gate reads of a run of the report (a :class:`harness.reports.report.RunSummary`)."""
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def scenario(self) -> str: ...
+
+    @property
+    def outcome(self) -> str: ...
+
+    @property
+    def error(self) -> ErrorSummary | None: ...
+
+
+class GatedReport(Protocol):
+    """What the gate reads of a report (:class:`harness.reports.report.Report` is one): the
+    targets' scores, the runs, and the runs each target expects to fail."""
+
+    @property
+    def summary(self) -> Summary: ...
+
+    @property
+    def runs(self) -> Sequence[GatedRun]: ...
+
+    @property
+    def xfail(self) -> Mapping[str, XFail] | None: ...
+
+
 Verdict = Literal["xfail", "xpass"]
 
 
@@ -56,44 +97,44 @@ def xfail_reason(patterns: Mapping[str, str], scenario: str) -> str | None:
     return next((reason for pattern, reason in patterns.items() if fnmatchcase(scenario, pattern)), None)
 
 
-def expected_failures(records: Iterable[RunRecord], policies: Mapping[str, GatePolicy]) -> dict[str, Any]:
-    """``report["xfail"]``: per target that declares ``xfail``, whether it is strict and the
+def expected_failures(records: Iterable[RunRecord], policies: Mapping[str, GatePolicy]) -> dict[str, XFail]:
+    """``report.xfail``: per target that declares ``xfail``, whether it is strict and the
     scenarios of ``records`` it expects to fail, with the reasons. Kept in the report so that
     every writer (JUnit, HTML) and the gate read the same verdicts."""
-    found: dict[str, Any] = {}
+    found: dict[str, XFail] = {}
     for record in records:
         expect_failure(found, record, policies)
     return {target: found[target] for target in sorted(found)}
 
 
-def expect_failure(found: dict[str, Any], record: RunRecord, policies: Mapping[str, GatePolicy]) -> None:
+def expect_failure(found: dict[str, XFail], record: RunRecord, policies: Mapping[str, GatePolicy]) -> None:
     """Add ``record``'s scenario to ``found`` (see :func:`expected_failures`) when its target
     expects it to fail."""
     policy = policies.get(record.target.name)
     reason = xfail_reason(policy.xfail, record.scenario) if policy is not None else None
     if policy is not None and reason is not None:
-        entry = found.setdefault(record.target.name, {"strict": policy.xfail_strict, "scenarios": {}})
-        entry["scenarios"][record.scenario] = reason
+        entry = found.setdefault(record.target.name, XFail(policy.xfail_strict, {}))
+        entry.scenarios[record.scenario] = reason
 
 
 def expectation(
-    report: dict[str, Any], target: str, scenario: str, outcome: str
+    xfail: Mapping[str, XFail] | None, target: str, scenario: str, outcome: str
 ) -> tuple[Verdict, str, bool] | None:
     """The verdict of a run expected to fail (``xfail`` when it failed, ``xpass`` when it
     passed), its reason and whether it is strict; ``None`` when the run was not expected to fail
-    or could not be tested (an ``error`` stays an error)."""
-    declared = report.get("xfail", {}).get(target)
-    reason = declared["scenarios"].get(scenario) if declared else None
-    if reason is None or outcome == "error":
+    (in the report's ``xfail``) or could not be tested (an ``error`` stays an error)."""
+    declared = xfail.get(target) if xfail else None
+    reason = declared.scenarios.get(scenario) if declared else None
+    if declared is None or reason is None or outcome == "error":
         return None
-    return ("xfail" if outcome == "fail" else "xpass"), reason, bool(declared["strict"])
+    return ("xfail" if outcome == "fail" else "xpass"), reason, declared.strict
 
 
-def expectation_counts(report: dict[str, Any]) -> dict[str, int]:
+def expectation_counts(report: GatedReport) -> dict[str, int]:
     """How many runs of the report were ``xfail``, ``xpass`` and strict ``xpass``."""
     counts = {"xfail": 0, "xpass": 0, "xpass_strict": 0}
-    for run in report["runs"]:
-        verdict = expectation(report, run["target"], run["scenario"], run["outcome"])
+    for run in report.runs:
+        verdict = expectation(report.xfail, run.target, run.scenario, run.outcome)
         if verdict is not None:
             counts[verdict[0]] += 1
             counts["xpass_strict"] += verdict[0] == "xpass" and verdict[2]
@@ -101,7 +142,7 @@ def expectation_counts(report: dict[str, Any]) -> dict[str, int]:
 
 
 def gate(
-    report: dict[str, Any],
+    report: GatedReport,
     records: Iterable[RunRecord] | None = None,
     *,
     min_score: float | None = None,
@@ -113,8 +154,8 @@ def gate(
     other run that could not be tested, then regressions against a baseline (``regressions``,
     from :attr:`harness.analysis.compare.Comparison.regressions`), then the gate proper: a target below
     its minimum (``min_scores`` per target, else ``min_score``), a strict ``xpass``, and with
-    ``strict`` any failed run not expected to fail (``report["xfail"]``, see
-    :func:`expected_failures`). The runs are the report's own (``report["runs"]``) unless
+    ``strict`` any failed run not expected to fail (``report.xfail``, see
+    :func:`expected_failures`). The runs are the report's own (``report.runs``) unless
     ``records`` are given."""
     runs = list(_outcomes(report, records))
     errors = [run for run in runs if run.outcome == "error"]
@@ -142,11 +183,11 @@ class _Outcome(NamedTuple):
     cause: str | None
 
 
-def _outcomes(report: dict[str, Any], records: Iterable[RunRecord] | None) -> Iterator[_Outcome]:
+def _outcomes(report: GatedReport, records: Iterable[RunRecord] | None) -> Iterator[_Outcome]:
     if records is None:
-        for run in report["runs"]:
-            error = run["error"]
-            yield _Outcome(run["target"], run["scenario"], run["outcome"], error["cause"] if error else None)
+        for run in report.runs:
+            error = run.error
+            yield _Outcome(run.target, run.scenario, run.outcome, error.cause if error else None)
         return
     for record in records:
         cause = record.error.cause if record.error else None
@@ -154,31 +195,31 @@ def _outcomes(report: dict[str, Any], records: Iterable[RunRecord] | None) -> It
 
 
 def _score_failures(
-    report: dict[str, Any], min_score: float | None, min_scores: Mapping[str, float]
+    report: GatedReport, min_score: float | None, min_scores: Mapping[str, float]
 ) -> Iterator[str]:
     """A message for the targets below ``--min-score`` and one for those below their own
     ``min_score``."""
     low: dict[str, float | None] = {}
     own: list[str] = []
-    for name, target in report["summary"]["targets"].items():
+    for name, target in report.summary.targets.items():
         threshold = min_scores.get(name, min_score)
-        if threshold is None or (target["score"] is not None and target["score"] >= threshold):
+        if threshold is None or (target.score is not None and target.score >= threshold):
             continue
         if name in min_scores:
-            own.append(f"{name} {target['score']} < {threshold}")
+            own.append(f"{name} {target.score} < {threshold}")
         else:
-            low[name] = target["score"]
+            low[name] = target.score
     if low:
         yield f"below --min-score {min_score}: {low}"
     if own:
         yield f"below the target's min_score (harness.toml): {', '.join(own)}"
 
 
-def _outcome_failures(report: dict[str, Any], runs: list[_Outcome], strict: bool) -> Iterator[str]:
+def _outcome_failures(report: GatedReport, runs: list[_Outcome], strict: bool) -> Iterator[str]:
     """Strict ``xpass`` runs (always), and failed runs not expected to fail (with ``strict``)."""
     xpass, failed = [], []
     for run in runs:
-        verdict = expectation(report, run.target, run.scenario, run.outcome)
+        verdict = expectation(report.xfail, run.target, run.scenario, run.outcome)
         name = f"{run.target}/{run.scenario}"
         if verdict is not None and verdict[0] == "xpass" and verdict[2]:
             xpass.append(f"{name} ({verdict[1]})")

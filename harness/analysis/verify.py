@@ -45,6 +45,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
 from harness.records import RunRecord
 
 SCHEMA_DRAFT = "JSON Schema draft 2020-12"
@@ -280,7 +282,13 @@ class Judgement:
     runs: list[str] = field(default_factory=list)  # the runs behind the figures
     reference_runs: int = 1  # the reference's runs the thresholds rest on
 
+    def to_report(self) -> VerifiedEndpoint:
+        """What the report's verification section keeps of it."""
+        return msgspec.convert(self.to_data(), VerifiedEndpoint)
+
     def to_data(self) -> dict[str, Any]:
+        """Its figures, thresholds, intervals and verdicts as plain JSON data
+        (``harness verify --json``)."""
         return {
             "endpoint": self.endpoint,
             **self.figures,
@@ -291,6 +299,61 @@ class Judgement:
             "verdict": self.verdict,
             "runs": self.runs,
         }
+
+
+class Trigger(msgspec.Struct):
+    """Did a request end in tool calls, against the reference (:func:`trigger`)."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    precision: float | None
+    recall: float | None
+    f1: float | None
+
+
+class ToolCallErrors(msgspec.Struct):
+    """Requests with calls, and how many err in each bucket (:func:`tool_call_errors`)."""
+
+    requests_with_calls: int
+    invalid_json: int
+    unknown_tool: int
+    schema_mismatch: int
+    requests_with_errors: int
+    rate: float | None
+    schema_draft: str
+
+
+class StreamDelivery(msgspec.Struct):
+    """Of the endpoint's streamed answers, how many delivered an id, a name or the finish
+    reason more than once."""
+
+    streamed: int
+    id_repeated: int
+    name_repeated: int
+    finish_reason_repeated: int
+
+
+class VerifiedEndpoint(msgspec.Struct):
+    """One endpoint judged against its reference, as the report keeps it (see
+    :class:`Judgement`, and the module's docstring for each figure)."""
+
+    endpoint: str
+    pairs: int
+    answered: float | None
+    trigger: Trigger
+    tool_call_errors: ToolCallErrors
+    argument_agreement: float | None
+    argument_pairs: int
+    finish_reasons: dict[str, int]
+    stream_delivery: StreamDelivery
+    reference_runs: int
+    thresholds: dict[str, float]
+    intervals: dict[str, list[float] | None]
+    verdicts: dict[str, Verdict]
+    verdict: Verdict
+    runs: list[str]
 
 
 def thresholds(reference_repeats: Sequence[Sequence[Request]], settings: VerifyConfig) -> dict[str, float]:

@@ -40,7 +40,9 @@ from collections.abc import Iterable
 from statistics import mean
 from typing import Any
 
-from harness.records import CheckResult, RunRecord, TargetInfo, to_builtins
+import msgspec
+
+from harness.records import CheckResult, RunError, RunRecord, TargetInfo
 
 CREDIT = {"pass": 1.0, "warn": 0.5, "fail": 0.0}
 """Partial credit of a check result, for the per-check shares only (never the headline)."""
@@ -234,17 +236,134 @@ class Figure:
             for _, runs in scenarios
         )
 
-    def data(self) -> dict[str, Any]:
-        """``score`` (0-100, two decimals), ``interval`` (95 %, percent) and ``effective_runs``."""
+    def data(self) -> tuple[float | None, list[float] | None, int | float]:
+        """``score`` (0-100, two decimals), ``interval`` (95 %, percent) and ``effective_runs``
+        (``0`` when no run was tested)."""
         share = self.share()
         if share is None:
-            return {"score": None, "interval": None, "effective_runs": 0}
+            return None, None, 0
         n = self.effective_runs()
-        return {
-            "score": round(100 * share, 2),
-            "interval": percent_interval(share, n),
-            "effective_runs": round(n, 1),
-        }
+        return round(100 * share, 2), percent_interval(share, n), round(n, 1)
+
+
+# -- what report.summary holds -------------------------------------------------------------------
+# Typed as report.json writes them (msgspec Structs: report.json is encoded from them, keys
+# sorted); a figure that is a whole number when it divides exactly is ``int | float``.
+
+
+class LatencyFigures(msgspec.Struct):
+    """Per-exchange latency in ms (the recorded or the measured one): median, 95th percentile,
+    and how many exchanges they rest on."""
+
+    p50: float
+    p95: float
+    exchanges: int
+
+
+class TokenFigures(msgspec.Struct):
+    """Tokens per run as the provider reported them, and how many runs reported them."""
+
+    input: int | float
+    output: int | float
+    runs: int
+
+
+class ErrorSummary(msgspec.Struct):
+    """Why a run could not be tested, as reports show it (the traceback stays in the results
+    file)."""
+
+    kind: str
+    cause: str
+    message: str
+
+    @classmethod
+    def of(cls, error: RunError) -> ErrorSummary:
+        return cls(error.kind, error.cause, error.message)
+
+
+class ScenarioSummary(msgspec.Struct):
+    """One scenario of a target: the share of its tested repeats that succeeded."""
+
+    category: str
+    score: float | None
+    interval: list[float] | None
+    runs: int
+    tested: int
+    succeeded: int
+    pass_all: bool
+    errors: list[ErrorSummary]  # of the repeats in error, in repeat order
+    latency_ms: LatencyFigures | None
+    tokens_per_run: TokenFigures | None
+
+
+class CategorySummary(msgspec.Struct):
+    """One category of a target: the mean over its scenarios."""
+
+    score: float | None
+    interval: list[float] | None
+    effective_runs: int | float
+    grade: int | None
+    scenarios: int
+
+
+class Compliance(msgspec.Struct):
+    """Of the model turns that made calls, the share free of protocol and wire violations."""
+
+    score: float
+    interval: list[float] | None
+    call_turns: int
+    clean_turns: int
+
+
+class CheckShare(msgspec.Struct):
+    """One check over a target's tested runs: how many it judged, passed, warned and failed, and
+    the share passed (a ``warn`` counting half)."""
+
+    runs: int
+    passed: float
+    pass_: int = msgspec.field(name="pass")
+    warn: int
+    fail: int
+
+
+class TargetSummary(msgspec.Struct):
+    """One target: the headline (``score``, the mean over categories), its grade, compliance,
+    per-check shares, endpoint faults, latency and tokens, and every scenario."""
+
+    info: TargetInfo
+    score: float | None
+    interval: list[float] | None
+    effective_runs: int | float
+    grade: int | None
+    categories: dict[str, CategorySummary]
+    compliance: Compliance | None
+    pass_at_1: float | None
+    pass_all_k: float
+    runs: int
+    tested: int
+    errors: int
+    endpoint_faults: dict[str, int]  # what the endpoint did -> runs
+    checks: dict[str, CheckShare]
+    latency_ms: LatencyFigures | None
+    tokens_per_run: TokenFigures | None
+    scenarios: dict[str, ScenarioSummary]
+
+
+class Overall(msgspec.Struct):
+    """Every target together: the mean of their scores, and of the real (not simulated) ones."""
+
+    score: float | None
+    grade: int | None
+    targets: int
+    simulated_targets: int
+    real_targets_score: float | None
+
+
+class Summary(msgspec.Struct):
+    """What ``report.summary`` holds: every target by name (sorted), and overall."""
+
+    targets: dict[str, TargetSummary]
+    overall: Overall
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -278,24 +397,18 @@ class _Figures:
             whole.usage = [a + b for a, b in zip(whole.usage, part.usage, strict=True)]
         return whole
 
-    def latency_and_tokens(self) -> dict[str, Any]:
+    def latency(self) -> LatencyFigures | None:
         """Per-exchange latency p50/p95 (the recorded or measured one; none in a replay of a
-        cassette without timings) and tokens per run as the provider reported them, with how
-        many values each figure rests on."""
+        cassette without timings)."""
         latencies = sorted(self.latencies)
+        if not latencies:
+            return None
+        return LatencyFigures(_percentile(latencies, 0.5), _percentile(latencies, 0.95), len(latencies))
+
+    def tokens(self) -> TokenFigures | None:
+        """Tokens per run as the provider reported them (none when no run reported any)."""
         inputs, outputs, runs = self.usage
-        return {
-            "latency_ms": {
-                "p50": _percentile(latencies, 0.5),
-                "p95": _percentile(latencies, 0.95),
-                "exchanges": len(latencies),
-            }
-            if latencies
-            else None,
-            "tokens_per_run": {"input": _mean(inputs, runs), "output": _mean(outputs, runs), "runs": runs}
-            if runs
-            else None,
-        }
+        return TokenFigures(_mean(inputs, runs), _mean(outputs, runs), runs) if runs else None
 
 
 def _mean(total: int, count: int) -> float:
@@ -309,7 +422,7 @@ class _Scenario(_Figures):
         super().__init__()
         self.category = category
         self.runs = self.tested = self.succeeded = 0
-        self.errors: list[tuple[int, dict[str, str]]] = []  # (repeat, error) of the runs that had one
+        self.errors: list[tuple[int, ErrorSummary]] = []  # (repeat, error) of the runs that had one
 
     def add_repeat(self, record: RunRecord) -> None:
         self.add(record)
@@ -319,21 +432,22 @@ class _Scenario(_Figures):
             self.tested += 1
             self.succeeded += score > 0
         if record.error:
-            self.errors.append((record.repeat, record.error.summary()))
+            self.errors.append((record.repeat, ErrorSummary.of(record.error)))
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> ScenarioSummary:
         share = self.succeeded / self.tested if self.tested else None
-        return {
-            "category": self.category,
-            "score": None if share is None else round(100 * share, 2),
-            "interval": None if share is None else percent_interval(share, self.tested),
-            "runs": self.runs,
-            "tested": self.tested,
-            "succeeded": self.succeeded,
-            "pass_all": bool(self.tested) and self.succeeded == self.tested,
-            "errors": [error for _, error in sorted(self.errors, key=lambda item: item[0])],
-            **self.latency_and_tokens(),
-        }
+        return ScenarioSummary(
+            category=self.category,
+            score=None if share is None else round(100 * share, 2),
+            interval=None if share is None else percent_interval(share, self.tested),
+            runs=self.runs,
+            tested=self.tested,
+            succeeded=self.succeeded,
+            pass_all=bool(self.tested) and self.succeeded == self.tested,
+            errors=[error for _, error in sorted(self.errors, key=lambda item: item[0])],
+            latency_ms=self.latency(),
+            tokens_per_run=self.tokens(),
+        )
 
 
 class _Target:
@@ -368,7 +482,7 @@ class _Target:
     def _fault(self, name: str) -> None:
         self.faults[name] = self.faults.get(name, 0) + 1
 
-    def check_shares(self) -> dict[str, dict[str, Any]]:
+    def check_shares(self) -> dict[str, CheckShare]:
         """Per check id: how many tested runs it passed, warned and failed, and the share passed
         (a ``warn`` counts half: partial credit shown per check, never in the headline), so a
         check a target always fails stands out. Runs the harness could not test (``error``) are
@@ -377,53 +491,56 @@ class _Target:
         for check_id, found in sorted(self.checks.items()):
             judged = sum(found.values())
             earned = sum(CREDIT[status] * n for status, n in found.items())
-            shares[check_id] = {"runs": judged, "passed": round(100 * earned / judged, 1), **found}
+            shares[check_id] = CheckShare(
+                judged, round(100 * earned / judged, 1), found["pass"], found["warn"], found["fail"]
+            )
         return shares
 
-    def compliance(self) -> dict[str, Any] | None:
+    def compliance(self) -> Compliance | None:
         """Of the model turns that made calls, the share free of protocol and wire violations."""
         if not self.call_turns:
             return None
         share = self.clean_turns / self.call_turns
-        return {
-            "score": round(100 * share, 2),
-            "interval": percent_interval(share, self.call_turns),
-            "call_turns": self.call_turns,
-            "clean_turns": self.clean_turns,
-        }
+        return Compliance(
+            round(100 * share, 2), percent_interval(share, self.call_turns), self.call_turns, self.clean_turns
+        )
 
-    def entry(self) -> dict[str, Any]:
+    def entry(self) -> TargetSummary:
         rows = {scenario_id: self.scenarios[scenario_id].row() for scenario_id in sorted(self.scenarios)}
         groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for scenario_id in sorted(self.scenarios):
             scenario = self.scenarios[scenario_id]
             groups[scenario.category].append((scenario.succeeded, scenario.tested))
-        headline = Figure(groups).data()
+        score, interval, effective_runs = Figure(groups).data()
         tested = self.runs - self.errors
         graded = tested > self.errors  # a target most of whose runs are in error shows no grade
         categories = {}
         for category in sorted(groups):
             figure = Figure({category: groups[category]}).data()
-            figure["grade"] = grade(figure["score"]) if graded else None
-            figure["scenarios"] = len(groups[category])
-            categories[category] = figure
+            categories[category] = CategorySummary(
+                *figure, grade=grade(figure[0]) if graded else None, scenarios=len(groups[category])
+            )
         succeeded = sum(s.succeeded for s in self.scenarios.values())
-        return {
-            "info": to_builtins(self.info),
-            **headline,
-            "grade": grade(headline["score"]) if graded else None,
-            "categories": categories,
-            "compliance": self.compliance(),
-            "pass_at_1": round(succeeded / tested, 4) if tested else None,
-            "pass_all_k": round(sum(row["pass_all"] for row in rows.values()) / len(rows), 4),
-            "runs": self.runs,
-            "tested": tested,
-            "errors": self.errors,
-            "endpoint_faults": dict(self.faults),
-            "checks": self.check_shares(),
-            **_Figures.of(self.scenarios.values()).latency_and_tokens(),  # each run counted in its scenario
-            "scenarios": rows,
-        }
+        figures = _Figures.of(self.scenarios.values())  # each run counted in its scenario
+        return TargetSummary(
+            info=self.info,
+            score=score,
+            interval=interval,
+            effective_runs=effective_runs,
+            grade=grade(score) if graded else None,
+            categories=categories,
+            compliance=self.compliance(),
+            pass_at_1=round(succeeded / tested, 4) if tested else None,
+            pass_all_k=round(sum(row.pass_all for row in rows.values()) / len(rows), 4),
+            runs=self.runs,
+            tested=tested,
+            errors=self.errors,
+            endpoint_faults=dict(self.faults),
+            checks=self.check_shares(),
+            latency_ms=figures.latency(),
+            tokens_per_run=figures.tokens(),
+            scenarios=rows,
+        )
 
 
 class Scores:
@@ -436,8 +553,8 @@ class Scores:
         scores = Scores()
         for record in harness.read_results("reports/results.jsonl"):
             scores.add(record)
-        target = scores.summary()["targets"]["sim-openai"]
-        print(target["score"], target["interval"], target["compliance"])
+        target = scores.summary().targets["sim-openai"]
+        print(target.score, target.interval, target.compliance)
     """
 
     def __init__(self) -> None:
@@ -449,18 +566,18 @@ class Scores:
             target = self.targets[record.target.name] = _Target(record.target)
         target.add_run(record)
 
-    def summary(self) -> dict[str, Any]:
-        """What ``report["summary"]`` holds."""
+    def summary(self) -> Summary:
+        """What ``report.summary`` holds."""
         targets = {name: self.targets[name].entry() for name in sorted(self.targets)}
-        overall = mean_score(t["score"] for t in targets.values())
-        real = [t["score"] for t in targets.values() if not t["info"]["simulated"]]
-        return {
-            "targets": targets,
-            "overall": {
-                "score": overall,
-                "grade": grade(overall),
-                "targets": len(targets),
-                "simulated_targets": sum(1 for t in targets.values() if t["info"]["simulated"]),
-                "real_targets_score": mean_score(real),
-            },
-        }
+        overall = mean_score(t.score for t in targets.values())
+        real = [t.score for t in targets.values() if not t.info.simulated]
+        return Summary(
+            targets,
+            Overall(
+                score=overall,
+                grade=grade(overall),
+                targets=len(targets),
+                simulated_targets=sum(1 for t in targets.values() if t.info.simulated),
+                real_targets_score=mean_score(real),
+            ),
+        )

@@ -323,7 +323,7 @@ def verify(
     else:
         from harness.reports.markdown import verification_lines
 
-        click.echo("\n".join(verification_lines(ref.name, [j.to_data() for j in judged])))
+        click.echo("\n".join(verification_lines(ref.name, [j.to_report() for j in judged])))
     sys.exit(verification.exit_code(judged))
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from harness.reports.report import Report
     from harness.targets import Target
 
 
@@ -57,11 +58,11 @@ def warn_unmatched_xfail(chosen: list[Target], scenario_ids: set[str]) -> None:
                 )
 
 
-def print_expectations(report: dict[str, Any]) -> None:
+def print_expectations(report: Report) -> None:
     """How many runs were expected failures (xfail) and how many passed anyway (xpass)."""
     from harness.analysis.gate import expectation_counts
 
-    if not report.get("xfail"):
+    if not report.xfail:
         return
     counts = expectation_counts(report)
     strict = f" ({counts['xpass_strict']} strict: failing the gate)" if counts["xpass_strict"] else ""
@@ -81,7 +82,7 @@ def escape(text: str) -> str:
     return escape(text)
 
 
-def github_step_summary(report: dict[str, Any], out: Path) -> None:
+def github_step_summary(report: Report, out: Path) -> None:
     """Under GitHub Actions, append the compact summary to the job's step summary."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path:
@@ -92,7 +93,7 @@ def github_step_summary(report: dict[str, Any], out: Path) -> None:
             handle.write(secrets.redact(step_summary(report, str(out))) + "\n")
 
 
-def print_table(report: dict[str, Any]) -> None:
+def print_table(report: Report) -> None:
     from rich.table import Table
 
     from harness.reports.markdown import endpoint_fault_lines, matrix, matrix_width, stacked
@@ -112,6 +113,6 @@ def print_table(report: dict[str, Any]) -> None:
         out.print(table)
     for line in endpoint_fault_lines(report):
         out.print(f"caused by the endpoint, not the model: {line}", markup=False)
-    if report["summary"]["overall"]["simulated_targets"]:
-        out.print(f"[dim]{report['simulated_note']}[/dim]", markup=True)
+    if report.summary.overall.simulated_targets:
+        out.print(f"[dim]{report.simulated_note}[/dim]", markup=True)
     print_expectations(report)

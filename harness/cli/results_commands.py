@@ -7,19 +7,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from harness.cli.console import console, escape, github_step_summary, print_table
 
 if TYPE_CHECKING:
+    from harness.records import RunRecord
+    from harness.reports.report import Report
     from harness.targets import Target
 
 
-def build_report(records: Iterable[Any], targets: Mapping[str, Target]) -> dict[str, Any]:
+def build_report(records: Iterable[RunRecord], targets: Mapping[str, Target]) -> Report:
     """The report of ``records``, to be written (its run summaries spooled to disk), with the runs
-    each target expects to fail (``report["xfail"]``, read by the JUnit writer and the gate)."""
+    each target expects to fail (``report.xfail``, read by the JUnit writer and the gate)."""
     from harness.reports.json_report import build
 
     return build(records, policies=targets, spool=True)
@@ -150,7 +152,7 @@ def capabilities_command(results: Path, as_json: bool) -> None:
 
 
 def exit_on_gate(
-    report: dict[str, Any],
+    report: Report,
     targets: Mapping[str, Target],
     *,
     min_score: float | None,

@@ -173,6 +173,7 @@ def _run(
     from harness.analysis import compare
     from harness.errors import ConfigError
     from harness.reports import write_built
+    from harness.reports.report import Baseline
     from harness.results import RecordLog
     from harness.runner import Shard
     from harness.targets_file import load_targets
@@ -277,12 +278,7 @@ def _run(
     comparison = None
     if base is not None:
         comparison = compare.compare(base, compare.from_records(records, str(folder.path)), tolerance)
-        report["baseline"] = {
-            "base": str(baseline),
-            "tolerance": tolerance,
-            "regressions": comparison.regressions,
-            "lines": comparison.lines(),
-        }
+        report.baseline = Baseline(str(baseline), tolerance, comparison.regressions, comparison.lines())
     paths = write_built(report, records, folder.path)
     published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
     print_table(report)
@@ -292,11 +288,10 @@ def _run(
         console().print(escape(f"compared with the baseline {baseline}:"))
         for line in comparison.lines():
             console().print(line, markup=False, soft_wrap=True)
-    for run in report["runs"]:
-        if run["error"] is not None:
+    for run in report.runs:
+        if run.error is not None:
             err.print(
-                f"[red]{escape(run['target'])} {escape(run['scenario'])}:[/red] "
-                f"{escape(run['error']['message'])}",
+                f"[red]{escape(run.target)} {escape(run.scenario)}:[/red] {escape(run.error.message)}",
                 markup=True,
                 soft_wrap=True,
             )

@@ -1,21 +1,24 @@
 """Reports, built only from run records (so ``harness report`` can rebuild any of them).
 
 Writers are registered by name in :data:`harness.registry.WRITERS`;
-:func:`write_reports` builds the report once and writes it in each format. The gate that reads the
-report is :mod:`harness.analysis.gate`.
+:func:`write_reports` builds the typed report (:class:`harness.reports.report.Report`) once and
+writes it in each format. The gate that reads the report is :mod:`harness.analysis.gate`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness import secrets
 from harness.records import RunRecord
 from harness.reports.safe import visible
 
-Writer = Callable[[dict[str, Any], Iterable[RunRecord], Path], Path]
+if TYPE_CHECKING:
+    from harness.reports.report import Report
+
+Writer = Callable[["Report", Iterable[RunRecord], Path], Path]
 DEFAULT_WRITERS = ("json", "markdown", "html", "junit")
 
 
@@ -32,7 +35,7 @@ def write_reports(
     out_dir: Path,
     names: tuple[str, ...] = DEFAULT_WRITERS,
     generated_at: str | None = None,
-) -> tuple[dict[str, Any], list[Path]]:
+) -> tuple[Report, list[Path]]:
     """Build the report once and write it in each format; returns it and the written paths."""
     from harness.reports.json_report import build
 
@@ -41,7 +44,7 @@ def write_reports(
 
 
 def write_built(
-    report: dict[str, Any],
+    report: Report,
     records: Iterable[RunRecord],
     out_dir: Path,
     names: tuple[str, ...] = DEFAULT_WRITERS,

@@ -5,7 +5,7 @@ a CI artifact page or offline, and makes no network request. Everything a provid
 untrusted: the page is rendered by Jinja2 with autoescaping on, so a response body holding
 ``<script>`` shows as text; a control character or a lone surrogate shows as its escape
 (``\\x1b``, ``\\ud83d``), and data nested past a depth limit is elided, saying so
-(:mod:`harness.reports.safe`). The scores come from the report dict (the same numbers as
+(:mod:`harness.reports.safe`). The scores come from the report (the same numbers as
 report.json); the full transcripts come from the records, since the report keeps only the
 exchanges its findings point at.
 """
@@ -22,10 +22,12 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
+from harness.checks.scoring import CheckShare, TargetSummary
 from harness.model import Exchange, ProviderError
 from harness.records import RunRecord
 from harness.reports import write_redacted
 from harness.reports.markdown import SCORE_NOTE, cell, figure, percent, runs_cell
+from harness.reports.report import CapabilityGrid, Report, ReportFinding, RunSummary
 from harness.reports.safe import bounded, visible
 from harness.results import Key, select
 
@@ -37,13 +39,13 @@ BAR_HEIGHT = 22
 LABEL_WIDTH = 300
 
 
-def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
+def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
     """Write ``report.html`` in ``out_dir`` (secrets redacted like every other report), a piece
     at a time: the page of a large run is never held whole in memory."""
     return write_redacted(out_dir / "report.html", _template().generate(page=view(report, records)))
 
 
-def render(report: dict[str, Any], records: Iterable[RunRecord]) -> str:
+def render(report: Report, records: Iterable[RunRecord]) -> str:
     """The page as text (every control character and lone surrogate written as its escape, as
     :func:`write` writes them)."""
     return visible(_template().render(page=view(report, records)))
@@ -76,25 +78,25 @@ def element_text(value: Any) -> Markup:
     return Markup(text)
 
 
-def view(report: dict[str, Any], records: Iterable[RunRecord]) -> dict[str, Any]:
+def view(report: Report, records: Iterable[RunRecord]) -> dict[str, Any]:
     """Everything the template shows, computed here so the template only lays it out."""
-    targets = report["summary"]["targets"]
-    runs = report["runs"]
+    targets = report.summary.targets
+    runs = report.runs
     return {
         "report": report,
-        "simulated": sorted(n for n, t in targets.items() if t["info"]["simulated"]),
+        "simulated": sorted(n for n, t in targets.items() if t.info.simulated),
         "matrix": matrix(report),
         "chart": score_chart(report),
         "heatmap": check_heatmap(targets),
-        "capabilities": report.get("capabilities") or {"columns": [], "targets": {}},
-        "capability_groups": capability_groups(report.get("capabilities") or {"columns": []}),
+        "capabilities": report.capabilities,
+        "capability_groups": capability_groups(report.capabilities),
         "performance": performance(targets),
-        "faults": [(n, t["endpoint_faults"]) for n, t in targets.items() if t.get("endpoint_faults")],
+        "faults": [(n, t.endpoint_faults) for n, t in targets.items() if t.endpoint_faults],
         "runs": run_views(runs, records),
         "filters": {
             "targets": sorted(targets),
-            "categories": sorted({r["category"] for r in runs}),
-            "outcomes": sorted({r["outcome"] for r in runs}),
+            "categories": sorted({r.category for r in runs}),
+            "outcomes": sorted({r.outcome for r in runs}),
         },
     }
 
@@ -104,44 +106,44 @@ def anchor(target: str, scenario: str, repeat: int) -> str:
     return f"run-{target}/{scenario}/{repeat}"
 
 
-def matrix(report: dict[str, Any]) -> dict[str, Any]:
+def matrix(report: Report) -> dict[str, Any]:
     """The target x category table: each cell a score and the grade that colours it."""
-    targets = report["summary"]["targets"]
-    categories = sorted({c for t in targets.values() for c in t["categories"]})
+    targets = report.summary.targets
+    categories = sorted({c for t in targets.values() for c in t.categories})
     rows = []
     for name, t in targets.items():
         cells = []
         for category in categories:
-            found = t["categories"].get(category, {})
-            cells.append({"score": figure(found), "grade": found.get("grade")})
+            found = t.categories.get(category)
+            cells.append({"score": figure(found), "grade": found.grade if found else None})
         rows.append(
             {
                 "name": name,
-                "info": t["info"],
+                "info": t.info,
                 "cells": cells,
                 "score": figure(t),
-                "grade": t["grade"],
-                "compliance": figure(t["compliance"]),
-                "pass_at_1": "-" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%",
+                "grade": t.grade,
+                "compliance": figure(t.compliance),
+                "pass_at_1": "-" if t.pass_at_1 is None else f"{100 * t.pass_at_1:.0f}%",
                 "runs": runs_cell(t),
             }
         )
     return {"categories": categories, "rows": rows, "note": SCORE_NOTE}
 
 
-def score_chart(report: dict[str, Any]) -> dict[str, Any]:
+def score_chart(report: Report) -> dict[str, Any]:
     """Geometry of the horizontal bar chart of target scores (inline SVG)."""
     bars = []
-    for index, (name, t) in enumerate(report["summary"]["targets"].items()):
-        score = t["score"]
+    for index, (name, t) in enumerate(report.summary.targets.items()):
+        score = t.score
         bars.append(
             {
                 "name": name,
-                "simulated": t["info"]["simulated"],
+                "simulated": t.info.simulated,
                 "score": figure(t),
                 "y": index * (BAR_HEIGHT + 6),
                 "width": 0 if score is None else round(BAR_WIDTH * score / 100, 1),
-                "grade": t["grade"],
+                "grade": t.grade,
             }
         )
     return {
@@ -154,52 +156,51 @@ def score_chart(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_heatmap(targets: dict[str, Any]) -> dict[str, Any]:
+def check_heatmap(targets: dict[str, TargetSummary]) -> dict[str, Any]:
     """Per target and check id: the share of tested runs that passed it, as the report's summary
     counted it (:meth:`harness.checks.scoring.Scores.summary`)."""
-    checks = sorted({c for t in targets.values() for c in t.get("checks", {})})
+    checks = sorted({c for t in targets.values() for c in t.checks})
     rows = [
-        {"name": name, "cells": [_heat_cell(t.get("checks", {}).get(check)) for check in checks]}
+        {"name": name, "cells": [_heat_cell(t.checks.get(check)) for check in checks]}
         for name, t in targets.items()
     ]
     return {"checks": checks, "rows": rows}
 
 
-def _heat_cell(share: dict[str, Any] | None) -> dict[str, Any]:
-    if not share:
+def _heat_cell(share: CheckShare | None) -> dict[str, Any]:
+    if share is None:
         return {"text": "·", "bucket": None, "title": "not applicable in any run"}
-    warned = f", {share['warn']} warn" if share["warn"] else ""
-    title = f"{share['pass']} of {share['runs']} runs pass{warned}"
-    return {"text": f"{share['passed']:.0f}", "bucket": math.floor(share["passed"] / 10), "title": title}
+    warned = f", {share.warn} warn" if share.warn else ""
+    title = f"{share.pass_} of {share.runs} runs pass{warned}"
+    return {"text": f"{share.passed:.0f}", "bucket": math.floor(share.passed / 10), "title": title}
 
 
-def capability_groups(grid: dict[str, Any]) -> list[dict[str, Any]]:
+def capability_groups(grid: CapabilityGrid) -> list[dict[str, Any]]:
     """The grid's column groups in order, each with how many columns it spans."""
     groups: list[dict[str, Any]] = []
-    for column in grid["columns"]:
-        if groups and groups[-1]["name"] == column["group"]:
+    for column in grid.columns:
+        if groups and groups[-1]["name"] == column.group:
             groups[-1]["span"] += 1
         else:
-            groups.append({"name": column["group"], "span": 1})
+            groups.append({"name": column.group, "span": 1})
     return groups
 
 
-def performance(targets: dict[str, Any]) -> list[dict[str, Any]]:
+def performance(targets: dict[str, TargetSummary]) -> list[dict[str, Any]]:
     """Per target: latency per request (p50, p95) and tokens per run, as the report's summary
     aggregated them (:class:`harness.checks.scoring.Scores`), where the runs have them."""
     rows = []
     for name, target in targets.items():
-        latency = target.get("latency_ms") or {}
-        tokens = target.get("tokens_per_run") or {}
+        latency, tokens = target.latency_ms, target.tokens_per_run
         rows.append(
             {
                 "name": name,
-                "requests": latency.get("exchanges", 0),
-                "p50": _ms(latency.get("p50")),
-                "p95": _ms(latency.get("p95")),
-                "input_tokens": tokens.get("input"),
-                "output_tokens": tokens.get("output"),
-                "runs": tokens.get("runs", 0),
+                "requests": latency.exchanges if latency else 0,
+                "p50": _ms(latency.p50 if latency else None),
+                "p95": _ms(latency.p95 if latency else None),
+                "input_tokens": tokens.input if tokens else None,
+                "output_tokens": tokens.output if tokens else None,
+                "runs": tokens.runs if tokens else 0,
             }
         )
     return rows
@@ -209,29 +210,29 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} ms"
 
 
-def clean(run: dict[str, Any]) -> bool:
+def clean(run: RunSummary) -> bool:
     """A run that passed with no failed warning or error: nothing in its transcript needs reading."""
-    return run["outcome"] == "pass" and all(f["severity"] == "info" for f in run["findings"])
+    return run.outcome == "pass" and all(f.severity == "info" for f in run.findings)
 
 
-def run_views(runs: Iterable[dict[str, Any]], records: Iterable[RunRecord]) -> Iterator[dict[str, Any]]:
+def run_views(runs: Iterable[RunSummary], records: Iterable[RunRecord]) -> Iterator[dict[str, Any]]:
     """Each run of the report, one at a time, with the full transcript from the matching record
     for every run that is not :func:`clean` (a clean run's exchanges are in results.jsonl and its
     cassette: the page of a large suite would otherwise be mostly passing transcripts); only
     those records are read, as the page reaches them."""
-    shown = {(run["target"], run["scenario"], run["repeat"]) for run in runs if not clean(run)}
+    shown = {(run.target, run.scenario, run.repeat) for run in runs if not clean(run)}
     find = _finder(select(records, shown.__contains__))
     for run in runs:
         passed_clean = clean(run)
-        record = None if passed_clean else find((run["target"], run["scenario"], run["repeat"]))
+        record = None if passed_clean else find((run.target, run.scenario, run.repeat))
         yield (
             {
                 "run": run,
-                "id": anchor(run["target"], run["scenario"], run["repeat"]),
-                "score": cell(run["score"]),
-                "findings": [_finding_view(f) for f in run["findings"]],
+                "id": anchor(run.target, run.scenario, run.repeat),
+                "score": cell(run.score),
+                "findings": [_finding_view(f) for f in run.findings],
                 "exchanges": transcript_view(record.transcript.exchanges) if record else [],
-                "drift": bool(run["error"]) and run["error"]["kind"] == "CassetteDriftError",
+                "drift": run.error is not None and run.error.kind == "CassetteDriftError",
                 "clean": passed_clean,
             }
         )
@@ -255,9 +256,15 @@ def _finder(records: Iterable[RunRecord]) -> Callable[[Key], RunRecord | None]:
     return find
 
 
-def _finding_view(finding: dict[str, Any]) -> dict[str, Any]:
-    evidence = finding.get("evidence")
-    return {**finding, "evidence_text": pretty(evidence) if evidence else None}
+def _finding_view(finding: ReportFinding) -> dict[str, Any]:
+    evidence = finding.evidence
+    return {
+        "check_id": finding.check_id,
+        "severity": finding.severity,
+        "turn_index": finding.turn_index,
+        "detail": finding.detail,
+        "evidence_text": pretty(evidence) if evidence else None,
+    }
 
 
 def transcript_view(exchanges: list[Exchange]) -> list[dict[str, Any]]:

@@ -9,18 +9,33 @@ the run itself are left out (they live in the results file).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from harness import secrets
 from harness._version import __version__
 from harness.analysis.capabilities import Grid
-from harness.analysis.gate import GatePolicy, expect_failure
-from harness.checks.scoring import Scores, record_score
+from harness.analysis.gate import GatePolicy, XFail, expect_failure
+from harness.checks.scoring import ErrorSummary, Scores, Summary, record_score
 from harness.model import Exchange, Finding
 from harness.records import RunRecord, to_builtins
+from harness.reports.report import (
+    Call,
+    CapabilityGrid,
+    ExchangeEvidence,
+    ModeGroup,
+    ModeRow,
+    Note,
+    Report,
+    ReportFinding,
+    RequestEvidence,
+    ResponseEvidence,
+    RunSummary,
+    Verification,
+)
 from harness.reports.safe import DEPTH_LIMIT, bounded, elided, encodable, encode
 from harness.reports.spool import RunSpool
 from harness.results import select
@@ -36,7 +51,8 @@ SIMULATED_NOTE = (
 def _clip(value: Any, limit: int | None = EVIDENCE_LIMIT, depth: int = 0) -> Any:
     """JSON data as the report keeps it: strings cut at ``limit`` characters (so the report stays
     readable) and :func:`~harness.reports.safe.encodable` (keys too), anything nested deeper than
-    :data:`~harness.reports.safe.DEPTH_LIMIT` elided (so every writer can walk it)."""
+    :data:`~harness.reports.safe.DEPTH_LIMIT` elided (so every writer can walk it). ``depth`` is
+    how deep ``value`` sits in the run summary."""
     if isinstance(value, str):
         if limit is not None and len(value) > limit:
             value = value[:limit] + f"... [{len(value)} chars]"
@@ -52,71 +68,86 @@ def _clip(value: Any, limit: int | None = EVIDENCE_LIMIT, depth: int = 0) -> Any
     return value
 
 
-def _finding(finding: Finding) -> dict[str, Any]:
-    """A finding as the report keeps it (:func:`_clip`; its evidence bounded before it is
+def _finding(finding: Finding) -> ReportFinding:
+    """A failed finding as the report keeps it (:func:`_clip`; its evidence bounded before it is
     converted, since the converter walks it whole)."""
-    return _clip(to_builtins(replace(finding, evidence=bounded(finding.evidence))))  # type: ignore[no-any-return]
+    evidence = finding.evidence
+    return ReportFinding(
+        check_id=_clip(finding.check_id),
+        severity=_clip(finding.severity),
+        passed=finding.passed,
+        detail=_clip(finding.detail),
+        turn_index=finding.turn_index,
+        evidence=None if evidence is None else _clip(to_builtins(bounded(evidence)), depth=1),
+    )
 
 
-def run_summary(record: RunRecord) -> dict[str, Any]:
+def _error(record: RunRecord) -> ErrorSummary | None:
+    error = record.error
+    if error is None:
+        return None
+    return ErrorSummary(encodable(error.kind), encodable(error.cause), encodable(error.message))
+
+
+def run_summary(record: RunRecord) -> RunSummary:
     """What the report keeps of one run."""
     exchanges = record.transcript.exchanges
     findings = [_finding(f) for f in record.findings() if not f.passed]
-    return {
-        "target": record.target.name,
-        "scenario": record.scenario,
-        "category": record.category,
-        "repeat": record.repeat,
-        "score": record_score(record),
-        "passed": record.passed,
-        "outcome": record.outcome,
-        "error": _clip(record.error.summary(), None) if record.error else None,
-        "stop_reason": record.transcript.stop_reason,
-        "turns": len(exchanges),
-        "calls": [_clip([c.name, c.arguments], None) for e in exchanges for c in e.parsed.tool_calls],
-        "usage": to_builtins(record.usage),
-        "recorded_latency_ms": [e.elapsed_ms for e in exchanges] if record.mode != "live" else None,
-        "checks": {c.id: c.status for c in record.checks},
-        "findings": findings,
-        "exchanges": _evidence(exchanges, findings),
-    }
+    return RunSummary(
+        target=record.target.name,
+        scenario=record.scenario,
+        category=record.category,
+        repeat=record.repeat,
+        score=record_score(record),
+        passed=record.passed,
+        outcome=record.outcome,
+        error=_error(record),
+        stop_reason=record.transcript.stop_reason,
+        turns=len(exchanges),
+        calls=[
+            Call(encodable(c.name), _clip(c.arguments, None, 1))
+            for e in exchanges
+            for c in e.parsed.tool_calls
+        ],
+        usage=record.usage,
+        recorded_latency_ms=[e.elapsed_ms for e in exchanges] if record.mode != "live" else None,
+        checks={c.id: c.status for c in record.checks},
+        findings=findings,
+        exchanges=_evidence(exchanges, findings),
+    )
 
 
-def _evidence(exchanges: list[Exchange], findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _evidence(exchanges: list[Exchange], findings: list[ReportFinding]) -> list[ExchangeEvidence]:
     """The wire request and response of every turn a failed finding points at."""
-    turns = {f["turn_index"] for f in findings if f["severity"] != "info" and f["turn_index"] is not None}
+    turns = {f.turn_index for f in findings if f.severity != "info" and f.turn_index is not None}
     return [
-        _clip(
-            {
-                "turn": exchange.turn,
-                "request": {
-                    "method": exchange.request.method,
-                    "url": exchange.request.url,
-                    "body": exchange.request.body,
-                },
-                "response": {
-                    "status": exchange.response.status if exchange.response else None,
-                    "body": exchange.response.body if exchange.response else None,
-                },
-            }
+        ExchangeEvidence(
+            exchange.turn,
+            RequestEvidence(
+                _clip(exchange.request.method),
+                _clip(exchange.request.url),
+                _clip(exchange.request.body, depth=2),
+            ),
+            ResponseEvidence(
+                exchange.response.status if exchange.response else None,
+                _clip(exchange.response.body, depth=2) if exchange.response else None,
+            ),
         )
         for exchange in exchanges
         if exchange.turn in turns
     ]
 
 
-def _note(found: dict[str, dict[str, dict[str, Any]]], record: RunRecord) -> None:
+def _note(found: dict[str, dict[str, Note]], record: RunRecord) -> None:
     seen = {
         f.check_id: encodable(f.detail) for f in record.findings() if not f.passed and f.severity == "info"
     }
     for check_id, detail in seen.items():
-        entry = found.setdefault(record.target.name, {}).setdefault(
-            check_id, {"id": check_id, "runs": 0, "example": detail}
-        )
-        entry["runs"] += 1
+        entry = found.setdefault(record.target.name, {}).setdefault(check_id, Note(check_id, 0, detail))
+        entry.runs += 1
 
 
-def _notes(found: dict[str, dict[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+def _notes(found: dict[str, dict[str, Note]]) -> dict[str, list[Note]]:
     return {target: [items[k] for k in sorted(items)] for target, items in sorted(found.items())}
 
 
@@ -138,28 +169,30 @@ class _Prompts:
             size[1] += record.tool_prompt.estimated_tokens
             size[2] += 1
 
-    def comparison(self, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    def comparison(self, summary: Summary) -> list[ModeGroup]:
         """Targets that differ only in how tools are delivered (native vs each prompted protocol):
         their scores side by side with the mean size of what the tools cost in the prompt."""
+        targets = summary.targets
         comparison = []
         for (fmt, model, _, simulated), names in sorted(self.groups.items()):
-            modes = {summary["targets"][n]["info"]["mode"] for n in names}
+            modes = {targets[n].info.mode for n in names}
             if len(modes) < 2:
                 continue
             rows = []
-            for name in sorted(names, key=lambda n: (summary["targets"][n]["info"]["mode"] != "native", n)):
+            for name in sorted(names, key=lambda n: (targets[n].info.mode != "native", n)):
                 characters, tokens, runs = self.sizes.get(name, (0, 0, 0))
+                target = targets[name]
                 rows.append(
-                    {
-                        "target": name,
-                        "mode": summary["targets"][name]["info"]["mode"],
-                        "score": summary["targets"][name]["score"],
-                        "interval": summary["targets"][name]["interval"],
-                        "tool_prompt_characters": round(characters / runs) if runs else None,
-                        "tool_prompt_estimated_tokens": round(tokens / runs) if runs else None,
-                    }
+                    ModeRow(
+                        target=name,
+                        mode=target.info.mode,
+                        score=target.score,
+                        interval=target.interval,
+                        tool_prompt_characters=round(characters / runs) if runs else None,
+                        tool_prompt_estimated_tokens=round(tokens / runs) if runs else None,
+                    )
                 )
-            comparison.append({"format": fmt, "model": model, "simulated": simulated, "targets": rows})
+            comparison.append(ModeGroup(fmt, model, simulated, rows))
         return comparison
 
 
@@ -169,25 +202,25 @@ def build(
     policies: Mapping[str, GatePolicy] | None = None,
     *,
     spool: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """The report of a set of run records (what report.json holds; the other writers read it),
-    with the runs each target of ``policies`` expects to fail (``report["xfail"]``).
+    with the runs each target of ``policies`` expects to fail (``report.xfail``).
 
     One pass over the records, each section adding what it needs of each record as it comes
     (:class:`~harness.checks.scoring.Scores`, :class:`~harness.analysis.capabilities.Grid`, ...):
     no transcript outlives its record. With ``spool`` (a report built to be written, as the command line and
     :func:`harness.reports.write_reports` build it), the per-run summaries go to a
     :class:`~harness.reports.spool.RunSpool` on disk, so the report of any number of runs fits in
-    memory; without it they are a list, and the report is plain JSON data. Only targets verified
-    against a reference are read again, for the verification."""
+    memory; without it they are a list. Only targets verified against a reference are read
+    again, for the verification."""
     modes: set[str] = set()
     scores = Scores()
     grid = Grid()
-    found: dict[str, dict[str, dict[str, Any]]] = {}
+    found: dict[str, dict[str, Note]] = {}
     prompts = _Prompts()
-    runs: RunSpool | list[dict[str, Any]] = RunSpool() if spool else []
+    runs: RunSpool | list[RunSummary] = RunSpool() if spool else []
     references: dict[str, str] = {}  # target -> the reference it declares
-    xfail: dict[str, Any] = {}
+    xfail: dict[str, XFail] = {}
     for record in records:
         modes.add(record.mode)
         scores.add(record)
@@ -202,25 +235,23 @@ def build(
     summary = scores.summary()
     ordered = sorted(modes)
     involved = {*references, *references.values()}
-    report = {
-        "schema": SCHEMA,
-        "generated_at": generated_at or datetime.now(UTC).isoformat(timespec="seconds"),
-        "harness_version": __version__,
-        "mode": ordered[0] if len(ordered) == 1 else ordered,
-        "simulated_note": SIMULATED_NOTE,
-        "summary": summary,
-        "modes": prompts.comparison(summary),
-        "notes": _notes(found),
-        "capabilities": grid.result(),
-        "verification": verifications(select(records, lambda key: key[0] in involved)) if involved else [],
-        "runs": runs,
-    }
-    if policies is not None:
-        report["xfail"] = {target: xfail[target] for target in sorted(xfail)}
-    return report
+    return Report(
+        schema=SCHEMA,
+        generated_at=generated_at or datetime.now(UTC).isoformat(timespec="seconds"),
+        harness_version=__version__,
+        mode=ordered[0] if len(ordered) == 1 else ordered,
+        simulated_note=SIMULATED_NOTE,
+        summary=summary,
+        modes=prompts.comparison(summary),
+        notes=_notes(found),
+        capabilities=msgspec.convert(grid.result(), CapabilityGrid),  # typed at the report's boundary
+        verification=verifications(select(records, lambda key: key[0] in involved)) if involved else [],
+        runs=runs,
+        xfail={target: xfail[target] for target in sorted(xfail)} if policies is not None else None,
+    )
 
 
-def verifications(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
+def verifications(records: Iterable[RunRecord]) -> list[Verification]:
     """Per reference, every target that declares it (``reference``) and ran beside it, judged
     against it (:mod:`harness.analysis.verify`); each figure lists the runs it rests on."""
     from harness.analysis.verify import verify_records
@@ -235,26 +266,24 @@ def verifications(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
         if reference and reference in by_target:
             groups.setdefault(reference, []).append(name)
     return [
-        {
-            "reference": reference,
-            "endpoints": [
-                j.to_data()
+        Verification(
+            reference,
+            [
+                j.to_report()
                 for j in verify_records(by_target[reference], {n: by_target[n] for n in sorted(names)})
             ],
-        }
+        )
         for reference, names in sorted(groups.items())
     ]
 
 
-def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
+def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
     """``report.json``, keys sorted, indented by two; the runs written one at a time (a spooled
     report's runs are read from the spool one at a time, never all in memory). A lone surrogate
     anywhere is written as its escape text (:func:`~harness.reports.safe.encode`)."""
-    import msgspec
-
     path = out_dir / "report.json"
-    runs = report["runs"]
-    head = msgspec.json.format(encode({**report, "runs": []}, order="sorted"), indent=2)
+    runs = report.runs
+    head = msgspec.json.format(encode(msgspec.structs.replace(report, runs=[]), order="sorted"), indent=2)
     with path.open("wb") as out:
         if not runs:
             out.write(secrets.redact_bytes(head) + b"\n")

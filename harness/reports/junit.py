@@ -7,15 +7,15 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.analysis.gate import expectation
 from harness.records import RunRecord
 from harness.reports import write_redacted
+from harness.reports.report import Report, RunSummary
 from harness.reports.safe import visible
 
 
-def render(report: dict[str, Any]) -> Iterator[str]:
+def render(report: Report) -> Iterator[str]:
     """The file's text, a test suite at a time: one ``testsuite`` per target, one ``testcase`` per
     run: an ``error`` run is an error, a failed run a failure; a run expected to fail (``xfail``
     in harness.toml) is skipped with its reason, and one that passed anyway (``xpass``) is a
@@ -27,11 +27,11 @@ def render(report: dict[str, Any]) -> Iterator[str]:
     return map(visible, _pieces(report))
 
 
-def _pieces(report: dict[str, Any]) -> Iterator[str]:
-    runs = _by_target(report["runs"])
+def _pieces(report: Report) -> Iterator[str]:
+    runs = _by_target(report.runs)
     counts: dict[str, Counter[str]] = {}
     for run in runs:
-        counts.setdefault(run["target"], Counter())[_verdict(report, run)] += 1
+        counts.setdefault(run.target, Counter())[_verdict(report, run)] += 1
     yield "<?xml version='1.0' encoding='utf-8'?>\n"
     if not counts:
         yield '<testsuites name="toolcall-harness" />'
@@ -39,7 +39,7 @@ def _pieces(report: dict[str, Any]) -> Iterator[str]:
     yield '<testsuites name="toolcall-harness">'
     remaining = iter(runs)
     for target, verdicts in counts.items():
-        info = report["summary"]["targets"][target]["info"]
+        info = report.summary.targets[target].info
         suite = ET.Element(
             "testsuite",
             name=target,
@@ -50,7 +50,7 @@ def _pieces(report: dict[str, Any]) -> Iterator[str]:
         )
         props = ET.SubElement(suite, "properties")
         for key in ("format", "model", "mode", "simulated"):
-            ET.SubElement(props, "property", name=key, value=str(info[key]))
+            ET.SubElement(props, "property", name=key, value=str(getattr(info, key)))
         ET.indent(suite, level=1)
         yield "\n  " + ET.tostring(suite, encoding="unicode").rsplit("</testsuite>", 1)[0].rstrip()
         for run in itertools.islice(remaining, sum(verdicts.values())):
@@ -59,26 +59,26 @@ def _pieces(report: dict[str, Any]) -> Iterator[str]:
     yield "\n</testsuites>"
 
 
-def _by_target(runs: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+def _by_target(runs: Sequence[RunSummary]) -> Sequence[RunSummary]:
     """``runs`` with each target's runs together, targets in order of first appearance (a report
     built from sorted records already is: then nothing is copied)."""
     order: dict[str, int] = {}
     grouped = True
     for run in runs:
-        if run["target"] not in order:
-            order[run["target"]] = len(order)
-        elif order[run["target"]] != len(order) - 1:
+        if run.target not in order:
+            order[run.target] = len(order)
+        elif order[run.target] != len(order) - 1:
             grouped = False
-    return runs if grouped else sorted(runs, key=lambda run: order[run["target"]])
+    return runs if grouped else sorted(runs, key=lambda run: order[run.target])
 
 
-def _case(report: dict[str, Any], target: str, run: dict[str, Any]) -> ET.Element:
+def _case(report: Report, target: str, run: RunSummary) -> ET.Element:
     verdict = _verdict(report, run)
-    name = run["scenario"] + (f"[{run['repeat']}]" if run["repeat"] else "")
-    case = ET.Element("testcase", name=name, classname=f"{target}.{run['category']}")
+    name = run.scenario + (f"[{run.repeat}]" if run.repeat else "")
+    case = ET.Element("testcase", name=name, classname=f"{target}.{run.category}")
     _outcome(case, report, run, verdict)
-    out = f"score {run['score']} · checks {run['checks']}"
-    expected = expectation(report, target, run["scenario"], run["outcome"])
+    out = f"score {run.score} · checks {run.checks}"
+    expected = expectation(report.xfail, target, run.scenario, run.outcome)
     if expected is not None and expected[0] == "xpass" and verdict == "passed":
         out += f" · xpass (not strict): expected to fail ({expected[1]}) but passed"
     ET.SubElement(case, "system-out").text = out
@@ -87,37 +87,37 @@ def _case(report: dict[str, Any], target: str, run: dict[str, Any]) -> ET.Elemen
     return case
 
 
-def _verdict(report: dict[str, Any], run: dict[str, Any]) -> str:
+def _verdict(report: Report, run: RunSummary) -> str:
     """``error``, ``failure``, ``skipped`` (xfail) or ``passed`` (an xpass that is not strict too)."""
-    if run["error"]:
+    if run.error:
         return "error"
-    expected = expectation(report, run["target"], run["scenario"], run["outcome"])
+    expected = expectation(report.xfail, run.target, run.scenario, run.outcome)
     if expected is not None:
         kind, _, strict = expected
         return "skipped" if kind == "xfail" else ("failure" if strict else "passed")
-    return "passed" if run["passed"] else "failure"
+    return "passed" if run.passed else "failure"
 
 
-def _outcome(case: ET.Element, report: dict[str, Any], run: dict[str, Any], verdict: str) -> None:
+def _outcome(case: ET.Element, report: Report, run: RunSummary, verdict: str) -> None:
     """The child element that says how the run ended (none for a pass)."""
-    expected = expectation(report, run["target"], run["scenario"], run["outcome"])
-    if verdict == "error":
-        ET.SubElement(case, "error", type=run["error"]["kind"], message=run["error"]["message"][:500])
+    expected = expectation(report.xfail, run.target, run.scenario, run.outcome)
+    if verdict == "error" and run.error is not None:
+        ET.SubElement(case, "error", type=run.error.kind, message=run.error.message[:500])
     elif verdict == "skipped" and expected is not None:
         ET.SubElement(case, "skipped", type="xfail", message=f"xfail: {expected[1]}"[:500])
     elif verdict == "failure" and expected is not None:
         message = f"XPASS(strict): expected to fail ({expected[1]}) but passed"
         ET.SubElement(case, "failure", type="xpass", message=message[:500])
     elif verdict == "failure":
-        failed = [f for f in run["findings"] if f["severity"] == "error"]
+        failed = [f for f in run.findings if f.severity == "error"]
         element = ET.SubElement(
             case,
             "failure",
             type="conformance",
-            message="; ".join(f"{f['check_id']}: {f['detail']}" for f in failed)[:500],
+            message="; ".join(f"{f.check_id}: {f.detail}" for f in failed)[:500],
         )
-        element.text = "\n".join(f"{f['check_id']} [{f['severity']}] {f['detail']}" for f in run["findings"])
+        element.text = "\n".join(f"{f.check_id} [{f.severity}] {f.detail}" for f in run.findings)
 
 
-def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
+def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
     return write_redacted(out_dir / "junit.xml", render(report))

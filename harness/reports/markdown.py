@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from harness import secrets
-from harness.records import RunRecord
+from harness.analysis.verify import VerifiedEndpoint
+from harness.checks.scoring import TargetSummary
+from harness.records import RunRecord, TargetInfo
+from harness.reports.report import Report, RunSummary
 from harness.reports.safe import visible
 
 _MARKUP = re.compile(r"[\\`\[\]<>|&]")
@@ -37,8 +40,8 @@ def cell(score: float | None) -> str:
     return "-" if score is None else f"{score:.0f}" if score == int(score) else f"{score:.1f}"
 
 
-def target_label(name: str, info: dict[str, Any]) -> str:
-    return f"{name} (simulated)" if info["simulated"] else name
+def target_label(name: str, info: TargetInfo) -> str:
+    return f"{name} (simulated)" if info.simulated else name
 
 
 SCORE_COLUMNS = ["success", "grade", "compliance", "pass@1", "runs"]
@@ -53,40 +56,50 @@ SCORE_NOTE = (
 )
 
 
-def figure(found: dict[str, Any] | None) -> str:
+class Scored(Protocol):
+    """A figure with its interval: a target's, a category's, compliance, a mode row."""
+
+    @property
+    def score(self) -> float | None: ...
+
+    @property
+    def interval(self) -> list[float] | None: ...
+
+
+def figure(found: Scored | None) -> str:
     """A share with its 95 % interval: ``57.1 (41-72)``; ``-`` when there is none."""
-    if not found or found.get("score") is None:
+    if found is None or found.score is None:
         return "-"
-    interval = found.get("interval")
+    interval = found.interval
     if not interval:
-        return cell(found["score"])
-    return f"{cell(found['score'])} ({interval[0]:.0f}-{interval[1]:.0f})"
+        return cell(found.score)
+    return f"{cell(found.score)} ({interval[0]:.0f}-{interval[1]:.0f})"
 
 
-def runs_cell(target: dict[str, Any]) -> str:
+def runs_cell(target: TargetSummary) -> str:
     """``90``, or ``85 +5 error`` when some runs could not be tested."""
-    errors = target["errors"]
-    return f"{target['tested']}" + (f" +{errors} error" if errors else "")
+    errors = target.errors
+    return f"{target.tested}" + (f" +{errors} error" if errors else "")
 
 
-def matrix(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def matrix(report: Report) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the target x category table (shared by the CLI and markdown)."""
-    targets = report["summary"]["targets"]
-    categories = sorted({c for t in targets.values() for c in t["categories"]})
+    targets = report.summary.targets
+    categories = sorted({c for t in targets.values() for c in t.categories})
     header = ["target", "mode", "model", *categories, *SCORE_COLUMNS]
     rows = []
     for name, t in targets.items():
-        info = t["info"]
+        info = t.info
         rows.append(
             [
                 target_label(name, info),
-                info["mode"] + (" stream" if info["stream"] else ""),
-                info["model"],
-                *[figure(t["categories"].get(c)) for c in categories],
+                info.mode + (" stream" if info.stream else ""),
+                info.model,
+                *[figure(t.categories.get(c)) for c in categories],
                 figure(t),
-                "-" if t["grade"] is None else str(t["grade"]),
-                figure(t["compliance"]),
-                "-" if t["pass_at_1"] is None else f"{100 * t['pass_at_1']:.0f}%",
+                "-" if t.grade is None else str(t.grade),
+                figure(t.compliance),
+                "-" if t.pass_at_1 is None else f"{100 * t.pass_at_1:.0f}%",
                 runs_cell(t),
             ]
         )
@@ -118,15 +131,16 @@ def stacked(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def endpoint_fault_lines(report: dict[str, Any]) -> list[str]:
+def endpoint_fault_lines(report: Report) -> list[str]:
     """One line per target whose endpoint failed runs (shared by the CLI and markdown): what the
     endpoint did, counted in runs, so a low score is not read as the model's."""
     lines = []
-    for name, t in report["summary"]["targets"].items():
-        faults = t.get("endpoint_faults") or {}
-        if faults:
-            counted = ", ".join(f"{what} in {n} run{'s' if n != 1 else ''}" for what, n in faults.items())
-            lines.append(f"{target_label(name, t['info'])}: {counted}")
+    for name, t in report.summary.targets.items():
+        if t.endpoint_faults:
+            counted = ", ".join(
+                f"{what} in {n} run{'s' if n != 1 else ''}" for what, n in t.endpoint_faults.items()
+            )
+            lines.append(f"{target_label(name, t.info)}: {counted}")
     return lines
 
 
@@ -137,56 +151,55 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-def _check_table(report: dict[str, Any]) -> list[str]:
+def _check_table(report: Report) -> list[str]:
     """Target x check: the share of applicable runs each check passed, so a check a target always
     fails is visible even where its category scores look fine."""
-    targets = report["summary"]["targets"]
-    ids = sorted({c for t in targets.values() for c in t.get("checks", {})})
+    targets = report.summary.targets
+    ids = sorted({c for t in targets.values() for c in t.checks})
     rows = [
-        [target_label(name, t["info"]), *[cell(t["checks"].get(c, {}).get("passed")) for c in ids]]
+        [target_label(name, t.info), *[cell(s.passed if (s := t.checks.get(c)) else None) for c in ids]]
         for name, t in targets.items()
     ]
     return _table(["target", *[f"`{c}`" for c in ids]], rows) if ids else []
 
 
-def _capability_table(report: dict[str, Any]) -> list[str]:
-    grid = report.get("capabilities") or {}
-    columns = grid.get("columns") or []
-    if not columns:
+def _capability_table(report: Report) -> list[str]:
+    grid = report.capabilities
+    if not grid.columns:
         return []
     rows = [
-        [name, *[cells.get(c["id"], {}).get("value", "-") for c in columns]]
-        for name, cells in grid.get("targets", {}).items()
+        [name, *[found.value if (found := cells.get(c.id)) else "-" for c in grid.columns]]
+        for name, cells in grid.targets.items()
     ]
-    return _table(["target", *[c["label"] for c in columns]], rows)
+    return _table(["target", *[c.label for c in grid.columns]], rows)
 
 
-def _figures_table(report: dict[str, Any]) -> list[str]:
+def _figures_table(report: Report) -> list[str]:
     rows = []
-    for name, t in report["summary"]["targets"].items():
-        latency, tokens = t.get("latency_ms"), t.get("tokens_per_run")
+    for name, t in report.summary.targets.items():
+        latency, tokens = t.latency_ms, t.tokens_per_run
         if latency or tokens:
             rows.append(
                 [
-                    target_label(name, t["info"]),
-                    f"{latency['p50']:.0f}" if latency else "-",
-                    f"{latency['p95']:.0f}" if latency else "-",
-                    f"{tokens['input']:.0f} / {tokens['output']:.0f}" if tokens else "-",
+                    target_label(name, t.info),
+                    f"{latency.p50:.0f}" if latency else "-",
+                    f"{latency.p95:.0f}" if latency else "-",
+                    f"{tokens.input:.0f} / {tokens.output:.0f}" if tokens else "-",
                 ]
             )
     header = ["target", "latency p50 (ms)", "latency p95 (ms)", "tokens per run (in / out)"]
     return _table(header, rows) if rows else []
 
 
-def _first_failure(run: dict[str, Any]) -> str:
-    if run["error"]:
-        return inline(f"error ({run['error']['cause']}): {run['error']['message']}", 160)
-    failed = [f for f in run["findings"] if f["severity"] != "info"]
+def _first_failure(run: RunSummary) -> str:
+    if run.error:
+        return inline(f"error ({run.error.cause}): {run.error.message}", 160)
+    failed = [f for f in run.findings if f.severity != "info"]
     if not failed:
         return "failed"
     first = failed[0]
     more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
-    return f"`{first['check_id']}`: {inline(first['detail'], 150)}{more}"
+    return f"`{first.check_id}`: {inline(first.detail, 150)}{more}"
 
 
 FAILED_PER_TARGET = 20
@@ -194,17 +207,17 @@ FAILED_PER_TARGET = 20
 run is in report.html and report.json), so the summary stays small for any suite."""
 
 
-def _failed_runs(runs: list[dict[str, Any]]) -> list[str]:
-    failing = [r for r in runs if not r["passed"]]
+def _failed_runs(runs: Iterable[RunSummary]) -> list[str]:
+    failing = [r for r in runs if not r.passed]
     lines = [f"## Failed runs ({len(failing)})", ""]
-    by_target: dict[str, list[dict[str, Any]]] = {}
+    by_target: dict[str, list[RunSummary]] = {}
     for run in failing:
-        by_target.setdefault(run["target"], []).append(run)
+        by_target.setdefault(run.target, []).append(run)
     for target, group in by_target.items():
-        shown = sorted(group, key=lambda r: (-1 if r["score"] is None else r["score"], r["scenario"]))
+        shown = sorted(group, key=lambda r: (-1 if r.score is None else r.score, r.scenario))
         lines += [f"### {inline(target)} ({len(group)} failed)", ""]
         lines += [
-            f"- {inline(run['scenario'])}{_repeat(run)}, score {cell(run['score'])}: {_first_failure(run)}"
+            f"- {inline(run.scenario)}{_repeat(run)}, score {cell(run.score)}: {_first_failure(run)}"
             for run in shown[:FAILED_PER_TARGET]
         ]
         if len(group) > FAILED_PER_TARGET:
@@ -216,33 +229,33 @@ def _failed_runs(runs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _repeat(run: dict[str, Any]) -> str:
-    return f" (repeat {run['repeat']})" if run["repeat"] else ""
+def _repeat(run: RunSummary) -> str:
+    return f" (repeat {run.repeat})" if run.repeat else ""
 
 
-def render(report: dict[str, Any]) -> str:
+def render(report: Report) -> str:
     """The summary a person reads: scores, what the endpoints caused, per-check shares, the
     capability grid, latency and tokens, and one line per failed run. The full evidence of every
     run is in report.html and report.json."""
-    summary = report["summary"]
+    overall = report.summary.overall
     lines = [
         "# Tool-calling conformance report",
         "",
-        f"Mode: {report['mode']} · {len(report['runs'])} runs · {summary['overall']['targets']} targets · "
-        f"harness {report['harness_version']} · generated {report['generated_at']}",
+        f"Mode: {report.mode} · {len(report.runs)} runs · {overall.targets} targets · "
+        f"harness {report.harness_version} · generated {report.generated_at}",
         "",
     ]
-    if summary["overall"]["simulated_targets"]:
-        lines += [f"> {report['simulated_note']}", ""]
+    if overall.simulated_targets:
+        lines += [f"> {report.simulated_note}", ""]
     header, rows = matrix(report)
     lines += ["## Scores (0-100)", "", *_table(header, rows), "", SCORE_NOTE, ""]
     faults = endpoint_fault_lines(report)
     if faults:
         lines += ["### Caused by the endpoint, not the model", ""] + [f"- {line}" for line in faults] + [""]
-    baseline = report.get("baseline")
+    baseline = report.baseline
     if baseline:
-        lines += [f"## Against the baseline {baseline['base']}", ""]
-        lines += [f"- {inline(line, 200)}" for line in baseline["lines"]] or ["No change."]
+        lines += [f"## Against the baseline {baseline.base}", ""]
+        lines += [f"- {inline(line, 200)}" for line in baseline.lines] or ["No change."]
         lines.append("")
     for title, table in (
         ("## Checks: share of applicable runs passed (%)", _check_table(report)),
@@ -251,12 +264,12 @@ def render(report: dict[str, Any]) -> str:
     ):
         if table:
             lines += [title, "", *table, ""]
-    for group in report.get("verification") or []:
+    for group in report.verification:
         lines += ["## Verification: the same model on other endpoints", ""]
-        lines += verification_lines(group["reference"], group["endpoints"])
+        lines += verification_lines(group.reference, group.endpoints)
         lines += ["", "The runs behind each figure: report.html (Verification) and report.json.", ""]
-    lines += _failed_runs(report["runs"])
-    if report["modes"]:
+    lines += _failed_runs(report.runs)
+    if report.modes:
         lines += [
             "## Native vs prompted tool calling",
             "",
@@ -265,27 +278,26 @@ def render(report: dict[str, Any]) -> str:
             "4 characters each.",
             "",
         ]
-        for group in report["modes"]:
-            sim = " (simulated)" if group["simulated"] else ""
+        for mode_group in report.modes:
+            sim = " (simulated)" if mode_group.simulated else ""
             lines += [
-                f"**{group['model']}** over {group['format']}{sim}",
+                f"**{mode_group.model}** over {mode_group.format}{sim}",
                 "",
                 "| target | mode | success | tool prompt (chars) | tool prompt (~tokens) |",
                 "|---|---|---|---|---|",
             ]
             lines += [
-                f"| {inline(r['target'])} | {r['mode']} | {figure(r)} | "
-                f"{r['tool_prompt_characters']} | {r['tool_prompt_estimated_tokens']} |"
-                for r in group["targets"]
+                f"| {inline(r.target)} | {r.mode} | {figure(r)} | "
+                f"{r.tool_prompt_characters} | {r.tool_prompt_estimated_tokens} |"
+                for r in mode_group.targets
             ]
             lines.append("")
-    if report["notes"]:
+    if report.notes:
         lines += ["## Notes: unsupported features, endpoint quirks, informational findings", ""]
-        for target, items in report["notes"].items():
+        for target, items in report.notes.items():
             lines.append(f"- **{inline(target)}**")
             lines += [
-                f"  - `{item['id']}` in {item['runs']} run(s), e.g. {inline(item['example'], 200)}"
-                for item in items
+                f"  - `{item.id}` in {item.runs} run(s), e.g. {inline(item.example, 200)}" for item in items
             ]
         lines.append("")
     return "\n".join(lines)
@@ -295,26 +307,26 @@ STEP_SUMMARY_LIMIT = 1024 * 1024 - 1024
 """GitHub caps a step summary at 1 MiB; ours stays under it."""
 
 
-def step_summary(report: dict[str, Any], out_dir: str) -> str:
+def step_summary(report: Report, out_dir: str) -> str:
     """The compact summary for ``$GITHUB_STEP_SUMMARY``: scores, what the endpoints caused, the
     baseline's changes and where the full reports are."""
     header, rows = matrix(report)
-    failing = sum(1 for r in report["runs"] if not r["passed"])
+    failing = sum(1 for r in report.runs if not r.passed)
     lines = [
         "### Tool-calling conformance",
         "",
         *_table(header, rows),
         "",
-        f"{len(report['runs'])} runs, {failing} failed.",
+        f"{len(report.runs)} runs, {failing} failed.",
         "",
     ]
     lines += [f"- caused by the endpoint, not the model: {line}" for line in endpoint_fault_lines(report)]
-    for group in report.get("verification") or []:
-        lines += ["", *verification_lines(group["reference"], group["endpoints"])]
-    baseline = report.get("baseline")
+    for group in report.verification:
+        lines += ["", *verification_lines(group.reference, group.endpoints)]
+    baseline = report.baseline
     if baseline:
-        changes = baseline["lines"]
-        lines += ["", f"**Against the baseline {baseline['base']}:** {len(changes)} change(s)", ""]
+        changes = baseline.lines
+        lines += ["", f"**Against the baseline {baseline.base}:** {len(changes)} change(s)", ""]
         lines += [f"- {inline(line, 200)}" for line in changes[:50]]
         if len(changes) > 50:
             lines.append(f"- ... {len(changes) - 50} more in report.md")
@@ -323,7 +335,7 @@ def step_summary(report: dict[str, Any], out_dir: str) -> str:
     return text if len(text.encode()) < STEP_SUMMARY_LIMIT else text[: STEP_SUMMARY_LIMIT // 4]
 
 
-def write(report: dict[str, Any], records: Iterable[RunRecord], out_dir: Path) -> Path:
+def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
     path = out_dir / "report.md"
     path.write_text(visible(secrets.redact(render(report))), encoding="utf-8")
     return path
@@ -334,7 +346,7 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[str]:
+def verification_lines(reference: str, endpoints: Iterable[VerifiedEndpoint]) -> list[str]:
     """The verification table (``harness verify``, and the reports' verification section): one
     row per endpoint against ``reference``, then each endpoint's thresholds and verdicts."""
     lines = [
@@ -346,25 +358,25 @@ def verification_lines(reference: str, endpoints: list[dict[str, Any]]) -> list[
         "answered | finish reasons | verdict |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    endpoints = list(endpoints)
     for e in endpoints:
-        t, errors = e["trigger"], e["tool_call_errors"]
-        reasons = inline(", ".join(f"{k} {v}" for k, v in e["finish_reasons"].items())) or "-"
+        t, errors = e.trigger, e.tool_call_errors
+        reasons = inline(", ".join(f"{k} {v}" for k, v in e.finish_reasons.items())) or "-"
         lines.append(
-            f"| {inline(e['endpoint'])} | {e['pairs']} | {t['tp']}/{t['fp']}/{t['fn']}/{t['tn']} | "
-            f"{percent(t['precision'])} | {percent(t['recall'])} | {percent(t['f1'])} | "
-            f"{errors['invalid_json']}/{errors['unknown_tool']}/{errors['schema_mismatch']} of "
-            f"{errors['requests_with_calls']} | "
-            f"{percent(e['argument_agreement'])} ({e['argument_pairs']} pairs) | "
-            f"{percent(e['answered'])} | {reasons} | **{e['verdict']}** |"
+            f"| {inline(e.endpoint)} | {e.pairs} | {t.tp}/{t.fp}/{t.fn}/{t.tn} | "
+            f"{percent(t.precision)} | {percent(t.recall)} | {percent(t.f1)} | "
+            f"{errors.invalid_json}/{errors.unknown_tool}/{errors.schema_mismatch} of "
+            f"{errors.requests_with_calls} | "
+            f"{percent(e.argument_agreement)} ({e.argument_pairs} pairs) | "
+            f"{percent(e.answered)} | {reasons} | **{e.verdict}** |"
         )
     lines.append("")
     for e in endpoints:
         why = "; ".join(
-            f"{name} {e['verdicts'][name]} (interval {_span(e['intervals'][name])}, threshold "
-            f"{percent(e['thresholds'][name])})"
-            for name in e["verdicts"]
+            f"{name} {verdict} (interval {_span(e.intervals[name])}, threshold {percent(e.thresholds[name])})"
+            for name, verdict in e.verdicts.items()
         )
-        lines.append(f"- {inline(e['endpoint'])}: {why}")
+        lines.append(f"- {inline(e.endpoint)}: {why}")
     return lines
 
 

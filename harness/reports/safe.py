@@ -91,10 +91,10 @@ def elided(node: dict[Any, Any] | list[Any] | tuple[Any, ...], limit: int = DEPT
 
 
 def encode(value: Any, order: Literal["sorted"] | None = None) -> bytes:
-    """Report data as compact JSON (keys in ``order``), whatever its strings: when one holds a
-    lone surrogate (which UTF-8 cannot encode), the data is encoded again with :func:`json_safe`
-    strings."""
+    """Report data (a typed report section, or plain JSON data) as compact JSON (keys in
+    ``order``), whatever its strings: when one holds a lone surrogate (which UTF-8 cannot
+    encode), the data is encoded again as plain data with :func:`json_safe` strings."""
     try:
         return msgspec.json.encode(value, order=order)
     except UnicodeEncodeError:
-        return msgspec.json.encode(json_safe(value), order=order)
+        return msgspec.json.encode(json_safe(msgspec.to_builtins(value)), order=order)

@@ -52,7 +52,7 @@ def test_arguments_against_the_schema_are_findings_with_their_json_pointer(tmp_p
     assert "/: 'customer' is a required property" in finding.detail
     assert "/: Additional properties are not allowed ('unexpected' was unexpected)" in finding.detail
     assert record.transcript.executions[0].result.content.startswith('{"currency": "EUR"')  # answered
-    assert any(f["check_id"] == "protocol.arguments_schema" for f in result.report["runs"][0]["findings"])
+    assert any(f.check_id == "protocol.arguments_schema" for f in result.report.runs[0].findings)
 
 
 def test_what_a_provider_would_refuse_in_a_declaration_is_reported(tmp_path: Path) -> None:
@@ -60,9 +60,9 @@ def test_what_a_provider_would_refuse_in_a_declaration_is_reported(tmp_path: Pat
     ``exclusiveMinimum``: reported for the Gemini target, not for OpenAI's."""
     targets = [load_targets()[name] for name in ("sim-openai", "sim-gemini")]
     result = run(BILLING, targets, mode="record", cassettes=tmp_path / "c")
-    notes = {target: {n["id"]: n for n in items} for target, items in result.report["notes"].items()}
+    notes = {target: {n.id: n for n in items} for target, items in result.report.notes.items()}
     gemini = notes["sim-gemini"]["wire.tool_declaration"]
-    assert gemini["runs"] == len(BILLING)
+    assert gemini.runs == len(BILLING)
     assert "wire.tool_declaration" not in notes.get("sim-openai", {})
     details = [
         f.detail

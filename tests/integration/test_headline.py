@@ -51,8 +51,8 @@ def headlines(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, float
     results = tmp_path_factory.mktemp("headline") / "results.jsonl"
     records = run_targets(targets, SUITE, RunConfig(mode="live", results=results, concurrency=16))
     assert not [r.key for r in records if r.error], "every run must be tested"
-    summary = build(records)["summary"]["targets"]
-    return {name: target["score"] for name, target in summary.items()}, no_call_worth(records)
+    summary = build(records).summary.targets
+    return {name: target.score for name, target in summary.items()}, no_call_worth(records)
 
 
 @pytest.mark.parametrize("deviation", BROKEN)

@@ -15,19 +15,21 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from markupsafe import escape
+from msgspec.structs import replace
 
 from harness import scenarios
 from harness.api import run_targets, select_targets
+from harness.checks.scoring import ErrorSummary
 from harness.model import Finding
 from harness.records import CheckResult, RunRecord
 from harness.registry import WRITERS
 from harness.reports import write_built
 from harness.reports.html import render
 from harness.reports.json_report import build
+from harness.reports.report import Baseline, Report
 from harness.runner import RunConfig
 from harness.targets import pick
 from harness.targets_file import load_targets
@@ -52,7 +54,7 @@ def need_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
     """The report of the default replay run (every target with cassettes, scenarios/), and its
     report.html."""
     out = tmp_path_factory.mktemp("html")
@@ -74,7 +76,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (record,) = run_targets(pick(load_targets(), ["sim-openai"]), suite, config)
     evil = hostile_record(record)
     report = build([evil], GENERATED)
-    report["baseline"] = {"base": "main <b>", "lines": ["sim-openai: 90 -> 100 (+10)", EVIL_BODY]}
+    report.baseline = Baseline("main <b>", 0.0, [], ["sim-openai: 90 -> 100 (+10)", EVIL_BODY])
     (path,) = write_built(report, [evil], out, ("html",))
     return path
 
@@ -144,7 +146,7 @@ def injected(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = dataclasses.replace(TARGET, name=EVIL_TARGET, model=inject("model"))
     runs = records(inject, target)
     report = build(runs, GENERATED)
-    report["baseline"] = {"base": inject("baseline"), "lines": [inject("baseline line")]}
+    report.baseline = Baseline(inject("baseline"), 0.0, [], [inject("baseline line")])
     (path,) = write_built(report, runs, out, ("html",))
     html = path.read_text(encoding="utf-8")
     assert html.count("</body>") == 1
@@ -193,7 +195,7 @@ def test_the_html_writer_is_registered() -> None:
     assert "html" in WRITERS
 
 
-def test_the_page_makes_no_network_reference(bundled: tuple[dict[str, Any], Path]) -> None:
+def test_the_page_makes_no_network_reference(bundled: tuple[Report, Path]) -> None:
     html = bundled[1].read_text(encoding="utf-8")
     assert not re.search(r"<script[^>]*\bsrc\s*=", html), "a script must be inline"
     assert not re.search(r"<link[^>]*\bhref\s*=", html), "styles must be inline"
@@ -203,67 +205,67 @@ def test_the_page_makes_no_network_reference(bundled: tuple[dict[str, Any], Path
 
 
 def test_every_capability_cell_links_to_the_runs_that_decided_it(
-    bundled: tuple[dict[str, Any], Path],
+    bundled: tuple[Report, Path],
 ) -> None:
     report, path = bundled
     html = path.read_text(encoding="utf-8")
     ids = set(re.findall(r'<details class="run[^"]*" id="([^"]+)"', html))
-    assert len(ids) == len(report["runs"])
+    assert len(ids) == len(report.runs)
     links = set(re.findall(r'href="#(run-[^"]+)"', html))
     assert links and links <= ids
     decided = {
         f"run-{run}"
-        for cells in report["capabilities"]["targets"].values()
+        for cells in report.capabilities.targets.values()
         for c in cells.values()
-        for run in c["runs"]
+        for run in c.runs
     }
     assert decided == links
 
 
-def test_the_page_holds_every_section(bundled: tuple[dict[str, Any], Path]) -> None:
+def test_the_page_holds_every_section(bundled: tuple[Report, Path]) -> None:
     report, path = bundled
     html = path.read_text(encoding="utf-8")
     for element_id in ("matrix", "score-chart", "endpoint-faults", "capability-grid", "check-heatmap"):
         assert f'id="{element_id}"' in html, element_id
     assert 'id="modes"' in html and 'id="performance-table"' in html
     faults = html[html.index('id="endpoint-faults"') : html.index('id="capabilities"')]
-    for name, target in report["summary"]["targets"].items():
-        for what, count in (target.get("endpoint_faults") or {}).items():
+    for name, target in report.summary.targets.items():
+        for what, count in target.endpoint_faults.items():
             assert f"{what} in {count} run" in faults, (name, what)
     latencies = sorted(
-        ms for r in report["runs"] if r["target"] == "sim-openai" for ms in r["recorded_latency_ms"]
+        ms
+        for r in report.runs
+        if r.target == "sim-openai"
+        for ms in r.recorded_latency_ms or ()
+        if ms is not None
     )
     p50 = latencies[(len(latencies) + 1) // 2 - 1]
     row = re.search(r'data-target="sim-openai">(.*?)</tr>', section(html, "performance-table"), re.S)
     assert row is not None and f"{p50:.0f} ms" in row.group(1)
 
 
-def test_a_drifted_run_shows_its_diff(bundled: tuple[dict[str, Any], Path]) -> None:
+def test_a_drifted_run_shows_its_diff(bundled: tuple[Report, Path]) -> None:
     report, _ = bundled
-    run = {**report["runs"][0], "outcome": "error", "passed": False, "score": None}
-    run["error"] = {
-        "kind": "CassetteDriftError",
-        "cause": "cassette",
-        "message": "diff:\n- 'Paris'\n+ 'Lyon'",
-    }
-    html = render({**report, "runs": [run]}, [])
+    error = ErrorSummary("CassetteDriftError", "cassette", "diff:\n- 'Paris'\n+ 'Lyon'")
+    run = replace(report.runs[0], outcome="error", passed=False, score=None, error=error)
+    html = render(replace(report, runs=[run]), [])
     assert "the requests drifted from the cassette" in html
     assert "<pre class=\"drift\">diff:\n- 'Paris'\n+ 'Lyon'</pre>" in html
 
 
 def test_simulated_targets_are_labelled_wherever_a_score_appears(
-    bundled: tuple[dict[str, Any], Path],
+    bundled: tuple[Report, Path],
 ) -> None:
     report, path = bundled
     html = path.read_text(encoding="utf-8")
     matrix = section(html, "matrix")
-    for name, target in report["summary"]["targets"].items():
+    for name, target in report.summary.targets.items():
         row = re.search(rf'<tr class="filterable" data-target="{re.escape(name)}">(.*?)</tr>', matrix, re.S)
         assert row is not None, name
-        assert ('class="badge sim"' in row.group(1)) is target["info"]["simulated"], name
-        if target["info"]["simulated"]:
+        assert ('class="badge sim"' in row.group(1)) is target.info.simulated, name
+        if target.info.simulated:
             assert f"{name} (simulated)</text>" in html, "the score chart labels it too"
-    assert str(escape(report["simulated_note"])) in html
+    assert str(escape(report.simulated_note)) in html
 
 
 def test_provider_text_never_becomes_markup(hostile: Path) -> None:
@@ -302,7 +304,7 @@ def console_lines(stderr: str) -> list[str]:
 
 
 def test_chromium_renders_the_page_without_a_script_error(
-    bundled: tuple[dict[str, Any], Path], tmp_path: Path
+    bundled: tuple[Report, Path], tmp_path: Path
 ) -> None:
     need_chromium()
     report, path = bundled
@@ -315,24 +317,22 @@ def test_chromium_renders_the_page_without_a_script_error(
     assert 'id="capability-grid"' in html and 'class="cap cap-yes"' in html
     assert 'id="verification"' in html and "local-llamacpp-gemma3-270m" in section(html, "verification")
     assert 'class="transcript"' in html and 'class="exchange"' in html
-    assert f"{len(report['runs'])} of {len(report['runs'])} runs shown" in html
+    assert f"{len(report.runs)} of {len(report.runs)} runs shown" in html
 
     shot = tmp_path / "report.png"
     chromium(path.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1400,2000")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
-def test_chromium_filters_runs_by_target_and_outcome(
-    bundled: tuple[dict[str, Any], Path], tmp_path: Path
-) -> None:
+def test_chromium_filters_runs_by_target_and_outcome(bundled: tuple[Report, Path], tmp_path: Path) -> None:
     need_chromium()
     report, path = bundled
     dom = chromium(path.as_uri() + "?target=sim-openai&outcome=pass", tmp_path, "--dump-dom").stdout
-    wanted = [r for r in report["runs"] if r["target"] == "sim-openai" and r["outcome"] == "pass"]
-    assert f"{len(wanted)} of {len(report['runs'])} runs shown" in dom
+    wanted = [r for r in report.runs if r.target == "sim-openai" and r.outcome == "pass"]
+    assert f"{len(wanted)} of {len(report.runs)} runs shown" in dom
     assert re.search(r'class="run filterable outcome-pass" id="run-sim-openai/', dom)
     hidden = re.findall(r'class="run filterable outcome-\w+ hidden" id="run-([^/"]+)/', dom)
-    assert len(hidden) == len(report["runs"]) - len(wanted)
+    assert len(hidden) == len(report.runs) - len(wanted)
 
 
 def test_chromium_shows_provider_markup_as_text(hostile: Path, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ narrow log shows every target name whole."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,13 +12,14 @@ from harness import scenarios
 from harness.api import run_targets
 from harness.reports import write_reports
 from harness.reports.markdown import matrix, stacked, step_summary
+from harness.reports.report import Report
 from harness.runner import RunConfig
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 
 @pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
     out = tmp_path_factory.mktemp("bundled")
     records = run_targets(
         list(load_targets().values()),
@@ -30,35 +30,38 @@ def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], P
     return report, out
 
 
-def test_report_md_is_a_summary_under_100_kb(bundled: tuple[dict[str, Any], Path]) -> None:
+def test_report_md_is_a_summary_under_100_kb(bundled: tuple[Report, Path]) -> None:
     report, out = bundled
     text = (out / "report.md").read_text()
     assert len(text.encode()) < 100_000
-    failed = [r for r in report["runs"] if not r["passed"]]
+    failed = [r for r in report.runs if not r.passed]
     assert failed and f"## Failed runs ({len(failed)})" in text
-    for target in {r["target"] for r in failed}:  # each target's failed runs, the worst listed
-        group = [r for r in failed if r["target"] == target]
+    for target in {r.target for r in failed}:  # each target's failed runs, the worst listed
+        group = [r for r in failed if r.target == target]
         assert f"### {target} ({len(group)} failed)" in text
-        worst = min(group, key=lambda r: (-1 if r["score"] is None else r["score"], r["scenario"]))
-        assert f"- {worst['scenario']}" in text.split(f"### {target} (")[1]
+        worst = min(group, key=lambda r: (-1 if r.score is None else r.score, r.scenario))
+        assert f"- {worst.scenario}" in text.split(f"### {target} (")[1]
     assert "## Checks: share of applicable runs passed (%)" in text and "`protocol.tools_delivered`" in text
     assert "<details>" not in text  # the wire evidence lives in report.html and report.json
 
 
-def test_what_the_endpoint_caused_is_in_the_targets_row(bundled: tuple[dict[str, Any], Path]) -> None:
+def test_what_the_endpoint_caused_is_in_the_targets_row(bundled: tuple[Report, Path]) -> None:
     report, out = bundled
-    targets = report["summary"]["targets"]
-    runs = targets["local-llamacpp-gemma3-270m"]["runs"]
-    assert targets["local-llamacpp-gemma3-270m"]["endpoint_faults"]["tools not delivered"] == runs
+    targets = report.summary.targets
+    runs = targets["local-llamacpp-gemma3-270m"].runs
+    assert targets["local-llamacpp-gemma3-270m"].endpoint_faults["tools not delivered"] == runs
     assert "local-llamacpp-gemma3-270m: tools not delivered in" in (out / "report.md").read_text()
     # the server that drops the tools never outscores the one that delivers them, and made no call
     dropping, delivering = targets["local-llamacpp-gemma3-270m"], targets["local-gemma3-270m"]
-    assert dropping["score"] <= delivering["score"]
-    assert dropping["compliance"] is None and delivering["compliance"]["call_turns"] > 0
-    assert targets["local-gemma3-270m"]["latency_ms"]["exchanges"] > 0
+    assert dropping.score is not None and delivering.score is not None
+    assert dropping.score <= delivering.score
+    assert dropping.compliance is None and delivering.compliance is not None
+    assert delivering.compliance.call_turns > 0
+    latency = targets["local-gemma3-270m"].latency_ms
+    assert latency is not None and latency.exchanges > 0
 
 
-def test_a_narrow_log_shows_every_target_name_whole(bundled: tuple[dict[str, Any], Path]) -> None:
+def test_a_narrow_log_shows_every_target_name_whole(bundled: tuple[Report, Path]) -> None:
     report, _ = bundled
     header, rows = matrix(report)
     lines = stacked(header, rows)
@@ -67,7 +70,7 @@ def test_a_narrow_log_shows_every_target_name_whole(bundled: tuple[dict[str, Any
         assert row[0] in lines
 
 
-def test_the_github_step_summary_is_compact(bundled: tuple[dict[str, Any], Path]) -> None:
+def test_the_github_step_summary_is_compact(bundled: tuple[Report, Path]) -> None:
     report, _ = bundled
     text = step_summary(report, "reports")
     assert len(text.encode()) < 1024 * 1024 and "| local-gemma3-270m |" in text

@@ -183,7 +183,7 @@ def test_the_target_score_is_the_reports(sets: tuple[Path, Path]) -> None:
         report = build(records)
         loaded = load(path)
         for target in loaded.targets():
-            assert target_score(loaded.of(target).values()) == report["summary"]["targets"][target]["score"]
+            assert target_score(loaded.of(target).values()) == report.summary.targets[target].score
 
 
 def test_repeats_fold_into_one_entry(sets: tuple[Path, Path]) -> None:

@@ -25,8 +25,9 @@ from harness.errors import (
     ConfigError,
     TransportError,
 )
-from harness.model import Attempt, ParsedTurn, ProviderError, WireRequest, WireResponse
-from harness.records import RunError
+from harness.model import Attempt, Finding, ParsedTurn, ProviderError, WireRequest, WireResponse
+from harness.records import CheckResult, RunError
+from harness.reports.json_report import build
 from harness.transport.cassette import CassetteTransport, cassette_path
 from harness.transport.credentials import safe_url, scrub_uri
 from harness.transport.send import RetryPolicy, Transport, retry_after
@@ -196,11 +197,22 @@ def test_errors_are_never_scored_and_set_their_own_exit_code() -> None:
     transport_error = record(
         score=None, passed=False, outcome="error", error=RunError("TransportError", "t", cause="transport")
     )
-    report = {"summary": {"targets": {"sim-openai": {"score": 100}}}}
+    report = build([record()])
+    assert report.summary.targets["sim-openai"].score == 100
     assert gate(report, [record(), cassette])[0] == 3
     assert gate(report, [record(), transport_error])[0] == 4
     assert gate(report, [record()], min_score=100.0)[0] == 0
-    assert gate({"summary": {"targets": {"sim-openai": {"score": 50}}}}, [record()], min_score=60)[0] == 1
+    missed = Finding("expect.calls", "error", False, "no call")
+    half = build(
+        [
+            record(),
+            record(
+                scenario="t.other", checks=(CheckResult.of("expect.calls", "expectation", 3.0, [missed]),)
+            ),
+        ]
+    )
+    assert half.summary.targets["sim-openai"].score == 50
+    assert gate(half, [record()], min_score=60)[0] == 1
 
 
 @pytest.mark.parametrize("name", ["/abs/path", "../up", ".hidden", "a/b", "a\\b", ""])

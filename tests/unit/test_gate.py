@@ -11,10 +11,18 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.gate import EXIT_CODES, expectation_counts, expected_failures, gate, xfail_reason
+from harness.analysis.gate import (
+    EXIT_CODES,
+    XFail,
+    expectation_counts,
+    expected_failures,
+    gate,
+    xfail_reason,
+)
 from harness.records import RunRecord
 from harness.reports.json_report import build
 from harness.reports.junit import render
+from harness.reports.report import Report
 from harness.results import read_sorted
 from harness.targets import Target
 from harness.targets_file import ConfigFileError, load_config, load_targets
@@ -30,9 +38,9 @@ def sets(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[RunRecord], lis
     return read_sorted(base), read_sorted(new)
 
 
-def with_xfail(records: list[RunRecord], **targets: Target) -> dict[str, Any]:
+def with_xfail(records: list[RunRecord], **targets: Target) -> Report:
     report = build(records)
-    report["xfail"] = expected_failures(records, targets)
+    report.xfail = expected_failures(records, targets)
     return report
 
 
@@ -69,7 +77,7 @@ def test_regressions_exit_5_and_the_message_names_every_failed_gate(
 def test_a_target_min_score_overrides_the_option(sets: tuple[list[RunRecord], list[RunRecord]]) -> None:
     base, _ = sets
     report = build(base)
-    mistral = report["summary"]["targets"]["sim-mistral"]["score"]
+    mistral = report.summary.targets["sim-mistral"].score
     assert mistral == 66.67  # two of its three scenarios succeeded
     assert gate(report, base, min_score=100, min_scores={"sim-mistral": 60}) == (0, "")
     code, message = gate(report, base, min_scores={"sim-mistral": 99})
@@ -80,7 +88,7 @@ def test_an_expected_failure_does_not_fail_the_gate(sets: tuple[list[RunRecord],
     base, _ = sets
     assert gate(build(base), base, strict=True)[0] == 1  # sim-mistral fails weather.single.paris
     report = with_xfail(base, **{"sim-mistral": bundled("sim-mistral", xfail={"weather.*": "answers badly"})})
-    assert report["xfail"] == {"sim-mistral": {"strict": True, "scenarios": {BROKEN: "answers badly"}}}
+    assert report.xfail == {"sim-mistral": XFail(strict=True, scenarios={BROKEN: "answers badly"})}
     assert gate(report, base, strict=True) == (0, "")
     assert expectation_counts(report) == {"xfail": 1, "xpass": 0, "xpass_strict": 0}
 

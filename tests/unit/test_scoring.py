@@ -76,11 +76,8 @@ def test_the_headline_interval_uses_kishs_effective_runs() -> None:
     figure = Figure({"a": [(1, 1), (0, 1)], "b": [(1, 1)]})
     assert figure.share() == 0.75 and figure.effective_runs() == pytest.approx(8 / 3)
     low, high = wilson(0.75, 8 / 3)  # type: ignore[misc]
-    assert figure.data() == {
-        "score": 75.0,
-        "interval": [round(100 * low, 1), round(100 * high, 1)],
-        "effective_runs": 2.7,
-    }
+    assert figure.data() == (75.0, [round(100 * low, 1), round(100 * high, 1)], 2.7)
+    assert Figure({"a": [(0, 0)]}).data() == (None, None, 0)  # nothing tested
     # repeats count: 3 of 4 runs of one scenario rest on 4 runs
     assert Figure({"a": [(3, 4)]}).effective_runs() == pytest.approx(4)
 
@@ -122,13 +119,13 @@ def test_a_target_row_says_what_its_figures_rest_on() -> None:
     scores.add(run("a.1", "single", HELD))
     for index in range(5):
         scores.add(run(f"a.{index + 2}", "single", error=True))
-    target = scores.summary()["targets"]["t"]
-    assert (target["score"], target["runs"], target["tested"], target["errors"]) == (100.0, 6, 1, 5)
-    assert target["grade"] is None and target["categories"]["single"]["grade"] is None
-    assert target["interval"] == [20.7, 100.0]  # one run: Wilson's 1 of 1
+    target = scores.summary().targets["t"]
+    assert (target.score, target.runs, target.tested, target.errors) == (100.0, 6, 1, 5)
+    assert target.grade is None and target.categories["single"].grade is None
+    assert target.interval == [20.7, 100.0]  # one run: Wilson's 1 of 1
     scores.add(run("b.1", "single", MISSED))
     scores.add(run("b.2", "single", HELD, repeat=1))
     scores.add(run("b.2", "single", MISSED, repeat=0))
-    target = scores.summary()["targets"]["t"]
-    assert target["scenarios"]["b.2"]["score"] == 50 and target["scenarios"]["b.2"]["tested"] == 2
-    assert target["pass_at_1"] == 0.5 and target["pass_all_k"] == pytest.approx(1 / 8)
+    target = scores.summary().targets["t"]
+    assert target.scenarios["b.2"].score == 50 and target.scenarios["b.2"].tested == 2
+    assert target.pass_at_1 == 0.5 and target.pass_all_k == pytest.approx(1 / 8)

@@ -148,8 +148,9 @@ def test_the_console_shows_provider_text_with_its_control_characters_escaped(
     with tempfile.TemporaryDirectory() as tmp:
         report, _ = write_reports(hostile.records(lambda place: text, target), Path(tmp), ("json",), "now")
     print_table(report)
-    run = report["runs"][1]
-    console(stderr=True).print(f"[red]{escape(run['target'])}:[/red] {escape(run['error']['message'])}")
+    run = report.runs[1]
+    assert run.error is not None
+    console(stderr=True).print(f"[red]{escape(run.target)}:[/red] {escape(run.error.message)}")
     out, err = capsys.readouterr()
     assert INVISIBLE.search(out + err) is None
     if text != MARKUP:

@@ -7,11 +7,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from harness.analysis.gate import gate
 from harness.reports import write_built
-from harness.reports.json_report import build
+from harness.reports.json_report import build, run_summary, write
 from harness.reports.junit import render
+from harness.reports.report import RunSummary
 from harness.reports.spool import RunSpool
 from harness.results import RecordLog, read_sorted
 from tests.helpers import result_sets
@@ -23,14 +25,16 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return result_sets.base_and_new(tmp_path_factory.mktemp("sets"))[1]
 
 
-def test_a_spool_is_a_sequence_of_the_summaries_given() -> None:
+def test_a_spool_is_a_sequence_of_the_summaries_given(results: Path) -> None:
+    summaries = [run_summary(record) for record in read_sorted(results)][:3]
+    summaries[0].checks = {"b": "pass", "a": "fail"}
     spool = RunSpool()
-    summaries = [{"target": "t", "scenario": f"s{i}", "checks": {"b": "pass", "a": "fail"}} for i in range(3)]
     for summary in summaries:
         spool.append(summary)
     assert len(spool) == 3 and list(spool) == summaries and spool == summaries
     assert spool[-1] == summaries[2] and spool[1:] == summaries[1:]
-    assert list(spool[0]["checks"]) == ["b", "a"]  # keys in the order given
+    assert all(isinstance(run, RunSummary) for run in spool)  # read back typed
+    assert list(spool[0].checks) == ["b", "a"]  # keys in the order given
     with pytest.raises(IndexError):
         spool[3]
 
@@ -40,8 +44,8 @@ def test_every_writer_writes_the_same_from_a_results_file_as_from_records_in_mem
 ) -> None:
     log, records = RecordLog.open(results), read_sorted(results)
     spooled, listed = build(log, "now", spool=True), build(records, "now")
-    assert isinstance(spooled["runs"], RunSpool) and isinstance(listed["runs"], list)
-    assert spooled["runs"] == listed["runs"] and {**spooled, "runs": []} == {**listed, "runs": []}
+    assert isinstance(spooled.runs, RunSpool) and isinstance(listed.runs, list)
+    assert spooled.runs == listed.runs and replace(spooled, runs=[]) == replace(listed, runs=[])
     from_file = write_built(spooled, log, tmp_path / "file")
     in_memory = write_built(listed, records, tmp_path / "memory")
     assert [p.name for p in from_file] == ["report.json", "report.md", "report.html", "junit.xml"]
@@ -74,9 +78,10 @@ def test_a_results_file_with_no_run_gives_empty_reports(tmp_path: Path) -> None:
     assert ET.fromstring(paths[3].read_bytes()).tag == "testsuites"
 
 
-def test_a_report_not_built_to_be_written_is_plain_json_data(results: Path) -> None:
-    """``RunResult.report`` (built without a spool) holds its runs as a list, so it serialises,
-    copies and pickles as the JSON it stands for, even when the records come from a file."""
+def test_a_report_not_built_to_be_written_holds_its_runs_in_memory(results: Path, tmp_path: Path) -> None:
+    """``RunResult.report`` (built without a spool) holds its runs as a list, so it copies and
+    pickles whole, even when the records come from a file; ``to_data()`` is the JSON report.json
+    holds."""
     import copy
     import json
     import pickle
@@ -85,5 +90,7 @@ def test_a_report_not_built_to_be_written_is_plain_json_data(results: Path) -> N
 
     log = RecordLog.open(results)
     report = RunResult(log, results).report
-    assert isinstance(report["runs"], list) and len(report["runs"]) == len(log)
-    assert json.loads(json.dumps(report)) == copy.deepcopy(report) == pickle.loads(pickle.dumps(report))
+    assert isinstance(report.runs, list) and len(report.runs) == len(log)
+    assert copy.deepcopy(report) == report == pickle.loads(pickle.dumps(report))
+    written = write(report, log, tmp_path)
+    assert report.to_data() == json.loads(written.read_text(encoding="utf-8"))
