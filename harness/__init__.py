@@ -6,7 +6,7 @@ are imported on first use, so ``import harness`` stays cheap::
     import harness
 
     suite = harness.load_scenarios("scenarios", select=["weather.*"])
-    result = harness.run(suite, ["sim-openai", "sim-anthropic"], mode="replay")
+    result = harness.run(suite, ["sim-openai", "sim-anthropic"], harness.RunConfig(mode="replay"))
     for record in result.failed:
         print(record.target.name, record.scenario, record.score)
     result.write_reports("reports")

@@ -6,25 +6,25 @@ command line only parses options and prints. They are re-exported by
 
     import harness
 
-    result = harness.run("scenarios", ["sim-openai"], mode="replay")
+    result = harness.run("scenarios", ["sim-openai"], harness.RunConfig(mode="replay"))
     print(result.score("sim-openai"), len(result.records))
 """
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from harness.analysis.verify import Judgement, VerifyConfig
 from harness.errors import ConfigError
 from harness.records import RunRecord
 from harness.results import read_sorted
-from harness.runner import OnResult, RunConfig, Shard
+from harness.runner import OnResult, RunConfig
 from harness.runner import run as run_with_endpoints
+from harness.runner import run_config as config_from_options
 from harness.scenarios import Scenario
 from harness.scenarios import load as load_scenario_files
 from harness.scenarios import select as select_scenarios
@@ -150,65 +150,53 @@ class RunResult:
 def run(
     scenarios: str | Path | Sequence[Scenario],
     targets: Sequence[str | Target] | None = None,
+    run_config: RunConfig | None = None,
     *,
-    mode: Mode = "replay",
-    cassettes: str | Path = "cassettes",
-    results: str | Path | None = None,
-    repeats: int = 1,
-    concurrency: int = 8,
-    record_mode: RecordMode = "all",
-    live_mcp: bool = False,
     config: str | Path | None = None,
     on_result: OnResult | None = None,
-    skip: Iterable[tuple[str, str, int]] = (),
-    stop: threading.Event | None = None,
-    rechunk: int = 0,
-    shard: Shard | None = None,
-    processes: int = 0,
+    **options: Any,
 ) -> RunResult:
-    """Run ``scenarios`` against ``targets`` and return the scored records.
+    """Run ``scenarios`` against ``targets`` as ``run_config`` says, and return the scored records.
 
     ``scenarios`` is a file or folder to load, or scenarios already loaded.
-    ``targets`` are names or globs of bundled / ``harness.toml`` targets, or
-    :class:`~harness.targets.Target` objects; by default every target with
-    recordings (replay) or every simulated target (record). ``mode`` is
-    ``replay`` (cassettes only, never a live call), ``record`` (live, writing
-    cassettes) or ``live`` (live, writing nothing). ``results`` is a JSONL file
-    each record is appended to as its run ends. The simulator or a local model
-    server is started when a live or record run needs it, and always stopped.
-    ``rechunk`` (replay) runs each agent target's scenarios again with every stream
-    re-sliced into chunks of 1..``rechunk`` bytes (:func:`harness.agent.rechunk.sweep_agent`).
-    ``shard`` runs one :class:`~harness.runner.Shard` of the (target, scenario) pairs.
-    ``processes``: worker processes (a replay uses one per core unless this is 1; a live or
-    recording run forks only when this is above 1, each worker with its share of every
-    target's concurrency and rate limits).
+    ``targets`` are names or globs of bundled / ``harness.toml`` targets (``config`` names
+    another targets file), or :class:`~harness.targets.Target` objects; by default every target
+    with recordings (replay) or every simulated target (record). ``run_config`` is a
+    :class:`~harness.runner.RunConfig` (default: a replay from ``cassettes/``, the records kept
+    in memory): the mode (``replay``: cassettes only, never a live call; ``record``: live,
+    writing cassettes; ``live``: live, writing nothing), a results file each record is appended
+    to as its run ends, repeats, concurrency, worker processes, a shard, ... The simulator or a
+    local model server is started when a live or record run needs it, and always stopped.
+    ``on_result`` is called with each record as its run ends.
+
+    The fields of :class:`~harness.runner.RunConfig` as keywords (``mode="live"``,
+    ``repeats=3``, ...) are deprecated: they still work, with a :class:`DeprecationWarning`,
+    until the next release.
 
     Example::
 
-        result = harness.run("scenarios", ["sim-openai", "sim-anthropic"], mode="replay")
+        result = harness.run("scenarios", ["sim-openai", "sim-anthropic"], harness.RunConfig(repeats=2))
         for record in result.failed:
             print(record.target.name, record.scenario, [c.id for c in record.checks if c.status == "fail"])
     """
+    if options:
+        unknown = sorted(set(options) - {f.name for f in fields(RunConfig)})
+        if unknown:
+            raise TypeError(f"run() got unexpected keyword arguments {unknown}; RunConfig has no such field")
+        warnings.warn(
+            "harness.run(..., mode=..., repeats=...) is deprecated: pass a RunConfig, "
+            "harness.run(scenarios, targets, harness.RunConfig(mode=..., repeats=...)) "
+            "(the keywords go in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        run_config = config_from_options(options, run_config)
+    settings = run_config or RunConfig()
     suite = load_scenarios(scenarios) if isinstance(scenarios, str | Path) else list(scenarios)
-    cassettes = Path(cassettes)
     known = load_targets(config)
     named = [t for t in targets or () if isinstance(t, str)]
-    chosen = select_targets(known, named, mode, cassettes) if named or not targets else []
+    chosen = select_targets(known, named, settings.mode, settings.cassettes) if named or not targets else []
     chosen += [t for t in targets or () if isinstance(t, Target)]
-    settings = RunConfig(
-        mode=mode,
-        cassettes=cassettes,
-        results=Path(results) if results is not None else None,
-        repeats=repeats,
-        concurrency=concurrency,
-        record_mode=record_mode,
-        live_mcp=live_mcp,
-        rechunk=rechunk,
-        shard=shard,
-        processes=processes,
-        skip=frozenset(skip),
-        stop=stop,
-    )
     records = run_targets(chosen, suite, settings, on_result)
     return RunResult(records, settings.results, {t.name: t for t in chosen})
 
@@ -268,15 +256,14 @@ def verify_endpoints(
         done: list[RunRecord] = []
         for record_mode, chosen in groups:
             if chosen:
-                done += run(
-                    chosen,
-                    targets,
+                settings = RunConfig(
                     mode=mode,
-                    cassettes=cassettes,
+                    cassettes=Path(cassettes),
                     repeats=count,
                     concurrency=concurrency,
                     record_mode=cast(RecordMode, record_mode),
-                ).records
+                )
+                done += run(chosen, targets, settings).records
         return done
 
     reference_records = records([reference], repeats)

@@ -145,7 +145,7 @@ class CassetteError(HarnessError):
 
     Example::
 
-        result = harness.run("scenarios", ["sim-openai"], mode="replay")
+        result = harness.run("scenarios", ["sim-openai"])
         cassette_errors = [r for r in result.errors if r.error and r.error.kind.startswith("Cassette")]
     """
 
@@ -238,7 +238,7 @@ class DiskFullError(HarnessError, OSError):
     Example::
 
         try:
-            harness.run("scenarios", ["sim-openai"], results="reports/results.jsonl")
+            harness.run("scenarios", ["sim-openai"], harness.RunConfig(results=Path("reports/results.jsonl")))
         except harness.HarnessError as error:
             print(error)  # no space left on device writing reports/results.jsonl: ...
     """

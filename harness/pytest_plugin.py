@@ -71,8 +71,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--harness-cassettes", default="cassettes", help="Cassette folder (default: cassettes).")
     group.addoption(
+        "--harness-live-mcp",
+        action="store_true",
+        help="Start the scenarios' MCP servers even in replay (their results must match the recording).",
+    )
+    group.addoption(
         "--harness-config", default=None, help="Targets file (default ./harness.toml if present)."
     )
+
+
+def run_options(config: pytest.Config) -> dict[str, Any]:
+    """The plugin's options that are :class:`~harness.runner.RunConfig` fields, by field
+    (``--harness-record-mode`` is ``record_mode``); the fields the plugin leaves out are in
+    :data:`harness.runner.NOT_OPTIONS`."""
+    from dataclasses import fields
+
+    from harness.runner import NOT_OPTIONS, RunConfig
+
+    left_out = NOT_OPTIONS["pytest"]
+    return {
+        f.name: config.getoption(f"harness_{f.name}") for f in fields(RunConfig) if f.name not in left_out
+    }
 
 
 def _targets(config: pytest.Config) -> list[str]:
@@ -108,15 +127,10 @@ class HarnessSession:
     """The run settings and open endpoints of one pytest session (one per xdist worker)."""
 
     def __init__(self, config: pytest.Config, targets: list[Target]):
-        from harness.runner import RunConfig
+        from harness.runner import run_config
 
         self.targets = targets
-        self.run_config = RunConfig(
-            mode=config.getoption("harness_mode"),
-            cassettes=Path(config.getoption("harness_cassettes")),
-            results=None,
-            record_mode=config.getoption("harness_record_mode"),
-        )
+        self.run_config = run_config(run_options(config))
         self.min_score: float | None = config.getoption("harness_min_score")
         here = config.invocation_params.dir
         named = [
@@ -363,8 +377,10 @@ class HarnessFixture:
         cassettes: str | Path | None = None,
     ) -> RunRecord:
         """Run one scenario (an id under ``scenarios``, or a loaded one) against one target (a name
-        or a :class:`Target`); the mode and cassettes default to the ``--harness-*`` options."""
+        or a :class:`Target`); the mode and cassettes (and the rest of the run's configuration)
+        default to the ``--harness-*`` options."""
         from harness import api
+        from harness.runner import run_config
         from harness.targets import pick
         from harness.targets_file import load_targets
 
@@ -375,12 +391,8 @@ class HarnessFixture:
             scenario = found[0]
         if isinstance(target, str):
             (target,) = pick(load_targets(self._config.getoption("harness_config")), [target])
-        result = api.run(
-            [scenario],
-            [target],
-            mode=mode or self._config.getoption("harness_mode"),  # type: ignore[arg-type]
-            cassettes=cassettes or self._config.getoption("harness_cassettes"),
-        )
+        options = run_config(run_options(self._config))
+        result = api.run([scenario], [target], run_config({"mode": mode, "cassettes": cassettes}, options))
         (record,) = result.records
         _allure(self._config, record, item=False)
         return record

@@ -61,7 +61,7 @@ class Target:
     Example::
 
         target = harness.Target.build("my-groq", profile="groq", model="llama-3.3-70b-versatile")
-        result = harness.run("scenarios", [target], mode="live")
+        result = harness.run("scenarios", [target], harness.RunConfig(mode="live"))
     """
 
     name: str

@@ -5,8 +5,9 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import click
 
@@ -20,9 +21,6 @@ from harness.cli.console import (
 )
 from harness.cli.results_commands import build_report, exit_on_gate
 from harness.cli.signals import signals
-
-if TYPE_CHECKING:
-    pass
 
 
 def _run_options(fn: Any) -> Any:
@@ -53,6 +51,7 @@ def _run_options(fn: Any) -> Any:
         click.option("--config", default=None, help="Targets file (default ./harness.toml if present)."),
         click.option(
             "--repeat",
+            "repeats",
             default=1,
             show_default=True,
             type=click.IntRange(1, 100),
@@ -86,6 +85,12 @@ def _run_options(fn: Any) -> Any:
             metavar="K/N",
             help="Run only shard K of N: a stable share of the (target, scenario) pairs, for N CI "
             "jobs; put their results together with `harness merge`.",
+        ),
+        click.option(
+            "--live-mcp",
+            is_flag=True,
+            help="Start the scenarios' MCP servers even in replay (their results must match the "
+            "recording); a replay otherwise answers MCP calls from the recording.",
         ),
         click.option(
             "--resume",
@@ -133,9 +138,11 @@ def _run_options(fn: Any) -> Any:
     help="Replay: run each agent target's scenarios again with every recorded stream re-sliced "
     "into chunks of 1..N bytes and at line ends; a difference is an agent.stream_rechunk finding.",
 )
-def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
+def run(live_flag: bool, **options: Any) -> None:
     """Run scenarios against targets (default: replay every recorded target offline)."""
-    _run("live" if live_flag else mode, record_mode, **options)
+    if live_flag:
+        options["mode"] = "live"
+    _run(**options)
 
 
 @click.command()
@@ -143,81 +150,83 @@ def run(mode: str, live_flag: bool, record_mode: str, **options: Any) -> None:
 @click.option(
     "--record-mode", type=click.Choice(["once", "new_episodes", "all"]), default="all", show_default=True
 )
-def record(record_mode: str, **options: Any) -> None:
+def record(**options: Any) -> None:
     """Run live and write cassettes (default targets: the simulated ones)."""
-    _run("record", record_mode, **options)
+    _run(mode="record", **options)
 
 
 def _run(
-    mode: str,
-    record_mode: str,
     *,
     targets: tuple[str, ...],
     scenario_patterns: tuple[str, ...],
     scenario_dir: str,
-    cassettes: Path,
     out: Path,
     config: str | None,
-    repeat: int,
-    concurrency: int,
     min_score: float | None,
     strict: bool,
     resume: str | None,
-    shard: str | None,
-    processes: int,
     baseline: Path | None = None,
     tolerance: float = 0.0,
-    rechunk: int = 0,
+    **run_options: Any,
 ) -> None:
+    """``harness run`` and ``harness record``: ``run_options`` are the options named as the
+    fields of :class:`~harness.runner.RunConfig` (``--mode``, ``--cassettes``, ``--repeat``...)."""
     from harness import api
     from harness.analysis import compare
     from harness.errors import ConfigError
     from harness.reports import write_built
     from harness.reports.report import Baseline
     from harness.results import RecordLog
-    from harness.runner import Shard
+    from harness.runner import Shard, run_config
     from harness.targets_file import load_targets
-    from harness.transport.cassette import Mode, RecordMode
 
-    if rechunk and mode != "replay":
-        raise ConfigError(f"--rechunk re-slices recorded streams: it needs --mode replay, not {mode}")
-    part = Shard.parse(shard) if shard else None
+    settings = run_config(run_options)
+    if settings.rechunk and settings.mode != "replay":
+        raise ConfigError(
+            f"--rechunk re-slices recorded streams: it needs --mode replay, not {settings.mode}"
+        )
     known = load_targets(config)
     base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
     folder: results.RunFolder
     if resume:
         folder = results.RunFolder.resume(out, None if resume == "latest" else resume)
         manifest = folder.manifest
-        mode, record_mode, repeat = manifest["mode"], manifest["record_mode"], manifest["repeats"]
-        part = Shard.parse(manifest["shard"]) if manifest.get("shard") else None
-        cassettes = Path(manifest["cassettes"])
+        settings = replace(
+            settings,
+            mode=manifest["mode"],
+            record_mode=manifest["record_mode"],
+            repeats=manifest["repeats"],
+            shard=Shard.parse(manifest["shard"]) if manifest.get("shard") else None,
+            cassettes=Path(manifest["cassettes"]),
+        )
         chosen = [known[name] for name in manifest["targets"] if name in known]
         wanted = set(manifest["scenarios"])
         selected = [s for s in api.load_scenarios(manifest["scenario_dir"]) if s.id in wanted]
     else:
-        chosen = api.select_targets(known, targets, cast(Mode, mode), cassettes)
+        chosen = api.select_targets(known, targets, settings.mode, settings.cassettes)
         selected = api.load_scenarios(scenario_dir, select=scenario_patterns)
         if not selected:
             raise ConfigError(f"no scenario matches {list(scenario_patterns)}")
         manifest = {
-            "mode": mode,
-            "record_mode": record_mode,
-            "repeats": repeat,
-            "cassettes": str(cassettes),
+            "mode": settings.mode,
+            "record_mode": settings.record_mode,
+            "repeats": settings.repeats,
+            "cassettes": str(settings.cassettes),
             "scenario_dir": scenario_dir,
             "targets": [t.name for t in chosen],
             "scenarios": [s.id for s in selected],
-            "shard": str(part) if part else None,
+            "shard": str(settings.shard) if settings.shard else None,
         }
         folder = results.RunFolder.create(out, manifest)
     click.get_current_context().call_on_close(folder.release)  # however the command ends
     done = folder.done()
     err = console(stderr=True)
-    if rechunk and not any(t.agent for t in chosen):
+    if settings.rechunk and not any(t.agent for t in chosen):
         err.print(
             "--rechunk re-slices the streams of agent targets only, and none is chosen; the harness's "
             "own adapters are swept by `harness audit --rechunk N`"
         )
+    mode, repeat, part = settings.mode, settings.repeats, settings.shard
     pairs = sum(1 for t in chosen for s in selected if part is None or part.holds(t.name, s.id))
     total = pairs * repeat
     left = total - len(done)
@@ -231,6 +240,7 @@ def _run(
         cut = f"{folder.results}:{done.cut}"
         err.print(escape(f"{cut}: cut short when the run stopped; dropped, its run goes again"))
     stop = threading.Event()
+    settings = replace(settings, results=folder.results, skip=frozenset(done.run_keys()), stop=stop)
 
     def interrupt(signum: int) -> None:
         stop.set()
@@ -257,22 +267,7 @@ def _run(
                     )
                     sys.stderr.flush()
 
-            api.run(
-                selected,
-                chosen,
-                mode=cast(Mode, mode),
-                cassettes=cassettes,
-                results=folder.results,
-                repeats=repeat,
-                concurrency=concurrency,
-                record_mode=cast(RecordMode, record_mode),
-                on_result=finished,
-                skip=set(done.run_keys()),
-                stop=stop,
-                rechunk=rechunk,
-                shard=part,
-                processes=processes,
-            )
+            api.run(selected, chosen, settings, on_result=finished)
     records = RecordLog.open(folder.results)  # the runs done before a resume, and this one's
     report = build_report(records, known)
     comparison = None

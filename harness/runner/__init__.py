@@ -16,7 +16,15 @@ from collections.abc import Mapping, Sequence
 
 from harness.records import RunRecord
 from harness.runner.one import RunSetup, build_registry, expose_declared, run_one
-from harness.runner.plan import OnResult, RunConfig, Shard, target_limits, worker_count
+from harness.runner.plan import (
+    NOT_OPTIONS,
+    OnResult,
+    RunConfig,
+    Shard,
+    run_config,
+    target_limits,
+    worker_count,
+)
 from harness.runner.sink import Results
 from harness.runner.workers import cut_on_stop, run_forked, run_threads, warm
 from harness.scenarios import Scenario
@@ -24,6 +32,7 @@ from harness.targets import Target
 from harness.transport.send import Endpoint
 
 __all__ = [
+    "NOT_OPTIONS",
     "OnResult",
     "RunConfig",
     "RunSetup",
@@ -31,6 +40,7 @@ __all__ = [
     "build_registry",
     "expose_declared",
     "run",
+    "run_config",
     "run_one",
 ]
 

@@ -9,8 +9,9 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.records import RunRecord
@@ -46,23 +47,29 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunConfig:
     """How to run: the mode (``replay``, ``record``, ``live``), where cassettes are and where
-    results go, repeats per scenario (pass^k), concurrency, the vcrpy record mode, whether MCP
-    servers start even in replay; runs to skip (a resumed run), an event that interrupts, and
-    the largest chunk size an agent's streams are re-sliced to in replay
-    (:func:`harness.agent.rechunk.sweep_agent`).
+    results go (``None``: the records stay in memory), repeats per scenario (pass^k),
+    concurrency, the vcrpy record mode, whether MCP servers start even in replay; runs to skip
+    (a resumed run), an event that interrupts, worker processes, the largest chunk size an
+    agent's streams are re-sliced to in replay (:func:`harness.agent.rechunk.sweep_agent`), and
+    the shard to run.
+
+    The one definition of a run's options: :func:`harness.run` takes it, and the command line
+    and the pytest plugin build it from their options, named as its fields, with
+    :func:`run_config`. A field either shell does not take as an option is listed in
+    :data:`NOT_OPTIONS`, with the reason (a test holds every other field to an option of both).
 
     Example::
 
-        config = harness.RunConfig(mode="live", results=None, concurrency=4)
-        records = harness.run_targets(targets, suite, config)
+        config = harness.RunConfig(mode="live", concurrency=4, results=Path("out/results.jsonl"))
+        result = harness.run(suite, ["sim-openai"], config)
     """
 
     mode: Mode = "replay"
     cassettes: Path = Path("cassettes")
-    results: Path | None = Path("reports/results.jsonl")  # None: keep the records in memory only
+    results: Path | None = None  # a results file each record is appended to; None: memory only
     repeats: int = 1
     concurrency: int = 8
     record_mode: RecordMode = "all"
@@ -72,6 +79,54 @@ class RunConfig:
     processes: int = 0  # worker processes: replay 0 = one per core; live and record only when > 1
     rechunk: int = 0  # replay: sweep each agent target's run at stream chunk sizes 1..N (0: no)
     shard: Shard | None = None  # run only this shard's (target, scenario) pairs
+
+
+NOT_OPTIONS: dict[str, dict[str, str]] = {
+    "cli": {
+        "results": "results.jsonl is written in the run's folder under --out",
+        "skip": "--resume skips the runs its run folder holds",
+        "stop": "set by the first Ctrl-C or stop signal",
+    },
+    "pytest": {
+        "results": "each item's record goes to its test report, not to a results file",
+        "skip": "pytest selects the items to run (-k, -m, --lf)",
+        "stop": "pytest handles Ctrl-C",
+        "repeats": "an item is one run: repeat items with pytest (pytest-repeat's --count)",
+        "concurrency": "items run one at a time in each pytest process",
+        "processes": "pytest-xdist (-n) runs items in several processes",
+        "shard": "pytest-xdist or -k splits the items",
+        "rechunk": "a sweep over a whole run of an agent target: harness run --rechunk",
+    },
+}
+"""The :class:`RunConfig` fields the command line (``harness run``) and the pytest plugin do not
+take as an option, and why; every other field is an option of both, named as the field
+(``--repeat`` aside: ``repeats``), the plugin's prefixed ``--harness-``."""
+
+
+def run_config(options: Mapping[str, object], base: RunConfig | None = None) -> RunConfig:
+    """The :class:`RunConfig` a shell's options give: each option named as a field sets it
+    (``None`` leaves it as it is), given as a shell has it (a path as text, a shard as ``K/N``,
+    the runs to skip as any iterable); other names (``--out``, the targets) are not the run's and
+    are left out. What the command line, the pytest plugin and :func:`harness.run`'s old
+    keywords all go through.
+
+    Example::
+
+        config = run_config({"mode": "record", "cassettes": "cassettes", "shard": "2/3", "out": "reports"})
+        assert config.shard == Shard(2, 3) and config.cassettes == Path("cassettes")
+    """
+    values: dict[str, Any] = {name: value for name in _FIELDS if (value := options.get(name)) is not None}
+    for name in ("cassettes", "results"):
+        if name in values:
+            values[name] = Path(values[name])
+    if isinstance(values.get("shard"), str):
+        values["shard"] = Shard.parse(values["shard"])
+    if "skip" in values:
+        values["skip"] = frozenset(values["skip"])
+    return replace(base or RunConfig(), **values)
+
+
+_FIELDS = tuple(f.name for f in fields(RunConfig))
 
 
 OnResult = Callable[[RunRecord], None]

@@ -15,11 +15,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from harness.api import load_scenarios, run
+from harness.api import RunResult, load_scenarios, run
+from harness.runner import RunConfig
 from harness.targets import Target
 from harness.targets_file import load_config
 from tests.helpers.cli import REPO, harness
@@ -62,7 +64,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in SCENARIO_FILES:
         shutil.copy(REPO / "scenarios" / name, tmp_path / "scenarios")
     write_config(tmp_path)
-    recorded = run(**common(tmp_path), targets=list(RECORDED), mode="record")
+    recorded = run_project(tmp_path, list(RECORDED), mode="record")
     assert [r.outcome for r in recorded.records] == ["pass"] * 4, [r.error for r in recorded.records]
     assert (tmp_path / "cassettes" / "my-agent" / "mcp.single.find_symbol.mcp.yaml").is_file()
     return tmp_path
@@ -70,6 +72,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def common(root: Path) -> dict[str, Path]:
     return {"scenarios": root / "scenarios", "cassettes": root / "cassettes", "config": root / "harness.toml"}
+
+
+def run_project(root: Path, targets: list[str], **how: Any) -> RunResult:
+    """``harness.run`` over the project's scenarios, cassettes and targets file (as :func:`cli`)."""
+    paths = common(root)
+    return run(
+        paths["scenarios"], targets, RunConfig(cassettes=paths["cassettes"], **how), config=paths["config"]
+    )
 
 
 def cli(root: Path, *targets: str, live: bool) -> subprocess.CompletedProcess[str]:
@@ -113,7 +123,7 @@ def test_live_and_replay_leave_the_cassettes_byte_identical(project: Path) -> No
         assert [r["outcome"] for r in runs] == ["pass"] * 2 * len(targets), result.stderr
         assert tree(project / "cassettes") == committed, f"CLI {mode} changed cassettes/"
 
-        records = run(**common(project), targets=list(targets), mode=mode).records  # type: ignore[arg-type]
+        records = run_project(project, list(targets), mode=mode).records
         assert [r.outcome for r in records] == ["pass"] * 2 * len(targets), [r.error for r in records]
         assert tree(project / "cassettes") == committed, f"API {mode} changed cassettes/"
 
@@ -149,7 +159,7 @@ def test_recording_once_over_a_cassette_is_drift_not_a_missing_response(project:
     request it does not hold is drift, as in replay, and nothing is written."""
     committed = tree(project / "cassettes")
     write_config(project, agent=BLANKING)
-    result = run(**common(project), targets=["my-agent"], mode="record", record_mode="once")
+    result = run_project(project, ["my-agent"], mode="record", record_mode="once")
     assert [(r.outcome, r.error and r.error.kind) for r in result.records] == [
         ("error", "CassetteDriftError")
     ] * 2
@@ -167,7 +177,7 @@ def test_a_cassette_holding_the_conversation_out_of_order_replays_in_the_agents_
     (tmp_path / target.name).mkdir()
     (tmp_path / target.name / f"{name}.yaml").write_text(yaml.safe_dump(data))
     suite = load_scenarios(REPO / "scenarios", select=[name])
-    (record,) = run(suite, [target], cassettes=tmp_path).records
+    (record,) = run(suite, [target], RunConfig(cassettes=tmp_path)).records
     assert record.score == 100, [(c.id, c.findings) for c in record.checks if c.status != "pass"]
     sizes = [len(e.request.body["messages"]) for e in record.transcript.exchanges]
     assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes) == len(data["interactions"])
@@ -215,7 +225,9 @@ def test_an_endpoint_that_never_answers_an_agent_is_an_error_with_cause_and_trac
     agent = Target.build(
         f"agent-{fault}", format="openai-chat", model="sim-conformant", base_url=base, agent=AGENT
     )
-    result = run(load_scenarios(REPO / "scenarios", select=["weather.single.paris"]), [agent], mode="live")
+    result = run(
+        load_scenarios(REPO / "scenarios", select=["weather.single.paris"]), [agent], RunConfig(mode="live")
+    )
     (record,) = result.records
     assert record.outcome == "error" and record.score is None, (record.outcome, record.error)
     assert record.error is not None and record.error.cause == "transport"
@@ -246,7 +258,7 @@ def test_an_agent_client_retrying_a_reset_makes_one_exchange_of_three_attempts()
         agent=f"{EXAMPLES / 'pydantic_ai_agent' / 'agent.py'}:run",
     )
     suite = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
-    (record,) = run(suite, [agent], mode="live").records
+    (record,) = run(suite, [agent], RunConfig(mode="live")).records
     assert record.outcome == "error" and record.error is not None and record.error.cause == "transport"
     assert "after 3 attempts" in record.error.message and "Connection reset by peer" in record.error.message
     (exchange,) = record.transcript.exchanges

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.api import run
+from harness.runner import RunConfig
 from harness.scenarios import load
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO, harness
@@ -110,7 +111,7 @@ def test_dotted_names_record_and_replay_against_the_simulator(
     known = load_targets()
     targets = [known[name] for name in ("sim-openai", "sim-anthropic", "sim-gemini")]
     for mode in ("record", "replay"):
-        result = run(scenarios, targets, mode=mode, cassettes=tmp_path / "cassettes")  # type: ignore[arg-type]
+        result = run(scenarios, targets, RunConfig(mode=mode, cassettes=tmp_path / "cassettes"))  # type: ignore[arg-type]
         assert not result.errors, mode
         assert result.scores == {"sim-anthropic": 100, "sim-gemini": 100, "sim-openai": 100}, mode
     factorial = {r.target.name: r for r in result.records if r.scenario == "bfcl.simple_python_1"}

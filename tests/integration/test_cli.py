@@ -282,3 +282,25 @@ def test_a_profile_declared_in_harness_toml_works_end_to_end(tmp_path: Path) -> 
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     info = report["summary"]["targets"]["gateway-small"]
     assert info["info"]["profile"] == "gateway" and info["score"] == 100
+
+
+def test_live_mcp_asks_the_mcp_server_in_a_replay(tmp_path: Path) -> None:
+    """``--live-mcp``: a replay asks the scenario's MCP server itself, not its recording. With the
+    recorded answer altered, a plain replay sends the altered answer to the model, and the
+    requests drift from the cassette (exit 3); with ``--live-mcp`` the server's real answer goes,
+    as it was recorded, and the run passes."""
+    name = "mcp.single.find_symbol"
+    recorded = REPO / "cassettes" / "sim-openai"
+    folder = tmp_path / "cassettes" / "sim-openai"
+    folder.mkdir(parents=True)
+    shutil.copy(recorded / f"{name}.yaml", folder)
+    recording = yaml.safe_load((recorded / f"{name}.mcp.yaml").read_text())
+    assert "src/geometry.py" in recording["calls"][0]["text"]
+    recording["calls"][0]["text"] = recording["calls"][0]["text"].replace("geometry.py", "elsewhere.py")
+    (folder / f"{name}.mcp.yaml").write_text(yaml.safe_dump(recording))
+    common = ("run", "-t", "sim-openai", "-s", name, "--cassettes", tmp_path / "cassettes")
+    replayed = harness(*common, "--out", tmp_path / "replayed")
+    assert replayed.returncode == 3, replayed.stderr
+    assert "CassetteDriftError" in (tmp_path / "replayed" / "results.jsonl").read_text()
+    live = harness(*common, "--live-mcp", "--out", tmp_path / "live")
+    assert live.returncode == 0, live.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.api import load_scenarios, run
+from harness.runner import RunConfig
 from harness.targets import Target
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
@@ -18,7 +19,7 @@ def test_billing_records_and_replays_on_openai_and_anthropic(tmp_path: Path) -> 
     targets = [load_targets()[name] for name in ("sim-openai", "sim-anthropic")]
     assert {s.id for s in BILLING} >= {"billing.single.create_invoice", "billing.sequential.pay_invoice"}
     for mode in ("record", "replay"):
-        result = run(BILLING, targets, mode=mode, cassettes=tmp_path / "c")  # type: ignore[arg-type]
+        result = run(BILLING, targets, RunConfig(mode=mode, cassettes=tmp_path / "c"))  # type: ignore[arg-type]
         assert result.scores == {"sim-anthropic": 100, "sim-openai": 100}, mode
         assert not result.errors
     pay = next(r for r in result.records if r.scenario == "billing.sequential.pay_invoice")
@@ -44,7 +45,7 @@ def test_arguments_against_the_schema_are_findings_with_their_json_pointer(tmp_p
         "sim-schema-violation", format="openai-chat", model="sim-deviant", base_url="sim~schema-violation"
     )
     (scenario,) = [s for s in BILLING if s.id == "billing.single.create_invoice"]
-    result = run([scenario], [deviant], mode="live")
+    result = run([scenario], [deviant], RunConfig(mode="live"))
     (record,) = result.records
     check = next(c for c in record.checks if c.id == "protocol.arguments_schema")
     assert check.status == "fail"
@@ -59,7 +60,7 @@ def test_what_a_provider_would_refuse_in_a_declaration_is_reported(tmp_path: Pat
     """Gemini takes plain JSON Schema in parametersJsonSchema, but not a string ``format`` nor
     ``exclusiveMinimum``: reported for the Gemini target, not for OpenAI's."""
     targets = [load_targets()[name] for name in ("sim-openai", "sim-gemini")]
-    result = run(BILLING, targets, mode="record", cassettes=tmp_path / "c")
+    result = run(BILLING, targets, RunConfig(mode="record", cassettes=tmp_path / "c"))
     notes = {target: {n.id: n for n in items} for target, items in result.report.notes.items()}
     gemini = notes["sim-gemini"]["wire.tool_declaration"]
     assert gemini.runs == len(BILLING)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.api import load_scenarios, run
+from harness.runner import RunConfig
 from harness.targets import Target
 from harness.targets_file import load_config
 from tests.helpers.cli import REPO
@@ -23,7 +24,7 @@ CONFIG = load_config(EXAMPLES / "harness.toml")
 
 @pytest.mark.parametrize("name", ["openai-sdk-agent", "pydantic-ai-agent"])
 def test_the_example_agent_replays_and_is_graded_from_the_wire(name: str) -> None:
-    result = run(SUITE, [CONFIG.targets[name]], mode="replay", cassettes=EXAMPLES / "cassettes")
+    result = run(SUITE, [CONFIG.targets[name]], RunConfig(mode="replay", cassettes=EXAMPLES / "cassettes"))
     assert not result.errors, [r.error for r in result.errors]
     assert len(result.records) == len(SUITE) >= 12
     for record in result.records:
@@ -48,7 +49,7 @@ def test_an_agent_that_drops_a_tool_result_fails_the_checks(tmp_path: Path) -> N
         origin=str(EXAMPLES / "harness.toml"),
     )
     (scenario,) = [s for s in SUITE if s.id == "todo.sequential.create_complete"]
-    (record,) = run([scenario], [broken], mode="record", cassettes=tmp_path).records
+    (record,) = run([scenario], [broken], RunConfig(mode="record", cassettes=tmp_path)).records
     conduct = next(c for c in record.checks if c.id == "protocol.agent_conduct")
     assert conduct.status == "fail"
     (missing,) = [f for f in conduct.findings if f.check_id == "agent.tool_result_missing"]
@@ -68,7 +69,7 @@ def test_an_agent_that_blanks_every_tool_result_fails_the_checks(tmp_path: Path)
         agent="tests.helpers.faulty_agents:run_blanking_results",
     )
     (scenario,) = [s for s in SUITE if s.id == "todo.sequential.create_complete"]
-    (record,) = run([scenario], [blanking], mode="record", cassettes=tmp_path).records
+    (record,) = run([scenario], [blanking], RunConfig(mode="record", cassettes=tmp_path)).records
     conduct = next(c for c in record.checks if c.id == "protocol.agent_conduct")
     assert conduct.status == "fail" and not record.passed
     changed = [f for f in conduct.findings if f.check_id == "agent.tool_result_changed"]

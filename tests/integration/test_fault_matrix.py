@@ -15,6 +15,7 @@ import pytest
 
 from harness.api import RunResult, load_scenarios, run
 from harness.records import RunRecord
+from harness.runner import RunConfig
 from harness.targets import Target
 from tests.helpers.cli import REPO, harness
 
@@ -36,7 +37,7 @@ def target(fault: str, **options: Any) -> Target:
 
 
 def one(fault: str, **options: Any) -> tuple[RunRecord, RunResult]:
-    result = run(PARIS, [target(fault, **options)], mode="live")
+    result = run(PARIS, [target(fault, **options)], RunConfig(mode="live"))
     (record,) = result.records
     return record, result
 

@@ -24,6 +24,7 @@ import yaml
 
 import harness
 from harness.registry import CHECKS
+from harness.runner import RunConfig
 from tests.helpers.cli import REPO
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -196,7 +197,7 @@ def test_the_declared_tools_scenario_runs_against_the_simulator(tmp_path: Path) 
     scenarios = harness.load_scenarios(tmp_path / "scenario.yaml")
     sim = harness.Target.build("sim-openai", format="openai-chat", model="sim-conformant", base_url="sim")
     for mode in ("record", "replay"):
-        (record,) = harness.run(scenarios, [sim], mode=mode, cassettes=tmp_path / "c").records  # type: ignore[arg-type]
+        (record,) = harness.run(scenarios, [sim], RunConfig(mode=mode, cassettes=tmp_path / "c")).records  # type: ignore[arg-type]
         assert record.score == 100 and record.error is None, [c for c in record.checks if c.status != "pass"]
     assert [e.result.is_error for e in record.transcript.executions] == [False, True]
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.api import load_scenarios, run
 from harness.records import RunRecord
+from harness.runner import RunConfig
 from harness.targets import Target
 from harness.targets_file import load_config
 from tests.helpers.cli import REPO
@@ -28,7 +29,7 @@ def rechunk_findings(record: RunRecord) -> list[tuple[bool, str]]:
 def test_the_streaming_example_agent_does_the_same_at_every_slicing() -> None:
     suite = load_scenarios(REPO / "scenarios", select=["parallel", "todo.sequential.*"])
     target = load_config(EXAMPLES / "harness.toml").targets["openai-sdk-agent-stream"]
-    result = run(suite, [target], cassettes=EXAMPLES / "cassettes", rechunk=16)
+    result = run(suite, [target], RunConfig(cassettes=EXAMPLES / "cassettes", rechunk=16))
     assert not result.errors and len(result.records) == len(suite) >= 6
     for record in result.records:
         ((passed, detail),) = rechunk_findings(record)
@@ -47,11 +48,11 @@ def test_a_naive_stream_parser_is_caught_with_its_chunk_size_and_offset(tmp_path
         origin=str(REPO / "tests" / "helpers" / "harness.toml"),
     )
     (scenario,) = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
-    (recorded,) = run([scenario], [naive], mode="record", cassettes=tmp_path).records
+    (recorded,) = run([scenario], [naive], RunConfig(mode="record", cassettes=tmp_path)).records
     assert recorded.score == 100  # in one piece the naive parser works
-    (whole,) = run([scenario], [naive], cassettes=tmp_path).records
+    (whole,) = run([scenario], [naive], RunConfig(cassettes=tmp_path)).records
     assert whole.score == 100 and rechunk_findings(whole) == []  # and so it does in plain replay
-    (swept,) = run([scenario], [naive], cassettes=tmp_path, rechunk=8).records
+    (swept,) = run([scenario], [naive], RunConfig(cassettes=tmp_path, rechunk=8)).records
     ((passed, detail),) = rechunk_findings(swept)
     assert not passed and not swept.passed and swept.score is not None and swept.score < 100
     assert "naive-agent/weather.single.paris.yaml: re-sliced into 1-byte chunks" in detail

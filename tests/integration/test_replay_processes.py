@@ -37,8 +37,10 @@ def test_forked_workers_give_the_records_one_process_gives(
 def test_a_live_run_on_forked_workers_gives_the_records_one_process_gives(tmp_path: Path) -> None:
     suite = api.load_scenarios(REPO / "scenarios", select=["single", "parallel", "sequential"])
     targets = pick(load_targets(), ["sim-openai", "sim-gemini-stream"])
-    forked = api.run(suite, targets, mode="live", results=tmp_path / "forked.jsonl", processes=2).records
-    one = api.run(suite, targets, mode="live", results=None, processes=1).records
+    forked = api.run(
+        suite, targets, RunConfig(mode="live", results=tmp_path / "forked.jsonl", processes=2)
+    ).records
+    one = api.run(suite, targets, RunConfig(mode="live", results=None, processes=1)).records
     assert len(forked) == len(suite) * len(targets) and all(r.score == 100 for r in forked)
     assert [(r.key, r.score, r.outcome) for r in forked] == [(r.key, r.score, r.outcome) for r in one]
     assert sorted(r.key for r in read(tmp_path / "forked.jsonl")) == [r.key for r in forked]

@@ -8,6 +8,7 @@ import pytest
 
 from harness import api
 from harness.analysis.verify import VerifyConfig, verify_records
+from harness.runner import RunConfig
 from harness.targets import Target
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO, harness
@@ -24,11 +25,11 @@ def vendor(deviation: str) -> Target:
 @pytest.fixture(scope="module")
 def verified() -> dict[str, dict[str, object]]:
     suite = api.load_scenarios(REPO / "scenarios", select=SCENARIOS)
-    reference = api.run(suite, [load_targets()["sim-openai"]], mode="live", repeats=3).records
+    reference = api.run(suite, [load_targets()["sim-openai"]], RunConfig(mode="live", repeats=3)).records
     deviations = ["conformant", "unknown-tool", "schema-violation", "args-invalid-json", "no-calls"]
     targets = [Target.build("vendor-conformant", format="openai-chat", model="other-name", base_url="sim")]
     targets += [vendor(d) for d in deviations[1:]]
-    records = api.run(suite, targets, mode="live").records
+    records = api.run(suite, targets, RunConfig(mode="live")).records
     by_name = {t.name: [r for r in records if r.target.name == t.name] for t in targets}
     by_name["reference-itself"] = [r for r in reference if r.repeat == 2]
     judged = verify_records(reference, by_name, VerifyConfig(samples=300))
@@ -66,10 +67,10 @@ def test_a_noisy_reference_against_itself_with_five_repeats_is_never_failed() ->
     from the reference's first, and none may fail; a vendor that never calls still does."""
     suite = api.load_scenarios(REPO / "scenarios", select=SCENARIOS)
     noisy = Target.build("noisy", format="openai-chat", model="m", base_url="sim~noisy")
-    records = api.run(suite, [noisy], mode="live", repeats=10).records
+    records = api.run(suite, [noisy], RunConfig(mode="live", repeats=10)).records
     reference = [r for r in records if r.repeat < 5]
     endpoints = {f"noisy-{k}": [r for r in records if r.repeat == k] for k in range(5, 10)}
-    endpoints["silent"] = [r for r in api.run(suite, [vendor("no-calls")], mode="live").records]
+    endpoints["silent"] = [r for r in api.run(suite, [vendor("no-calls")], RunConfig(mode="live")).records]
     judged = {j.endpoint: j for j in verify_records(reference, endpoints, VerifyConfig(samples=300))}
     noise = [judged[f"noisy-{k}"] for k in range(5, 10)]
     assert all(j.figures["trigger"]["f1"] < 1 for j in noise)  # the noise is real

@@ -24,6 +24,7 @@ from harness.reports.json_report import build
 from harness.reports.junit import render
 from harness.reports.report import Report
 from harness.results import read_sorted
+from harness.runner import RunConfig
 from harness.targets import Target
 from harness.targets_file import ConfigFileError, load_config, load_targets
 from tests.helpers import result_sets
@@ -247,8 +248,7 @@ def test_the_python_api_gate_applies_each_targets_own_xfail_and_min_score(tmp_pa
         result = harness.run(
             REPO / "scenarios",
             [target],
-            cassettes=REPO / "cassettes",
-            results=tmp_path / "r.jsonl",
+            RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "r.jsonl"),
             config=config,
         )
         return result.gate()

@@ -21,6 +21,7 @@ from harness import cache
 from harness.api import RunResult, load_scenarios, run
 from harness.errors import CassetteCorruptError
 from harness.records import decode_record, record_line
+from harness.runner import RunConfig
 from harness.transport.cassette import CassetteTransport
 from harness.transport.cassette_files import MAX_RECORDING_BYTES
 from tests.helpers.cli import REPO
@@ -113,7 +114,9 @@ def test_a_file_longer_than_its_stat_says_is_cut_while_reading(tmp_path: Path) -
 
 
 def replay(scenario: str, cassettes: Path) -> RunResult:
-    return run(load_scenarios(REPO / "scenarios", select=[scenario]), ["sim-openai"], cassettes=cassettes)
+    return run(
+        load_scenarios(REPO / "scenarios", select=[scenario]), ["sim-openai"], RunConfig(cassettes=cassettes)
+    )
 
 
 def cassette_error(result: RunResult) -> str:
