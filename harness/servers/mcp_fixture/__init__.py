@@ -27,9 +27,9 @@ def fixture_command() -> tuple[str, list[str], dict[str, str]]:
     the MCP SDK gives stdio servers only a minimal environment (HOME, PATH, ...),
     so an uninstalled checkout would otherwise not be importable.
     """
-    import harness
-
-    root = str(Path(harness.__file__).resolve().parents[1])  # the folder holding the package
+    root = str(
+        Path(__file__).resolve().parents[3]
+    )  # harness/servers/mcp_fixture/ -> the folder holding harness
     return sys.executable, ["-m", MODULE], {"PYTHONPATH": root}
 
 
