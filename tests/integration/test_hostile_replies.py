@@ -9,12 +9,14 @@ import json
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.api import RunResult, load_scenarios, run
 from harness.providers import formats
 from harness.records import RunRecord, decode_record, record_line
+from harness.runner import RunConfig
 from harness.targets import Target
 from harness.transport.send import MAX_RESPONSE_BYTES
 from tests.helpers.cli import REPO
@@ -42,8 +44,8 @@ def answer(fmt: str, stream: bool, body: str) -> Answer:
     return Answer(body.encode(), headers={"content-type": kind})
 
 
-def one(target: Target, **options: object) -> tuple[RunRecord, RunResult]:
-    result = run(PARIS, [target], **options)  # type: ignore[arg-type]
+def one(target: Target, **options: Any) -> tuple[RunRecord, RunResult]:
+    result = run(PARIS, [target], RunConfig(**options))
     (record,) = result.records
     assert decode_record(record_line(record)).key == record.key  # the results line is written and read back
     return record, result
