@@ -11,7 +11,7 @@ can be read by anyone:
 - ``measured by this harness: tests/...``: observed by a test in this repository.
 
 A note in parentheses after a reference names the symbol or the fact it is for.
-Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini,
+Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini, CO Cohere,
 Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, H this harness.
 """
 
@@ -25,6 +25,7 @@ _OLLAMA = "https://github.com/ollama/ollama/blob/fb30760/"
 _ANTHROPIC = "https://github.com/anthropics/anthropic-sdk-python/blob/009b035/"
 _GENAI = "https://github.com/googleapis/python-genai/blob/6680718/"
 _GROQ = "https://github.com/groq/groq-python/blob/9620fde/"
+_COHERE = "cohere-ai/cohere-python"
 
 # Files of vLLM, llama.cpp, Ollama and LM Studio's docs read at these full commits.
 _VLLM = "vllm-project/vllm"
@@ -201,6 +202,28 @@ SOURCES: dict[str, str] = {
     "G16": "https://github.com/wwardaww/gnome-gemini-ai/issues/21 ; "
     "https://github.com/CopilotKit/CopilotKit/issues/2827 (model not found for API version v1beta)",
     "G17": _urls(_GENAI, "google/genai/types.py") + " (Type enum)",
+    # -- Cohere ----------------------------------------------------------------------------------
+    "CO1": f"{_COHERE} src/cohere/v2/raw_client.py@045c06cb747458b584845c8fce23d31f6fc0ceef"
+    " (chat, chat_stream: tool_choice REQUIRED or NONE, free choice when left out, Command R7B and newer"
+    " only; finish_reason MAX_TOKENS at max_tokens) ; https://docs.cohere.com/v2/docs/chat-api",
+    "CO2": f"{_COHERE} src/cohere/v2/types/v2chat_response.py@81d616a0949b6e1025d322ea9ebf1e0c5ed9f24d"
+    f" ; {_COHERE} src/cohere/v2/types/v2chat_stream_response.py@1a002c32683b25d2126d8a880dca130025ed06d2"
+    f" ; {_COHERE} src/cohere/types/chat_message_v2.py@f102a8550305a4ef6000021ec3ad18d90b5d5df6"
+    f" ; {_COHERE} src/cohere/types/chat_finish_reason.py@f102a8550305a4ef6000021ec3ad18d90b5d5df6"
+    f" ; {_COHERE} src/cohere/types/tool_message_v2content.py@81d616a0949b6e1025d322ea9ebf1e0c5ed9f24d"
+    " ; https://docs.cohere.com/docs/tools",
+    "CO3": f"{_COHERE} src/cohere/client.py@06a9eb0ec8f674c3aaf751b64466924c58eb7652"
+    " (_get_api_key_from_environment: CO_API_KEY, else COHERE_API_KEY) ; https://pypi.org/project/cohere/7.3.1/"
+    " (environment.py: https://api.cohere.com)",
+    "CO4": f"{_COHERE} src/cohere/types/tool.py@07896b4e0fee2ba1b26d03731b45231c304a0ce7"
+    " (Tool.name: a-z, A-Z, 0-9, _, not starting with a digit) ; https://docs.oracle.com/en-us/iaas/tools/"
+    "python/latest/api/generative_ai_inference/models/oci.generative_ai_inference.models.CohereToolV2.html",
+    "CO5": "pydantic/pydantic-ai tests/models/cassettes/test_tool_choice_matrix/"
+    "test_tool_choice_matrix[list_single-cohere].yaml@4fda38988f2939fa6ea9cdefcf120693e10ef491"
+    " (a one-tool choice sent as REQUIRED with only that tool)",
+    "CO6": "vercel/ai packages/cohere/src/__fixtures__/cohere-empty-tool-call.chunks.txt"
+    "@ed857f50f112e23930b0c2dd8d532cc8bebbc911 ; vercel/ai packages/cohere/src/__fixtures__/"
+    "cohere-null-args.json@ed857f50f112e23930b0c2dd8d532cc8bebbc911",
     # -- Groq ------------------------------------------------------------------------------------
     "Q1": _urls(_GROQ, "src/groq/_client.py", "src/groq/resources/chat/completions.py"),
     "Q2": _urls(
