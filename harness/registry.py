@@ -100,6 +100,7 @@ ADAPTERS: Registry[Any] = Registry(
         "ollama-chat": "harness.providers.ollama:OllamaChatAdapter",
         "anthropic-messages": "harness.providers.anthropic:AnthropicMessagesAdapter",
         "gemini-generate": "harness.providers.gemini:GeminiGenerateAdapter",
+        "cohere-chat": "harness.providers.cohere:CohereChatAdapter",
     },
 )
 """Wire format -> :class:`~harness.providers.adapter.Adapter` subclass."""

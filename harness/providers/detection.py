@@ -56,22 +56,6 @@ def format_from_payload(data: Any) -> str | None:
     return next((name for name, adapter in adapters() if adapter.claims_payload(data)), None)
 
 
-COHERE_EVENTS = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-        "debug",
-    }
-)
 COHERE_V1_EVENTS = frozenset(
     {
         "stream-start",
@@ -84,17 +68,12 @@ COHERE_V1_EVENTS = frozenset(
         "stream-end",
     }
 )
-COHERE_FINISH = frozenset({"COMPLETE", "TOOL_CALL", "MAX_TOKENS", "STOP_SEQUENCE", "ERROR", "TIMEOUT"})
 
 
-def _cohere(data: dict[str, Any]) -> str | None:
-    kind = data.get("type")
-    if kind in COHERE_EVENTS:
-        return f"a Cohere v2 chat stream (event type {kind!r})"
+def _cohere_v1(data: dict[str, Any]) -> str | None:
+    """Cohere's v1 chat stream (``/v1/chat``); its v2 chat is read (``cohere-chat``)."""
     if data.get("event_type") in COHERE_V1_EVENTS:
         return f"a Cohere v1 chat stream (event_type {data['event_type']!r})"
-    if isinstance(data.get("message"), dict) and data.get("finish_reason") in COHERE_FINISH:
-        return f"a Cohere v2 chat response (finish_reason {data['finish_reason']!r})"
     return None
 
 
@@ -118,7 +97,7 @@ def _openai_other(data: dict[str, Any]) -> str | None:
     return None
 
 
-FOREIGN: tuple[Callable[[dict[str, Any]], str | None], ...] = (_cohere, _batches, _openai_other)
+FOREIGN: tuple[Callable[[dict[str, Any]], str | None], ...] = (_cohere_v1, _batches, _openai_other)
 """Formats the harness knows of but does not read: each says what a payload is, or ``None``."""
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import struct
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -15,7 +16,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from unittest import mock
 
-from harness.servers.sim import wire, wire_anthropic, wire_gemini
 from harness.servers.sim.formats import FORMATS
 from harness.servers.sim.script import Reply
 from harness.servers.sim.wire import SimRequest
@@ -78,10 +78,13 @@ def reply_body(fmt: str, stream: bool, *, name: str, arguments: dict[str, Any], 
     in one piece, so that a :data:`MARK` written in them can be replaced by hostile text."""
     reply = Reply(calls=[(name, arguments)], text=text)
     request = SimRequest(sim_path(fmt, stream), {"model": "m", "stream": stream, "messages": []})
+    sim = FORMATS[fmt]  # loads the format's wire module
+    wire_modules = [m for n, m in sys.modules.items() if n.startswith("harness.servers.sim.wire")]
     with contextlib.ExitStack() as whole:
-        for module in (wire, wire_anthropic, wire_gemini):
-            whole.enter_context(mock.patch.object(module, "_pieces", lambda text, size: [text]))
-        return FORMATS[fmt].respond(request, reply, "seed").body
+        for module in wire_modules:
+            if hasattr(module, "_pieces"):
+                whole.enter_context(mock.patch.object(module, "_pieces", lambda text, size: [text]))
+        return sim.respond(request, reply, "seed").body
 
 
 def marked_as(body: str, literal: str) -> str:

@@ -1,10 +1,11 @@
 """``harness audit`` format detection: each known format by positive evidence only.
 
-A body of a format the harness does not read (a Cohere v2 chat stream, Anthropic Message
+A body of a format the harness does not read (a Cohere v1 chat stream, Anthropic Message
 Batches objects and results, OpenAI Batch output, the Responses API) is an entry with an
-``audit.format_unknown`` finding naming what was seen, never parsed as a lookalike (the
-Cohere stream used to be read as Anthropic, its tool calls silently lost). Bodies here are
-small and hand-written after each provider's documented shapes.
+``audit.format_unknown`` finding naming what was seen, never parsed as a lookalike. A Cohere
+v2 chat stream used to be read as Anthropic, its tool calls silently lost; it is read as
+``cohere-chat`` now. Bodies here are small and hand-written after each provider's documented
+shapes.
 """
 
 from __future__ import annotations
@@ -119,9 +120,6 @@ RESPONSES = {"id": "resp_1", "object": "response", "output": [{"type": "message"
 RESPONSES_STREAM = sse({"type": "response.created", "response": RESPONSES})
 
 UNKNOWN = {
-    "cohere-v2-tool-stream": (COHERE_STREAM, "Cohere v2 chat stream"),
-    "cohere-v2-text-stream": (COHERE_TEXT_STREAM, "Cohere v2 chat stream"),
-    "cohere-v2-response": (json.dumps(COHERE_RESPONSE), "Cohere v2 chat response"),
     "cohere-v1-stream": (COHERE_V1_STREAM, "Cohere v1 chat stream"),
     "anthropic-batch": (json.dumps(BATCH), "Anthropic Message Batches object"),
     "anthropic-batch-results": (BATCH_RESULTS, "Anthropic Message Batches results"),
@@ -171,12 +169,16 @@ def test_a_format_the_harness_does_not_read_is_unknown_and_named(
     assert entry.tool_calls == [] and entry.text is None
 
 
-def test_the_cohere_stream_is_no_longer_read_as_anthropic(tmp_path: Path) -> None:
-    assert detect_format(None, COHERE_STREAM) == (None, None)
-    fmt, how, seen = identify("https://api.cohere.com/v2/chat", COHERE_STREAM)
-    assert (fmt, how) == (None, None) and "message-start" in seen
-    entry = audit_body(tmp_path, COHERE_STREAM, url="https://api.cohere.com/v2/chat")
-    assert entry.wire_format is None and "audit.format_unknown" in ids(entry) and entry.stream
+@pytest.mark.parametrize("url", [None, "https://api.cohere.com/v2/chat"], ids=["body", "url"])
+def test_the_cohere_v2_stream_is_read_as_cohere_never_as_anthropic(tmp_path: Path, url: str | None) -> None:
+    assert identify(url, COHERE_STREAM)[:2] == ("cohere-chat", "url" if url else "body")
+    entry = audit_body(tmp_path, COHERE_STREAM, url=url)
+    assert (entry.wire_format, entry.stream, entry.finish_reason) == ("cohere-chat", True, "TOOL_CALL")
+    assert [(c["id"], c["name"], c["arguments"]) for c in entry.tool_calls] == [
+        ("get_weather_1", "get_weather", {"city": "Paris"})
+    ]
+    assert entry.text is None  # the tool_plan is the model's plan, not its answer
+    assert "audit.format_unknown" not in ids(entry)
 
 
 def test_the_batches_urls_tell_no_format(tmp_path: Path) -> None:
@@ -233,6 +235,10 @@ KNOWN = {
         "openai-chat",
     ),
     "mistral": (json.dumps({**OPENAI_CHAT, "id": "0123456789abcdef0123456789abcdef"}), "mistral-chat"),
+    "cohere-v2-tool-stream": (COHERE_STREAM, "cohere-chat"),
+    "cohere-v2-text-stream": (COHERE_TEXT_STREAM, "cohere-chat"),
+    "cohere-v2-stream-unnamed": (COHERE_STREAM.replace("event: ", ": "), "cohere-chat"),
+    "cohere-v2-response": (json.dumps(COHERE_RESPONSE), "cohere-chat"),
 }
 
 
@@ -249,21 +255,27 @@ def test_the_first_telling_payload_decides() -> None:
     a foreign payload decides as soon as it is seen."""
     chunk = {"object": "chat.completion.chunk", "choices": []}
     assert detect_format(None, sse({"status": "keep-alive"}, chunk, named=False)) == ("openai-chat", "body")
-    assert detect_format(None, sse({"type": "message-start"}, chunk, named=False)) == (None, None)
+    assert detect_format(None, sse({"event_type": "stream-start"}, chunk, named=False)) == (None, None)
 
 
-def test_an_unknown_error_body_still_reports_its_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("url", "fmt"),
+    [("https://api.cohere.com/v1/chat", None), ("https://api.cohere.com/v2/chat", "cohere-chat")],
+)
+def test_an_error_body_reports_its_error_known_format_or_not(
+    tmp_path: Path, url: str, fmt: str | None
+) -> None:
     path = tmp_path / "c.yaml"
     interaction = {
-        "request": {"method": "POST", "uri": "https://api.cohere.com/v2/chat", "body": "{}"},
+        "request": {"method": "POST", "uri": url, "body": "{}"},
         "response": {
             "status": {"code": 429},
-            "body": {"string": json.dumps({"message": "too many requests"})},
+            "body": {"string": json.dumps({"id": "e1", "message": "too many requests"})},
         },
     }
     path.write_text(yaml.safe_dump({"interactions": [interaction]}), encoding="utf-8")
     [entry] = audit_paths([path])
-    assert entry.wire_format is None and "audit.format_unknown" in ids(entry)
+    assert entry.wire_format == fmt and ("audit.format_unknown" in ids(entry)) is (fmt is None)
     assert entry.error is not None and entry.error["message"] == "too many requests"
 
 

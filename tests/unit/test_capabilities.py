@@ -222,6 +222,8 @@ def test_the_first_request_is_recorded_as_neutral_facts(fmt: str, choice: str) -
     assert facts.schema_features == ("enum", "format", "nested_objects", "object_arrays", "optional", "ref")
     if any(f.check_id == "wire.tool_choice_unsupported" for f in built.findings):
         assert facts.tool_choice is None  # the format has no such field: nothing went on the wire
+    elif any(f.check_id == "wire.tool_choice_named_emulated" for f in built.findings):
+        assert facts.tool_choice == "required"  # Cohere: the named tool alone, with REQUIRED
     elif mode == "auto":
         assert facts.tool_choice in ("auto", None)  # auto may be said or left to the default
     else:

@@ -54,6 +54,13 @@ FIELDS = (
     "systemInstruction",
     "generateContent",
     "streamGenerateContent",
+    # Cohere v2 chat
+    "tool_plan",
+    "tool-plan-delta",
+    "tool-call-start",
+    "tool-call-delta",
+    "message-end",
+    "/v2/chat",
     # Ollama
     "done_reason",
     "tool_name",

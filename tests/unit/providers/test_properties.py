@@ -167,14 +167,48 @@ GEMINI = obj(
     usageMetadata=obj(promptTokenCount=COUNT, candidatesTokenCount=COUNT),
     promptFeedback=obj(blockReason=like(TEXT)),
 )
+COHERE_CALL = obj(
+    id=like(TEXT), type=like(st.just("function")), function=obj(name=like(TEXT), arguments=ARGUMENTS_TEXT)
+)
+COHERE_CONTENT = obj(
+    type=like(st.sampled_from(["text", "thinking", "image"])), text=like(TEXT), thinking=like(TEXT)
+)
+COHERE_MESSAGE = obj(
+    role=like(st.just("assistant")),
+    content=arr(COHERE_CONTENT) | COHERE_CONTENT,
+    tool_plan=like(TEXT),
+    tool_calls=arr(COHERE_CALL) | COHERE_CALL,
+)
+COHERE_USAGE = obj(tokens=USAGE, billed_units=USAGE)
+COHERE_FINISH = like(st.sampled_from(["COMPLETE", "TOOL_CALL", "MAX_TOKENS", "ERROR"]))
+COHERE = obj(id=like(TEXT), finish_reason=COHERE_FINISH, message=COHERE_MESSAGE, usage=COHERE_USAGE)
+COHERE_EVENT = obj(
+    type=like(
+        st.sampled_from(
+            [
+                "message-start",
+                "content-start",
+                "content-delta",
+                "tool-plan-delta",
+                "tool-call-start",
+                "tool-call-delta",
+                "tool-call-end",
+                "message-end",
+            ]
+        )
+    ),
+    index=INT,
+    delta=obj(message=COHERE_MESSAGE, finish_reason=COHERE_FINISH, usage=COHERE_USAGE, error=like(TEXT)),
+)
 SHAPES = {
     "openai-chat": OPENAI,
     "mistral-chat": OPENAI,
     "ollama-chat": OLLAMA,
     "anthropic-messages": ANTHROPIC_MESSAGE,
     "gemini-generate": GEMINI,
+    "cohere-chat": COHERE,
 }
-CHUNKS = {**SHAPES, "anthropic-messages": ANTHROPIC_EVENT}
+CHUNKS = {**SHAPES, "anthropic-messages": ANTHROPIC_EVENT, "cohere-chat": COHERE_EVENT}
 STATUS = st.sampled_from([200, 200, 200, 201, 204, 400, 401, 404, 429, 500, 503])
 
 
@@ -298,8 +332,20 @@ def test_parse_never_raises_on_any_stream(fmt: str, data: st.DataObject) -> None
 
 MESSAGE = obj(
     role=like(st.sampled_from(["system", "developer", "user", "assistant", "tool", "model", "function"])),
-    content=like(TEXT | st.lists(obj(type=like(st.just("text")), text=like(TEXT)), max_size=2)),
+    content=like(
+        TEXT
+        | st.lists(
+            obj(
+                type=like(st.sampled_from(["text", "thinking", "document"])),
+                text=like(TEXT),
+                thinking=like(TEXT),
+                document=obj(data=JSON),
+            ),
+            max_size=2,
+        )
+    ),
     tool_calls=arr(OPENAI_CALL | obj(function=obj(name=like(TEXT), arguments=JSON))),
+    tool_plan=like(TEXT),
     tool_call_id=like(TEXT),
     name=like(TEXT),
     tool_name=like(TEXT),
@@ -340,7 +386,7 @@ REQUEST = obj(
             functionDeclarations=arr(obj(name=like(TEXT), parameters=JSON, parametersJsonSchema=JSON)),
         )
     ),
-    tool_choice=like(st.sampled_from(["auto", "required", "none", "any"]))
+    tool_choice=like(st.sampled_from(["auto", "required", "none", "any", "REQUIRED", "NONE"]))
     | obj(type=like(TEXT), name=like(TEXT)),
     toolConfig=obj(functionCallingConfig=obj(mode=like(TEXT), allowedFunctionNames=arr(TEXT))),
     functions=arr(obj(name=like(TEXT), parameters=JSON)),

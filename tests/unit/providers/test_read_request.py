@@ -29,6 +29,8 @@ from tests.helpers.realworld import REALWORLD
 
 FORMATS = tuple(formats())  # every registered format
 OPENAI_SHAPED = ("openai-chat", "mistral-chat", "ollama-chat")
+NO_ERROR_FLAG = (*OPENAI_SHAPED, "cohere-chat")
+"""Formats whose tool results carry no error flag (the error is in the result's text)."""
 MODEL = "test-model-1"
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -148,12 +150,23 @@ def expected_messages(fmt: str, messages: list[Message]) -> list[Message]:
     """The conversation as the format can carry it (the documented differences)."""
     out = []
     for message in messages:
-        if message.tool_result is not None and fmt in OPENAI_SHAPED:
-            # OpenAI-shaped formats and Ollama have no error flag on a tool result
+        if message.tool_result is not None and fmt in NO_ERROR_FLAG:
+            # OpenAI-shaped formats, Ollama and Cohere have no error flag on a tool result
             result = message.tool_result
             message = Message("tool", tool_result=ToolResult(result.call_id, result.name, result.content))
         out.append(message)
     return out
+
+
+def expected_offer(fmt: str, choice: ToolChoice) -> tuple[tuple[ToolSpec, ...], ToolChoice | None]:
+    """The tools and the choice as the format can carry them (the documented differences)."""
+    if fmt == "ollama-chat":  # /api/chat has no tool_choice field: the request never says
+        return TOOLS, None
+    if fmt == "cohere-chat":  # auto is tool_choice left out; named is REQUIRED with that tool alone
+        if choice.mode == "named":
+            return tuple(t for t in TOOLS if t.name == choice.name), ToolChoice("required")
+        return TOOLS, None if choice.mode == "auto" else choice
+    return TOOLS, choice
 
 
 # -- (a) round trips ------------------------------------------------------
@@ -167,9 +180,7 @@ def test_what_the_builder_writes_reads_back(fmt: str, conversation: str, choice:
     messages = CONVERSATIONS[conversation]
     view = roundtrip(fmt, messages, choice=CHOICES[choice], stream=stream)
     assert shape(view.messages) == shape(expected_messages(fmt, messages))
-    assert view.tools == TOOLS
-    # Ollama's /api/chat has no tool_choice field: the request never says
-    assert view.tool_choice == (None if fmt == "ollama-chat" else CHOICES[choice])
+    assert (view.tools, view.tool_choice) == expected_offer(fmt, CHOICES[choice])
     assert view.stream is stream
     assert view.model == MODEL
     assert problems(view) == []
@@ -183,8 +194,8 @@ def test_a_request_without_tools_reads_back_without_tools_or_choice(fmt: str) ->
     assert shape(view.messages) == shape(CONVERSATIONS["system_user"])
 
 
-@pytest.mark.parametrize("fmt", OPENAI_SHAPED)
-def test_openai_shaped_formats_lose_the_error_flag_of_a_tool_result(fmt: str) -> None:
+@pytest.mark.parametrize("fmt", NO_ERROR_FLAG)
+def test_formats_without_an_error_flag_lose_it(fmt: str) -> None:
     view = roundtrip(fmt, CONVERSATIONS["tool_error"])
     results = [m.tool_result for m in view.messages if m.tool_result is not None]
     assert [(r.content, r.is_error) for r in results] == [("no such city: Atlantis", False)]

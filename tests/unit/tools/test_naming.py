@@ -126,7 +126,7 @@ def test_unknown_names_raise() -> None:
     with pytest.raises(UnknownNameError):
         namer.exposed("s", "u")
     with pytest.raises(UnknownNameError, match="provider family"):
-        rules_for("cohere")
+        rules_for("acme")
     with pytest.raises(ConfigError):
         ToolNamer([("s", "")])
 
