@@ -228,6 +228,27 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             Quirk("call_ids_missing",
                   "Gemini 2.x often returns calls without ids (obs.); through this endpoint as id '' [G10]"),
         )),
+    Profile("cohere", "cohere-chat", "https://api.cohere.com", "CO_API_KEY",
+        "Cohere v2 chat (/v2/chat, Bearer CO_API_KEY; the SDK also reads COHERE_API_KEY) [CO3]",
+        quirks=(
+            Quirk("tool_choice_upper_case",
+                  "tool_choice is REQUIRED or NONE, and auto is the field left out; it works on Command "
+                  "R7B and newer only [CO1]", "auto sent as no tool_choice"),
+            Quirk("named_tool_choice_emulated",
+                  "there is no named tool_choice: the named tool is offered alone with REQUIRED, as "
+                  "pydantic-ai does [CO5][CO1]", "sent so; noted as wire.tool_choice_named_emulated",
+                  explains="wire.tool_choice_named_emulated"),
+            Quirk("tool_plan",
+                  "a tool-calling turn carries a tool_plan (the model's plan, streamed as tool-plan-delta) "
+                  "beside its calls; clients send it back with the calls [CO2]",
+                  "kept as reasoning and replayed, never read as text", explains="wire.tool_plan"),
+            Quirk("empty_arguments_for_no_parameters",
+                  "a call of a tool without parameters can stream its arguments as \"\" (and a whole "
+                  "reply has carried \"null\") [CO6]", "\"\" read as {} and noted",
+                  explains="wire.arguments_empty_string"),
+            Quirk("tool_name_rule",
+                  "tool names take a-z, A-Z, 0-9 and _ only and must not start with a digit [CO4]"),
+        )),
 ]}
 # fmt: on
 
@@ -306,6 +327,7 @@ URL_RULES: tuple[tuple[str, int | None, str, str], ...] = (
     # Crusoe answers with vLLM's own fields (stop_reason, token_ids) [V2] and chatcmpl-tool- ids [V3]:
     # realworld vllm/pydantic-ai__test_crusoe_tool_calling__0.
     ("api.inference.crusoecloud.com", None, "/v1/", "vllm"),
+    ("api.cohere.com", None, "/v2/", "cohere"),
     ("localhost", 11434, "/v1/", "ollama-v1"),
     ("localhost", 11434, "/api/", "ollama"),
 )

@@ -35,7 +35,7 @@ from tests.helpers.realworld import cases
 
 ROOT = Path(__file__).resolve().parents[3]
 NEW = ["groq", "openrouter", "vllm", "llamacpp", "lmstudio", "ollama-v1", "gemini-openai"]
-NATIVE = {"mistral": "mistral-chat", "ollama": "ollama-chat"}
+NATIVE = {"mistral": "mistral-chat", "ollama": "ollama-chat", "cohere": "cohere-chat"}
 # The realworld provider of each profile's traffic, for cases in the openai-chat format.
 PROFILE_OF_PROVIDER = {
     "openai": "openai",
@@ -84,9 +84,10 @@ def build(profile_name: str, choice: ToolChoice, **options: Any) -> Any:
 
 
 def test_the_new_profiles_sit_beside_the_first_four() -> None:
-    assert set(NEW) | {"openai", "mistral", "ollama", "llama-cpp-python"} == set(PROFILES)
+    assert set(NEW) | {"openai", "mistral", "ollama", "llama-cpp-python", "cohere"} == set(PROFILES)
     assert default_profile("openai-chat").name == "openai"  # the format's vendor stays its default
     assert default_profile("ollama-chat").name == "ollama"
+    assert default_profile("cohere-chat").name == "cohere"
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -169,7 +170,12 @@ def test_cite_returns_the_reference_and_lists_known_keys_on_a_miss() -> None:
 
 @pytest.mark.parametrize(
     ("name", "key"),
-    [("groq", "GROQ_API_KEY"), ("openrouter", "OPENROUTER_API_KEY"), ("gemini-openai", "GEMINI_API_KEY")]
+    [
+        ("groq", "GROQ_API_KEY"),
+        ("openrouter", "OPENROUTER_API_KEY"),
+        ("gemini-openai", "GEMINI_API_KEY"),
+        ("cohere", "CO_API_KEY"),
+    ]
     + [(local, None) for local in ("vllm", "llamacpp", "lmstudio", "ollama-v1")],
 )
 def test_hosted_endpoints_name_their_key_and_local_servers_none(name: str, key: str | None) -> None:
@@ -202,6 +208,7 @@ def test_tool_choice_values_honoured(name: str, choices: set[str]) -> None:
         ("lmstudio", "http://localhost:1234/v1/chat/completions"),
         ("ollama-v1", "http://localhost:11434/v1/chat/completions"),
         ("gemini-openai", "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions"),
+        ("cohere", "https://api.cohere.com/v2/chat"),
     ],
 )
 def test_base_url_plus_adapter_path_is_the_documented_endpoint(name: str, endpoint: str) -> None:
@@ -248,7 +255,17 @@ def test_profile_for_url_of_real_requests(case: dict[str, Any]) -> None:
 
 def test_url_cases_cover_every_hosted_profile() -> None:
     found = {p.name for c in URL_CASES if (p := profile_for_url(c["request"]["url"]))}
-    hosted = {"openai", "mistral", "groq", "openrouter", "vllm", "ollama", "ollama-v1", "gemini-openai"}
+    hosted = {
+        "openai",
+        "mistral",
+        "groq",
+        "openrouter",
+        "vllm",
+        "ollama",
+        "ollama-v1",
+        "gemini-openai",
+        "cohere",
+    }
     assert hosted <= found
 
 
@@ -268,6 +285,8 @@ def test_url_cases_cover_every_hosted_profile() -> None:
         ("https://api.groq.com.evil.example/openai/v1/chat/completions", None),
         ("https://generativelanguage.googleapis.com/v1beta/models/g:generateContent", None),
         ("https://api.openai.com/v2/chat/completions", None),
+        ("https://api.cohere.com/v2/chat", "cohere"),
+        ("https://api.cohere.com/v1/chat", None),  # v1 chat is another format, not read
         ("http://localhost:notaport/v1", None),
         ("", None),
         ("not a url", None),
