@@ -1,4 +1,4 @@
-"""The simulator's Anthropic Messages and Gemini formats over HTTP, through the real client adapters.
+"""The simulator's Anthropic Messages, Gemini and Cohere formats over HTTP, through the real client adapters.
 
 A conformant server must round-trip through the adapters without tripping any
 of their deviation detectors, and a whole harness run against it (recorded,
@@ -25,7 +25,7 @@ from harness.targets import Target
 
 SCENARIOS = load([Path(__file__).resolve().parents[2] / "scenarios"])
 BY_ID = {s.id: s for s in SCENARIOS}
-NEW_FORMATS = ["anthropic-messages", "gemini-generate"]
+NEW_FORMATS = ["anthropic-messages", "gemini-generate", "cohere-chat"]
 WEATHER = ("get_weather", {"city": "Paris", "unit": "celsius"})
 
 
@@ -145,10 +145,12 @@ def test_unknown_conversation_is_an_error_in_the_formats_envelope(server: SimSer
     reply = httpx.post(server.base_url(fmt) + wire.path, json=wire.body, timeout=10)
     turn = adapter.parse(WireResponse(reply.status_code, reply.text), stream=False)
     assert reply.status_code == 400 and turn.error is not None
-    assert (
-        turn.error.code
-        == {"anthropic-messages": "invalid_request_error", "gemini-generate": "INVALID_ARGUMENT"}[fmt]
-    )
+    codes = {
+        "anthropic-messages": "invalid_request_error",
+        "gemini-generate": "INVALID_ARGUMENT",
+        "cohere-chat": None,
+    }
+    assert turn.error.code == codes[fmt]
     assert "no bundled scenario" in turn.error.message
 
 
