@@ -43,7 +43,7 @@ def live_run(
     suite = scenarios.select(scenarios.load([REPO / "scenarios"]), CASES)
     targets = pick(load_targets(), TARGETS)
     records = run(targets, suite, RunConfig(mode="live", results=out / "results.jsonl", concurrency=3))
-    report, _ = write_reports(records, out)
+    report = write_reports(records, out)[0].to_data()
     runs = {(r["target"], r["scenario"]): r for r in report["runs"]}
     yield report | {"out": str(out)}, runs
 
