@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import secrets
@@ -283,7 +283,6 @@ CASSETTE_TEXT = st.one_of(
 )
 
 
-@settings(max_examples=200, derandomize=True, deadline=None)
 @given(CASSETTE_TEXT)
 def test_any_cassette_file_loads_or_is_a_cassette_error(text: str) -> None:
     """The cassette reader never crashes: a file either replays or is a CassetteError naming it."""

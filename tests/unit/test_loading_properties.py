@@ -24,7 +24,6 @@ from harness.scenarios import load_file
 from harness.targets_file import TARGET_KEYS, load_config
 
 BUDGET = settings(
-    max_examples=200,
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -27,7 +27,6 @@ from harness.providers.prompted import prompted
 FORMATS = tuple(formats())  # every registered format
 PROTOCOLS = (None, "json", "xml", "xml-name-attr", "hermes")
 BUDGET = settings(
-    max_examples=100,
     derandomize=True,
     database=None,
     deadline=None,

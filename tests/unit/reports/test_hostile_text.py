@@ -36,7 +36,6 @@ from harness.results import RecordLog, read
 from tests.helpers import hostile
 
 BUDGET = settings(
-    max_examples=25,
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
