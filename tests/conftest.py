@@ -13,11 +13,7 @@ from __future__ import annotations
 
 from hypothesis import settings
 
-UNIT_EXAMPLES = 20
-THOROUGH_EXAMPLES = 200
-
-settings.register_profile("unit", max_examples=UNIT_EXAMPLES, derandomize=True, database=None, deadline=None)
-settings.register_profile(
-    "thorough", max_examples=THOROUGH_EXAMPLES, derandomize=True, database=None, deadline=None
-)
+SHARED = {"derandomize": True, "database": None, "deadline": None}
+settings.register_profile("unit", max_examples=20, **SHARED)
+settings.register_profile("thorough", max_examples=200, **SHARED)
 settings.load_profile("unit")  # ``--hypothesis-profile`` loads another after this
