@@ -163,15 +163,17 @@ def _cassette(text: str) -> list[_Interaction] | None:
     return [_interaction(_mapping(item)) for item in items]
 
 
-def _is_stream(adapter: type[Adapter], url: str | None, request: Any, content_type: str, body: str) -> bool:
+def _is_stream(
+    adapter: type[Adapter], url: str | None, request: Any, content_type: str, body: str, status: int | None
+) -> bool:
     """A stream by the request (as its format says: ``stream: true``, a stream path), the
-    content type, or the framing.
+    content type, or the framing. An error status answers a stream request with one JSON body:
+    the request's word does not count then.
 
     A body that is one JSON object is parsed whole unless a hint says stream and it is one NDJSON line.
     """
-    hinted = adapter.request_streams(url, request) or any(
-        kind in content_type.lower() for kind in STREAM_TYPES
-    )
+    asked = adapter.request_streams(url, request) and (status or 200) < 400
+    hinted = asked or any(kind in content_type.lower() for kind in STREAM_TYPES)
     try:
         whole = json.loads(body)
     except (ValueError, RecursionError):
@@ -192,7 +194,7 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechun
         request = None
     response = WireResponse(it.status or 200, it.body, it.headers)
     adapter_type = adapter_class(fmt) if fmt is not None else Adapter
-    entry.stream = _is_stream(adapter_type, it.url, request, response.content_type, it.body)
+    entry.stream = _is_stream(adapter_type, it.url, request, response.content_type, it.body, it.status)
     if fmt is None:
         entry.note(
             "audit.format_unknown",

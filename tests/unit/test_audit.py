@@ -226,6 +226,19 @@ def test_every_raw_file_audits_without_exception() -> None:
 # -- 3. raw bodies: SSE, NDJSON, JSON array ------------------------------------------------------------
 
 
+def test_a_stream_request_answered_with_an_error_status_is_one_json_body(tmp_path: Path) -> None:
+    """The request asked for a stream; the 400 that answers it is a JSON error body, not a stream."""
+    error = {"error": {"message": "bad temperature", "type": "invalid_request_error", "code": "bad"}}
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    url = "https://api.openai.com/v1/chat/completions"
+    path = cassette(tmp_path / "c.yaml", [interaction(url, request, 400, {"string": json.dumps(error)})])
+    [entry] = audit_paths([path])
+    assert (entry.wire_format, entry.stream, entry.status) == ("openai-chat", False, 400)
+    assert entry.error == {"status": 400, "code": "bad", "message": "bad temperature"}
+    streamed = cassette(tmp_path / "s.yaml", [interaction(url, request, 200, {"string": json.dumps(error)})])
+    assert [e.stream for e in audit_paths([streamed])] == [True]  # a 2xx keeps the request's word
+
+
 def test_raw_sse_body_forced_and_unforced(tmp_path: Path) -> None:
     case = case_by_id("openai/pydantic-ai__test_complex_agent_run__0")
     path = tmp_path / "stream.sse"
