@@ -8,7 +8,8 @@ is chosen in the URL, ``/<format>~<deviation>/...``, or with a target whose
 
 Reply deviations change what the scripted model says (any format); wire
 deviations change how a response is written (each format's own, ``SimFormat.deviations``:
-OpenAI Chat Completions' in :mod:`harness.servers.sim.wire`). ``fail-share:<p>[:<seed>]`` makes
+OpenAI Chat Completions' in :mod:`harness.servers.sim.wire`, the Responses API's in
+:mod:`harness.servers.sim.wire_responses`). ``fail-share:<p>[:<seed>]`` makes
 the simulator a model of known quality: it fails a share ``p`` of the scenarios, chosen by a hash
 of each scenario id and the seed, so the headline can be held to the truth (``100 * (1 - p)``).
 """
@@ -22,8 +23,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness.scenarios import Scenario
+from harness.servers.sim.formats import FORMATS
 from harness.servers.sim.script import Conversation, Reply
-from harness.servers.sim.wire import WIRE_DEVIATIONS, Response, SimFormat, SimRequest
+from harness.servers.sim.wire import Response, SimFormat, SimRequest
 
 
 def _unknown_tool(reply: Reply, conversation: Conversation) -> Reply:
@@ -81,9 +83,13 @@ tool-call fields."""
 NOISY_SHARE = 5
 """``noisy``: about one sending in this many is answered without a tool call."""
 
-DEVIATIONS = sorted([*REPLY_DEVIATIONS, *WIRE_DEVIATIONS, "rate-limit", "noisy", "fail-share"])
-"""The deviations of what is said; :data:`harness.servers.sim.faults.FAULTS` lists the endpoint faults.
-``fail-share`` takes parameters (see :func:`parse`)."""
+DEVIATIONS = sorted(
+    {*REPLY_DEVIATIONS, *(name for fmt in FORMATS.values() for name in fmt.deviations)}
+    | {"rate-limit", "noisy", "fail-share"}
+)
+"""The deviations of what is said, every served format's wire deviations included;
+:data:`harness.servers.sim.faults.FAULTS` lists the endpoint faults. ``fail-share`` takes
+parameters (see :func:`parse`)."""
 
 PARAMETERS = {"fail-share": "fail-share:<share from 0 to 1>[:<seed>]"}
 """The deviations that take parameters after a colon, and how they are written."""
