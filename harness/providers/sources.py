@@ -12,7 +12,8 @@ can be read by anyone:
 
 A note in parentheses after a reference names the symbol or the fact it is for.
 Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini, CO Cohere,
-Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, H this harness.
+Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, RS the Responses API and its endpoints,
+H this harness.
 """
 
 from __future__ import annotations
@@ -284,6 +285,46 @@ SOURCES: dict[str, str] = {
     "LMS2": "lmstudio-ai/docs 1_developer/3_openai-compat/tools.md@bf74bb0114a166ea1e960f301462c38043a8c759",
     "LMS3": "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1904",
     "LMS4": "https://github.com/can1357/oh-my-pi/issues/6925 ; https://github.com/lmstudio-ai/docs/issues/177",
+    # -- the OpenAI Responses API and the endpoints that serve it ----------------------------------
+    "RS1": _urls(
+        _OPENAI + "src/openai/types/responses/",
+        "response_create_params.py",
+        "function_tool_param.py",
+        "response_function_tool_call.py",
+        "response_input_param.py",
+        "response_stream_event.py",
+        "response.py",
+    ),
+    "RS2": "https://learn.microsoft.com/en-us/azure/ai-foundry/openai/quickstart (Responses API on the v1 "
+    "base URL https://<resource>.openai.azure.com/openai/v1/, AZURE_OPENAI_API_KEY)",
+    "RS3": "https://docs.x.ai/developers/model-capabilities/text/comparison ; "
+    "https://docs.x.ai/docs/guides/chat",
+    "RS4": "https://spybara.com/openai/api/history/docs/en/2026-03-31-1624..2026-04-01-0553/ (function "
+    "calling guide, strict mode: a Responses request that omits strict is normalised to strict mode)",
+    "RS5": "vercel/ai packages/openai/src/responses/__fixtures__/issue-7082-o3-optional-tool-parameters.json"
+    "@7a782c01a7282e4f65582e650e7b5cb8c4664af5 (the echoed tool strict, every field required; year: 0)",
+    "RS6": "https://openrouter.ai/docs/api/reference/responses/overview",
+    "RS7": "ollama/ollama docs/api/openai-compatibility.mdx@043e9900df578f09f0adcac632fd049a923f8034 "
+    "(/v1/responses: added in v0.13.3, non-stateful, supported fields) ; "
+    "https://github.com/ollama/ollama/issues/13595",
+    "RS8": "https://github.com/vllm-project/vllm/issues/29725 ; https://github.com/vllm-project/vllm/issues/36435",
+    "RS9": "https://github.com/vllm-project/vllm/pull/47916",
+    "RS10": f"{_VLLM} vllm/entrypoints/openai/responses/serving.py@4d89a999c51e191a959a49e44cf7d6697f96cf6a"
+    " (store ignored unless VLLM_ENABLE_RESPONSES_API_STORE; Harmony: only tool_choice 'auto')",
+    "RS11": "https://github.com/vllm-project/vllm/issues/57998",
+    "RS12": "https://lmstudio.ai/blog/lmstudio-v0.3.29 ; https://lmstudio.ai/docs/developer/api-changelog",
+    "RS13": "https://docs.aws.amazon.com/bedrock/latest/userguide/inference-responses-api.html ; "
+    "https://docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html",
+    "RS14": "vercel/ai packages/openai/src/responses/__fixtures__/"
+    "issue-19067-parallel-tool-call-wrapper.chunks.txt@9cc5e90d213f1a17eb34d5927df6550a6942a924",
+    "RS15": "https://github.com/langchain-ai/langchain/pull/38372 ; https://github.com/openclaw/openclaw/pull/84904"
+    " ; https://github.com/maximhq/bifrost/issues/5410",
+    "RS16": "vercel/ai packages/openai/src/responses/__fixtures__/openai-issue-18537-error.1.json"
+    "@9d6eb7db477868b02dd13ed27281f3e2c13d96e1",
+    "RS17": "pydantic/pydantic-ai tests/models/cassettes/test_openai_responses/"
+    "test_openai_responses_thinking_with_modified_history.yaml@4fda38988f2939fa6ea9cdefcf120693e10ef491",
+    "RS18": "pydantic/pydantic-ai tests/models/cassettes/test_bedrock_mantle/"
+    "test_reused_tool_call_ids[request].yaml@4fda38988f2939fa6ea9cdefcf120693e10ef491",
     # -- client libraries that work around provider limits ---------------------------------------
     "PAI1": "pydantic/pydantic-ai pydantic_ai_slim/pydantic_ai/profiles/google.py"
     "@0148a6a9b62b4eca05f408cf32aecbd92b12f02d (GoogleJsonSchemaTransformer: what it removes for Gemini)",
