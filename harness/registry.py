@@ -101,6 +101,7 @@ ADAPTERS: Registry[Any] = Registry(
         "anthropic-messages": "harness.providers.anthropic:AnthropicMessagesAdapter",
         "gemini-generate": "harness.providers.gemini:GeminiGenerateAdapter",
         "cohere-chat": "harness.providers.cohere:CohereChatAdapter",
+        "openai-responses": "harness.providers.openai_responses:OpenAIResponsesAdapter",
     },
 )
 """Wire format -> :class:`~harness.providers.adapter.Adapter` subclass."""

@@ -89,9 +89,7 @@ def _batches(data: dict[str, Any]) -> str | None:
 
 
 def _openai_other(data: dict[str, Any]) -> str | None:
-    kind, obj = data.get("type"), data.get("object")
-    if obj == "response" or (isinstance(kind, str) and kind.startswith("response.")):
-        return f"the OpenAI Responses API ({'object response' if obj == 'response' else f'event {kind!r}'})"
+    obj = data.get("object")
     if isinstance(obj, str) and obj in ("text_completion", "batch", "list"):
         return f"an OpenAI object {obj!r}"
     return None

@@ -249,6 +249,105 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             Quirk("tool_name_rule",
                   "tool names take a-z, A-Z, 0-9 and _ only and must not start with a digit [CO4]"),
         )),
+    # -- the OpenAI Responses API (openai-responses): stateless by default; previous_response_id = "auto"
+    # in a target's request_options chains the requests where the endpoint keeps responses
+    Profile("openai-responses", "openai-responses", "https://api.openai.com", "OPENAI_API_KEY",
+        "OpenAI Responses API (/v1/responses); stateful by previous_response_id (store defaults to true) "
+        "or stateless [RS1]",
+        quirks=(
+            Quirk("strict_normalisation",
+                  "a function tool that omits strict is normalised to strict mode (every field required, "
+                  "additionalProperties false), so optional fields become required, where Chat Completions "
+                  "stays non-strict [RS4]; o3 then filled an optional year with 0 [RS5]",
+                  "strict: false sent unless the target's request_options say strict = \"omit\"",
+                  explains="wire.strict_normalised"),
+            Quirk("store_false_item_lookup",
+                  "with store: false a replayed item that only its id names (a reasoning item without "
+                  "encrypted_content) is 404 'Item with id ... not found. Items are not persisted when store "
+                  "is set to false' [RS15]",
+                  explains="wire.reasoning_replay_without_encrypted_content"),
+            Quirk("replay_checked",
+                  "the replayed history is checked: a function_call_output without its call is 400 'No tool "
+                  "call found for function call output with call_id ...' [RS16]; a function_call without the "
+                  "reasoning item it came after is 400 '... was provided without its required reasoning "
+                  "item' [RS17]"),
+            Quirk("parallel_wrapper_call",
+                  "a model may wrap several calls in one call named parallel (or multi_tool_use.parallel) "
+                  "whose arguments carry tool_uses with recipient_name functions.<name> [RS14]",
+                  explains="wire.parallel_wrapper_call"),
+        )),
+    Profile("azure-openai-v1", "openai-responses", "", "AZURE_OPENAI_API_KEY",
+        "Azure OpenAI v1 API: base_url https://<resource>.openai.azure.com/openai, the deployment name as "
+        "the model; stateful by previous_response_id [RS2]",
+        quirks=(
+            Quirk("regional_availability",
+                  "the Responses API is served in listed regions and for listed models only; the v1 API is "
+                  "required for the latest features [RS2]"),
+        )),
+    Profile("xai", "openai-responses", "https://api.x.ai", "XAI_API_KEY",
+        "xAI: the Responses API is recommended and Chat Completions deprecated; stateful, responses "
+        "stored for 30 days [RS3]",
+        quirks=(
+            Quirk("stored_by_default",
+                  "responses are stored for 30 days unless store is false, and a chained request is billed "
+                  "for the whole history [RS3]"),
+        )),
+    Profile("openrouter-responses", "openai-responses", "https://openrouter.ai/api", "OPENROUTER_API_KEY",
+        "OpenRouter's Responses API (beta, stateless only) [RS6]",
+        quirks=(
+            Quirk("previous_response_id_unsupported",
+                  "stateless only: no conversation state is kept, each request carries the whole history "
+                  "[RS6]"),
+            Quirk("beta", "in beta: may have breaking changes [RS6]"),
+            Quirk("error_envelope", "errors come as {error: {code, message}, metadata} [RS6]"),
+        )),
+    Profile("ollama-responses", "openai-responses", "http://localhost:11434", None,
+        "Ollama's /v1/responses (v0.13.3 and later): the non-stateful flavor, function tools, streaming "
+        "[RS7]",
+        tool_choice=frozenset({"auto"}), send_parallel_tool_calls=False,
+        quirks=(
+            Quirk("previous_response_id_unsupported",
+                  "previous_response_id and conversation are not supported; before v0.13.3 the endpoint is "
+                  "404 [RS7]"),
+            Quirk("tool_choice_not_parsed",
+                  "tool_choice and parallel_tool_calls are not among the supported request fields [RS7]",
+                  "parallel_tool_calls not sent"),
+        )),
+    Profile("vllm-responses", "openai-responses", "http://localhost:8000", None,
+        "vLLM's /v1/responses (key optional: --api-key)",
+        quirks=(
+            Quirk("call_streamed_as_text",
+                  "with non-Harmony models a streamed tool call comes as response.output_text.delta text "
+                  "(<tool_call>...) instead of function_call items; not streamed it is a call [RS8]",
+                  explains="wire.call_streamed_as_text"),
+            Quirk("call_id_changed_in_completed",
+                  "a streamed call can carry one call_id in response.output_item.done and another in "
+                  "response.completed [RS9]", "the streamed call_id is kept",
+                  explains="wire.completed_output_call_ids_differ"),
+            Quirk("previous_response_id_unsupported",
+                  "store is silently ignored unless the server runs with VLLM_ENABLE_RESPONSES_API_STORE=1, "
+                  "so by default a previous_response_id is not found [RS10]"),
+            Quirk("harmony_tool_choice_auto_only",
+                  "with gpt-oss (Harmony) models only tool_choice 'auto' is supported [RS10]"),
+            Quirk("item_status_always_completed",
+                  "output items say status completed even inside an incomplete response [RS11]"),
+        )),
+    Profile("lmstudio-responses", "openai-responses", "http://localhost:1234", None,
+        "LM Studio's /v1/responses (0.3.29 and later): stateful by previous_response_id, custom function "
+        "tools, streaming [RS12]"),
+    Profile("bedrock-mantle", "openai-responses", "https://bedrock-mantle.us-east-1.api.aws",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "Amazon Bedrock's Mantle endpoint (the region is in the host: set base_url for another), a Bedrock "
+        "API key as Bearer token; stateful [RS13]",
+        quirks=(
+            Quirk("route_per_model",
+                  "most models are served under /v1, some under /openai/v1 (set path); the wrong prefix is "
+                  "refused with 'model <id> isn't supported on this route' [RS13]"),
+            Quirk("counter_call_ids",
+                  "call ids are counters (call_0, call_1) that start again in each response, so one id "
+                  "names different calls in one history [RS18]",
+                  explains="wire.tool_call_id_counter_form"),
+        )),
 ]}
 # fmt: on
 
@@ -316,6 +415,11 @@ def capability_error(error: ProviderError) -> Finding | None:
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 URL_RULES: tuple[tuple[str, int | None, str, str], ...] = (
+    # the Responses API on hosts that also serve chat: its own path first
+    ("api.openai.com", None, "/v1/responses", "openai-responses"),
+    ("api.x.ai", None, "/v1/responses", "xai"),
+    ("openrouter.ai", None, "/api/v1/responses", "openrouter-responses"),
+    ("localhost", 11434, "/v1/responses", "ollama-responses"),
     ("api.openai.com", None, "/v1/", "openai"),
     ("api.mistral.ai", None, "/v1/", "mistral"),
     ("api.groq.com", None, "/openai/", "groq"),

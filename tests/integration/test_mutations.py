@@ -66,7 +66,7 @@ def test_mutated_real_bodies_give_findings_not_crashes(case: dict[str, Any]) -> 
 
 def test_the_sample_is_a_few_thousand_mutations_of_every_kind() -> None:
     sample = [m for case in CASES for m in mutations(case, PER_KIND)]
-    assert 1500 <= len(sample) <= 5000
+    assert 1500 <= len(sample) <= 45 * len(CASES)  # about 40 a case: the corpus sets the size
     assert {m.kind for m in sample} == set(KINDS)
     assert sample == [m for case in CASES for m in mutations(case, PER_KIND)], (
         "the sample must be deterministic"

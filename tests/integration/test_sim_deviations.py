@@ -12,6 +12,7 @@ from harness.checks.scoring import BROKEN_CALL, PRECONDITIONS, compliance_turns
 from harness.records import CheckResult, RunRecord
 from harness.runner import RunConfig
 from harness.servers.sim.deviations import DEVIATIONS
+from harness.servers.sim.formats import FORMATS
 from harness.targets import Target
 from tests.helpers.cli import REPO
 
@@ -38,6 +39,48 @@ CAUGHT = {
 }
 
 
+# The wire deviations of the Responses API, on an openai-responses target: the chat ones that apply, and
+# what Responses servers have been seen to do (harness/servers/sim/wire_responses.py).
+RESPONSES_CAUGHT = {
+    "args-object": (False, "weather.single.paris", "protocol.wire", "wire.arguments_object_not_string"),
+    "args-invalid-json": (True, "weather.single.paris", "protocol.arguments_json", "protocol.arguments_json"),
+    "missing-ids": (False, "weather.single.paris", "protocol.wire", "wire.function_call_without_call_id"),
+    "duplicate-ids": (False, "weather.parallel.two_cities", "protocol.wire", "wire.duplicate_tool_call_ids"),
+    "error-in-200": (True, "weather.single.paris", "protocol.provider_error", "protocol.provider_error"),
+    "server-error": (False, "weather.single.paris", "protocol.provider_error", "protocol.provider_error"),
+    "call-as-text": (True, "weather.single.paris", "protocol.wire", "wire.call_streamed_as_text"),
+    "call-id-changed": (
+        True,
+        "weather.single.paris",
+        "protocol.wire",
+        "wire.completed_output_call_ids_differ",
+    ),
+    "parallel-wrapper": (False, "weather.parallel.two_cities", "protocol.wire", "wire.parallel_wrapper_call"),
+    "orphan-deltas": (
+        True,
+        "weather.single.paris",
+        "protocol.wire",
+        "wire.event_item_id_unknown_matched_by_output_index",
+    ),
+    "items-out-of-order": (
+        True,
+        "weather.parallel.two_cities",
+        "protocol.wire",
+        "wire.output_items_out_of_order",
+    ),
+    "strict-normalised": (
+        False,
+        "calendar.single.personal_events",
+        "protocol.wire",
+        "wire.strict_normalised",
+    ),
+}
+ORACLES = {
+    **{("openai-chat", deviation): caught for deviation, caught in CAUGHT.items()},
+    **{("openai-responses", deviation): caught for deviation, caught in RESPONSES_CAUGHT.items()},
+}
+
+
 def check(record: RunRecord, check_id: str) -> CheckResult:
     return next(c for c in record.checks if c.id == check_id)
 
@@ -46,15 +89,17 @@ def test_every_deviation_has_an_oracle() -> None:
     # rate-limit is retried (below); noisy is the sampling noise vendor verification must not fail
     # on (tests/integration/test_verify.py)
     # fail-share, the simulator of known quality, is held to the headline (test_headline.py)
-    assert set(CAUGHT) | {"rate-limit", "noisy", "fail-share"} == set(DEVIATIONS)
+    assert set(CAUGHT) | set(RESPONSES_CAUGHT) | {"rate-limit", "noisy", "fail-share"} == set(DEVIATIONS)
+    # each format's own wire deviations, each on that format
+    assert {(name, d) for name, fmt in FORMATS.items() for d in fmt.deviations} <= set(ORACLES)
 
 
-@pytest.mark.parametrize("deviation", sorted(CAUGHT))
-def test_each_deviation_is_caught_by_its_check(deviation: str, tmp_path: Path) -> None:
-    stream, scenario_id, check_id, finding_id = CAUGHT[deviation]
+@pytest.mark.parametrize(("fmt", "deviation"), sorted(ORACLES), ids=lambda v: v)
+def test_each_deviation_is_caught_by_its_check(fmt: str, deviation: str, tmp_path: Path) -> None:
+    stream, scenario_id, check_id, finding_id = ORACLES[(fmt, deviation)]
     target = Target.build(
         f"sim-{deviation}",
-        format="openai-chat",
+        format=fmt,
         model="sim-deviant",
         base_url=f"sim~{deviation}",
         stream=stream,
@@ -85,8 +130,11 @@ def test_rate_limits_are_retried_and_noted(tmp_path: Path) -> None:
     assert notes and "HTTP 429" in notes[0].detail
 
 
-def test_the_conformant_profile_passes_every_check(tmp_path: Path) -> None:
-    target = Target.build("sim", format="openai-chat", model="sim-conformant", base_url="sim", stream=True)
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+def test_the_conformant_profile_passes_every_check(fmt: str, tmp_path: Path) -> None:
+    target = Target.build("sim", format=fmt, model="sim-conformant", base_url="sim", stream=True)
     suite = [s for s in SUITE.values() if not s.mcp_servers]  # MCP runs live elsewhere
     records = run([target], suite, RunConfig(mode="live", results=tmp_path / "r.jsonl"))
     assert {r.score for r in records} == {100}
+    failed = {(r.scenario, c.id) for r in records for c in r.checks if c.status in ("fail", "warn")}
+    assert failed == set()

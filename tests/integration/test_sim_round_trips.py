@@ -1,4 +1,5 @@
-"""The simulator's Anthropic Messages, Gemini and Cohere formats over HTTP, through the real client adapters.
+"""The simulator's Anthropic Messages, Gemini, Cohere and Responses formats over HTTP, through the
+real client adapters.
 
 A conformant server must round-trip through the adapters without tripping any
 of their deviation detectors, and a whole harness run against it (recorded,
@@ -25,7 +26,7 @@ from harness.targets import Target
 
 SCENARIOS = load([Path(__file__).resolve().parents[2] / "scenarios"])
 BY_ID = {s.id: s for s in SCENARIOS}
-NEW_FORMATS = ["anthropic-messages", "gemini-generate", "cohere-chat"]
+NEW_FORMATS = ["anthropic-messages", "gemini-generate", "cohere-chat", "openai-responses"]
 WEATHER = ("get_weather", {"city": "Paris", "unit": "celsius"})
 
 
@@ -149,6 +150,7 @@ def test_unknown_conversation_is_an_error_in_the_formats_envelope(server: SimSer
         "anthropic-messages": "invalid_request_error",
         "gemini-generate": "INVALID_ARGUMENT",
         "cohere-chat": None,
+        "openai-responses": "invalid_request_error",
     }
     assert turn.error.code == codes[fmt]
     assert "no bundled scenario" in turn.error.message

@@ -1,7 +1,7 @@
 """``harness audit`` format detection: each known format by positive evidence only.
 
 A body of a format the harness does not read (a Cohere v1 chat stream, Anthropic Message
-Batches objects and results, OpenAI Batch output, the Responses API) is an entry with an
+Batches objects and results, OpenAI Batch output) is an entry with an
 ``audit.format_unknown`` finding naming what was seen, never parsed as a lookalike. A Cohere
 v2 chat stream used to be read as Anthropic, its tool calls silently lost; it is read as
 ``cohere-chat`` now. Bodies here are small and hand-written after each provider's documented
@@ -116,8 +116,8 @@ OPENAI_CHAT = {
 OPENAI_BATCH_OUTPUT = jsonl(
     {"id": "batch_req_1", "custom_id": "req-1", "response": {"status_code": 200, "body": OPENAI_CHAT}},
 )
-RESPONSES = {"id": "resp_1", "object": "response", "output": [{"type": "message", "content": []}]}
-RESPONSES_STREAM = sse({"type": "response.created", "response": RESPONSES})
+
+RESPONSE = {"id": "resp_1", "object": "response", "status": "completed", "output": []}
 
 UNKNOWN = {
     "cohere-v1-stream": (COHERE_V1_STREAM, "Cohere v1 chat stream"),
@@ -125,8 +125,6 @@ UNKNOWN = {
     "anthropic-batch-results": (BATCH_RESULTS, "Anthropic Message Batches results"),
     "anthropic-batch-result-line": (json.dumps(json.loads(BATCH_RESULTS.splitlines()[0])), "Batches results"),
     "openai-batch-output": (OPENAI_BATCH_OUTPUT, "OpenAI Batch output"),
-    "openai-responses": (json.dumps(RESPONSES), "Responses API"),
-    "openai-responses-stream": (RESPONSES_STREAM, "Responses API"),
     "text-completion": (
         json.dumps({"object": "text_completion", "choices": [{"text": "hi"}]}),
         "text_completion",
@@ -239,6 +237,18 @@ KNOWN = {
     "cohere-v2-text-stream": (COHERE_TEXT_STREAM, "cohere-chat"),
     "cohere-v2-stream-unnamed": (COHERE_STREAM.replace("event: ", ": "), "cohere-chat"),
     "cohere-v2-response": (json.dumps(COHERE_RESPONSE), "cohere-chat"),
+    "openai-responses": (json.dumps(RESPONSE), "openai-responses"),
+    "openai-responses-stream": (sse({"type": "response.created", "response": RESPONSE}), "openai-responses"),
+    "openai-responses-error-event": (
+        sse({"type": "error", "code": "server_error", "message": "x", "param": None, "sequence_number": 0}),
+        "openai-responses",
+    ),
+    "openai-error-envelope": (
+        json.dumps(
+            {"error": {"message": "quota", "type": "insufficient_quota", "param": None, "code": None}}
+        ),
+        "openai-responses",
+    ),
 }
 
 

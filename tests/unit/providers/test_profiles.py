@@ -36,6 +36,25 @@ from tests.helpers.realworld import cases
 ROOT = Path(__file__).resolve().parents[3]
 NEW = ["groq", "openrouter", "vllm", "llamacpp", "lmstudio", "ollama-v1", "gemini-openai"]
 NATIVE = {"mistral": "mistral-chat", "ollama": "ollama-chat", "cohere": "cohere-chat"}
+RESPONSES = [
+    "openai-responses",
+    "azure-openai-v1",
+    "xai",
+    "openrouter-responses",
+    "ollama-responses",
+    "vllm-responses",
+    "lmstudio-responses",
+    "bedrock-mantle",
+]
+FORMAT_OF = {**NATIVE, **dict.fromkeys(RESPONSES, "openai-responses")}
+# The profile of each realworld provider's Responses traffic (no URL rule names bedrock-mantle or azure:
+# their hosts name a region or a resource).
+RESPONSES_OF_PROVIDER = {
+    "openai": "openai-responses",
+    "azure": "azure-openai-v1",
+    "lmstudio": "lmstudio-responses",
+    "bedrock-mantle": "bedrock-mantle",
+}
 # The realworld provider of each profile's traffic, for cases in the openai-chat format.
 PROFILE_OF_PROVIDER = {
     "openai": "openai",
@@ -84,7 +103,10 @@ def build(profile_name: str, choice: ToolChoice, **options: Any) -> Any:
 
 
 def test_the_new_profiles_sit_beside_the_first_four() -> None:
-    assert set(NEW) | {"openai", "mistral", "ollama", "llama-cpp-python", "cohere"} == set(PROFILES)
+    assert set(NEW) | set(RESPONSES) | {"openai", "mistral", "ollama", "llama-cpp-python", "cohere"} == set(
+        PROFILES
+    )
+    assert default_profile("openai-responses").name == "openai-responses"
     assert default_profile("openai-chat").name == "openai"  # the format's vendor stays its default
     assert default_profile("ollama-chat").name == "ollama"
     assert default_profile("cohere-chat").name == "cohere"
@@ -93,10 +115,12 @@ def test_the_new_profiles_sit_beside_the_first_four() -> None:
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_profile_record_is_well_formed(name: str) -> None:
     profile = get_profile(name)
-    assert profile.format == NATIVE.get(name, "openai-chat")
+    assert profile.format == FORMAT_OF.get(name, "openai-chat")
     assert profile.tool_choice <= ALL_CHOICES and "auto" in profile.tool_choice
     if name == "llama-cpp-python":
         assert profile.base_url == ""  # the harness starts that server itself (local: targets)
+    elif name == "azure-openai-v1":
+        assert profile.base_url == ""  # one host per Azure resource: the target names it
     else:
         parts = urlsplit(profile.base_url)
         assert parts.scheme in ("http", "https") and parts.hostname, profile.base_url
@@ -209,6 +233,13 @@ def test_tool_choice_values_honoured(name: str, choices: set[str]) -> None:
         ("ollama-v1", "http://localhost:11434/v1/chat/completions"),
         ("gemini-openai", "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions"),
         ("cohere", "https://api.cohere.com/v2/chat"),
+        ("openai-responses", "https://api.openai.com/v1/responses"),
+        ("xai", "https://api.x.ai/v1/responses"),
+        ("openrouter-responses", "https://openrouter.ai/api/v1/responses"),
+        ("ollama-responses", "http://localhost:11434/v1/responses"),
+        ("vllm-responses", "http://localhost:8000/v1/responses"),
+        ("lmstudio-responses", "http://localhost:1234/v1/responses"),
+        ("bedrock-mantle", "https://bedrock-mantle.us-east-1.api.aws/v1/responses"),
     ],
 )
 def test_base_url_plus_adapter_path_is_the_documented_endpoint(name: str, endpoint: str) -> None:
@@ -235,6 +266,44 @@ def test_profile_parses_its_real_traffic_to_the_expected_turn(case: dict[str, An
     assert sorted(f.check_id for f in turn.findings) == sorted(f.check_id for f in plain.findings)
 
 
+RESPONSES_CASES = [c for c in cases("openai-responses") if c["provider"] in RESPONSES_OF_PROVIDER]
+
+
+def test_there_is_real_responses_traffic_for_four_profiles() -> None:
+    assert {RESPONSES_OF_PROVIDER[c["provider"]] for c in RESPONSES_CASES} == set(
+        RESPONSES_OF_PROVIDER.values()
+    )
+
+
+@pytest.mark.parametrize("case", RESPONSES_CASES, ids=[c["id"] for c in RESPONSES_CASES])
+def test_responses_profiles_parse_their_real_traffic_as_the_plain_adapter(case: dict[str, Any]) -> None:
+    turn = parse(RESPONSES_OF_PROVIDER[case["provider"]], case)
+    assert observed(turn) == case["expected"]
+    assert sorted(f.check_id for f in turn.findings) == sorted(f.check_id for f in parse(None, case).findings)
+
+
+@pytest.mark.parametrize(
+    ("name", "stateless"),
+    [(name, name in ("openrouter-responses", "ollama-responses", "vllm-responses")) for name in RESPONSES],
+)
+def test_responses_profiles_say_whether_they_keep_responses(name: str, stateless: bool) -> None:
+    """previous_response_id = "auto" on a stateless endpoint is sent anyway, with an info finding."""
+    profile = get_profile(name)
+    assert (profile.quirk("previous_response_id_unsupported") is not None) is stateless
+    adapter = adapter_class(profile.format)(profile)
+    answered = Message("assistant", "Sunny.", extra={"openai_response_id": "resp_1"})
+    request = adapter.build_request(
+        [*ASK, answered, Message("user", "And tomorrow?")],
+        [],
+        ToolChoice("auto"),
+        RequestOptions("m", extra={"previous_response_id": "auto"}),
+    )
+    assert request.body["previous_response_id"] == "resp_1"
+    assert request.body["input"] == [{"role": "user", "content": "And tomorrow?"}]
+    noted = {f.check_id for f in request.findings}
+    assert ("wire.previous_response_id_unsupported" in noted) is stateless
+
+
 URL_CASES = [c for c in cases() if (c["request"] or {}).get("url") and "<" not in c["request"]["url"]]
 PRIVATE = {"ask.lan"}  # a developer's LAN host: nothing in the URL says vLLM
 
@@ -247,6 +316,11 @@ def test_profile_for_url_of_real_requests(case: dict[str, Any]) -> None:
         assert guessed is None
     elif case["wire_format"] == "openai-chat":
         assert guessed is not None and guessed.name == PROFILE_OF_PROVIDER[case["provider"]]
+    elif (
+        case["wire_format"] == "openai-responses"
+    ):  # api.openai.com only: Mantle's and DeepSeek's hosts have no rule
+        expected = "openai-responses" if case["provider"] == "openai" else None
+        assert (guessed and guessed.name) == expected
     elif case["provider"] in NATIVE and case["wire_format"] == NATIVE[case["provider"]]:
         assert guessed is not None and guessed.name == case["provider"]
     else:  # Anthropic and native Gemini have no profile of their own

@@ -199,7 +199,73 @@ COHERE_EVENT = obj(
     index=INT,
     delta=obj(message=COHERE_MESSAGE, finish_reason=COHERE_FINISH, usage=COHERE_USAGE, error=like(TEXT)),
 )
+RESPONSES_PART = obj(
+    type=like(st.sampled_from(["output_text", "refusal", "input_text", "input_image"])),
+    text=like(TEXT),
+    refusal=like(TEXT),
+)
+RESPONSES_ITEM = obj(
+    type=like(
+        st.sampled_from(["message", "function_call", "reasoning", "web_search_call", "shell_call", "program"])
+    ),
+    id=like(TEXT),
+    call_id=like(TEXT),
+    name=like(TEXT),
+    arguments=ARGUMENTS_TEXT,
+    role=like(st.just("assistant")),
+    content=arr(RESPONSES_PART),
+    summary=arr(obj(type=like(st.just("summary_text")), text=like(TEXT))),
+    encrypted_content=like(TEXT),
+)
+RESPONSE = obj(
+    id=like(TEXT),
+    object=like(st.just("response")),
+    status=like(st.sampled_from(["completed", "incomplete", "failed", "in_progress", "queued"])),
+    incomplete_details=obj(reason=like(TEXT)),
+    output=arr(RESPONSES_ITEM),
+    usage=USAGE,
+    error=like(st.none()) | obj(code=like(TEXT), message=like(TEXT)),
+    tools=arr(
+        obj(type=like(st.just("function")), name=like(TEXT), strict=like(st.booleans()), parameters=JSON)
+    ),
+)
+RESPONSES_EVENT = obj(
+    type=like(
+        st.sampled_from(
+            [
+                "response.created",
+                "response.output_item.added",
+                "response.output_item.done",
+                "response.function_call_arguments.delta",
+                "response.function_call_arguments.done",
+                "response.output_text.delta",
+                "response.output_text.done",
+                "response.content_part.done",
+                "response.reasoning_summary_text.delta",
+                "response.refusal.delta",
+                "response.completed",
+                "response.incomplete",
+                "response.failed",
+                "error",
+            ]
+        )
+    ),
+    sequence_number=INT,
+    output_index=INT,
+    content_index=INT,
+    item_id=like(TEXT),
+    item=RESPONSES_ITEM,
+    delta=like(TEXT),
+    arguments=ARGUMENTS_TEXT,
+    text=like(TEXT),
+    part=RESPONSES_PART,
+    response=RESPONSE,
+    error=obj(code=like(TEXT), message=like(TEXT), param=like(TEXT)),
+    code=like(TEXT),
+    message=like(TEXT),
+)
 SHAPES = {
+    "openai-responses": RESPONSE,
     "openai-chat": OPENAI,
     "mistral-chat": OPENAI,
     "ollama-chat": OLLAMA,
@@ -207,7 +273,12 @@ SHAPES = {
     "gemini-generate": GEMINI,
     "cohere-chat": COHERE,
 }
-CHUNKS = {**SHAPES, "anthropic-messages": ANTHROPIC_EVENT, "cohere-chat": COHERE_EVENT}
+CHUNKS = {
+    **SHAPES,
+    "anthropic-messages": ANTHROPIC_EVENT,
+    "cohere-chat": COHERE_EVENT,
+    "openai-responses": RESPONSES_EVENT,
+}
 STATUS = st.sampled_from([200, 200, 200, 201, 204, 400, 401, 404, 429, 500, 503])
 
 
@@ -391,6 +462,18 @@ REQUEST = obj(
     functions=arr(obj(name=like(TEXT), parameters=JSON)),
     function_call=JSON,
     max_tokens=INT,
+    instructions=like(TEXT),
+    previous_response_id=like(TEXT),
+    input=like(TEXT)
+    | arr(
+        MESSAGE
+        | RESPONSES_ITEM
+        | obj(
+            type=like(st.sampled_from(["function_call_output", "item_reference"])),
+            call_id=like(TEXT),
+            output=like(TEXT) | arr(RESPONSES_PART),
+        )
+    ),
 )
 PATHS = (
     st.sampled_from(

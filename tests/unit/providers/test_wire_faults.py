@@ -365,6 +365,7 @@ def test_request_strings_with_lone_surrogates_are_repaired_in_a_copy(fmt: str) -
         "model": "m\ud83d",
         "messages": [{"role": "user", "content": "hi\udc80"}],
         "contents": [{"role": "user", "parts": [{"text": "hi\udc80"}]}],
+        "input": [{"role": "user", "content": "hi\udc80"}],
         "max_tokens": 5,
     }
     before = copy.deepcopy(body)
