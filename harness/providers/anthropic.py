@@ -91,7 +91,8 @@ class AnthropicMessagesAdapter(Adapter):
     @classmethod
     def claims_payload(cls, data: dict[str, Any]) -> bool:
         """One of its stream event types, a ``message`` with ``role`` and a ``content`` list, or
-        its ``{"type": "error", "error": {...}}`` envelope."""
+        its ``{"type": "error", "error": {...}}`` envelope (without the ``sequence_number`` of the
+        Responses API's error event, which has the same shape)."""
         kind = data.get("type")
         return (
             kind in STREAM_EVENTS
@@ -100,7 +101,7 @@ class AnthropicMessagesAdapter(Adapter):
                 and data.get("role") == "assistant"
                 and isinstance(data.get("content"), list)
             )
-            or (kind == "error" and isinstance(data.get("error"), dict))
+            or (kind == "error" and isinstance(data.get("error"), dict) and "sequence_number" not in data)
         )
 
     def auth_headers(self, api_key: str) -> dict[str, str]:

@@ -243,6 +243,10 @@ KNOWN = {
         sse({"type": "error", "code": "server_error", "message": "x", "param": None, "sequence_number": 0}),
         "openai-responses",
     ),
+    "openai-responses-error-event-nested": (
+        sse({"type": "error", "error": {"type": "server_error", "message": "x"}, "sequence_number": 2}),
+        "openai-responses",
+    ),
     "openai-error-envelope": (
         json.dumps(
             {"error": {"message": "quota", "type": "insufficient_quota", "param": None, "code": None}}
