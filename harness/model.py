@@ -10,6 +10,7 @@ the results file, and reads them back typed.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import json
@@ -271,9 +272,20 @@ class WireRequest:
     method: str = "POST"
 
 
+BINARY_TYPES = frozenset({"application/vnd.amazon.eventstream"})
+"""Content types whose body is bytes, not text (AWS's binary event stream): a :class:`WireResponse`
+carries such a body as the base64 of its bytes, so transcripts, results files and reports keep text."""
+
+
+def is_binary(content_type: str) -> bool:
+    """Whether a body of ``content_type`` is bytes (:data:`BINARY_TYPES`), carried as base64 text."""
+    return content_type.partition(";")[0].strip().lower() in BINARY_TYPES
+
+
 @dataclass
 class WireResponse:
-    """An HTTP response as received (or replayed): status, headers, body text."""
+    """An HTTP response as received (or replayed): status, headers, body text. A binary body (a
+    content type of :data:`BINARY_TYPES`) is the base64 of its bytes (:meth:`text_of`)."""
 
     status: int
     body: str
@@ -285,6 +297,19 @@ class WireResponse:
             if key.lower() == "content-type":
                 return value
         return ""
+
+    @property
+    def binary(self) -> bool:
+        """Whether :attr:`body` is the base64 of a binary body."""
+        return is_binary(self.content_type)
+
+    @staticmethod
+    def text_of(content: bytes, content_type: str) -> str:
+        """A body's bytes as :attr:`body` holds them: the base64 of a binary body, else its UTF-8
+        text (invalid bytes replaced with U+FFFD)."""
+        if is_binary(content_type):
+            return base64.b64encode(content).decode("ascii")
+        return content.decode("utf-8", errors="replace")
 
 
 class OversizedResponse(WireResponse):

@@ -31,6 +31,7 @@ from harness.errors import (
     CassetteMissingError,
     ConfigError,
 )
+from harness.model import is_binary
 from harness.transport.cassette_files import OVER_LIMIT_KEY, load_cassette
 from harness.transport.credentials import SECRET_HEADERS, scrub_uri
 from harness.transport.send import OVER_LIMIT, Played, read_body
@@ -368,10 +369,11 @@ class CassetteTransport(httpx.BaseTransport):
             response.close()
         elapsed = round((time.perf_counter() - started) * 1000, 1)
         headers = _decoded_headers(response.headers.multi_items())  # the body below is decoded already
+        binary = is_binary(response.headers.get("content-type", ""))  # bytes stay bytes (!!binary)
         recorded: dict[str, Any] = {
             "status": {"code": response.status_code, "message": response.reason_phrase},
             "headers": {},
-            "body": {"string": content.decode("utf-8", errors="replace")},
+            "body": {"string": content if binary else content.decode("utf-8", errors="replace")},
             "elapsed_ms": elapsed,
         }
         if over is not None:

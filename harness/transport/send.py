@@ -27,7 +27,15 @@ import tenacity
 
 from harness import secrets
 from harness.errors import TransportError
-from harness.model import Attempt, Finding, OversizedResponse, SentRequest, WireRequest, WireResponse
+from harness.model import (
+    Attempt,
+    Finding,
+    OversizedResponse,
+    SentRequest,
+    WireRequest,
+    WireResponse,
+    is_binary,
+)
 from harness.transport.credentials import masked, safe_url, scrub_uri
 from harness.transport.limits import RateLimiter
 from harness.transport.live import LiveTransport
@@ -501,7 +509,8 @@ def _answer(
     status: int, body: Body, headers: dict[str, str], elapsed: float | None, attempts: list[Attempt]
 ) -> tuple[WireResponse, float | None]:
     """A response as the adapters read it (secrets redacted from the whole body, as a cassette
-    keeps it: :func:`harness.secrets.redact_body`; secret headers masked), its attempt noted:
+    keeps it: :func:`harness.secrets.redact_body`; secret headers masked; a binary body as base64:
+    :meth:`WireResponse.text_of`), its attempt noted:
     played from a cassette or received. A body past :data:`MAX_RESPONSE_BYTES` (cut while read,
     or played whole from a cassette) is an :class:`OversizedResponse` keeping its first
     :data:`KEPT_BYTES`."""
@@ -509,7 +518,11 @@ def _answer(
     content, over = body
     if over is None and len(content) > MAX_RESPONSE_BYTES:
         content, over = content[:KEPT_BYTES], len(content)
-    text = secrets.redact_body(content.decode("utf-8", errors="replace"))
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    if is_binary(content_type):  # bytes (an AWS event stream): carried as base64, secrets redacted first
+        text = WireResponse.text_of(secrets.redact_bytes(content), content_type)
+    else:
+        text = secrets.redact_body(content.decode("utf-8", errors="replace"))
     if over is not None:
         return OversizedResponse(status, text, masked(headers), over, MAX_RESPONSE_BYTES), elapsed
     return WireResponse(status, text, masked(headers)), elapsed

@@ -1,5 +1,6 @@
 """Cassettes: scrubbing (secrets never reach disk), replay, drift and missing-cassette errors."""
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -8,8 +9,9 @@ import httpx
 import pytest
 
 from harness.errors import CassetteDriftError, CassetteMissingError
+from harness.model import WireRequest
 from harness.transport.cassette import CassetteTransport, cassette_path, scrub_uri
-from harness.transport.send import json_body
+from harness.transport.send import Transport, json_body
 
 SECRET = "sk-fake-0123456789abcdefSECRET"
 
@@ -284,3 +286,29 @@ def test_drift_is_told_against_the_closest_recorded_request_led_by_what_changed(
     )
     assert "closest recorded request body (interaction 2 of 2)" in rest[0]
     assert "tool_choice" not in str(info.value) and "added" not in str(info.value)
+
+
+# A body that is bytes, not text (an AWS event stream), with bytes that are not UTF-8 among them.
+EVENTSTREAM = "application/vnd.amazon.eventstream"
+FRAME = bytes(range(256))
+
+
+def test_a_binary_body_is_recorded_as_bytes_and_replayed_byte_for_byte(tmp_path: Path) -> None:
+    """A binary body is kept as bytes in the cassette (``!!binary``, not text with U+FFFD), played
+    back byte for byte, and handed to the adapters as the base64 of its bytes."""
+
+    def stream(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=FRAME, headers={"content-type": EVENTSTREAM})
+
+    path = tmp_path / "c.yaml"
+    wire = WireRequest("/model/m/converse-stream", {"messages": []}, stream=True)
+    recording = CassetteTransport(
+        path, mode="record", target="t", scenario_id="s", inner=httpx.MockTransport(stream)
+    )
+    recorded = Transport("https://h", client_transport=recording).send(wire).response
+    recording.save()
+    assert "!!binary" in path.read_text()
+    replay = CassetteTransport(path, mode="replay", target="t", scenario_id="s")
+    replayed = Transport("https://h", client_transport=replay).send(wire).response
+    for response in (recorded, replayed):
+        assert response.binary and base64.b64decode(response.body, validate=True) == FRAME
