@@ -66,7 +66,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(self.server.answer(fmt_name, SimRequest(self.path[len(segment) + 1 :], body), deviation))
 
     def _send(self, response: Response) -> None:
-        data = response.body.encode("utf-8")
+        data = response.data
         self.send_response(response.status)
         self.send_header("content-type", response.content_type)
         for name, value in response.headers.items():

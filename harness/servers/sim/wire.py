@@ -28,10 +28,22 @@ class SimRequest:
 
 @dataclass
 class Response:
+    """A response of the simulator: its body is text, or bytes for a binary format (AWS's event stream)."""
+
     status: int
     content_type: str
-    body: str
+    body: str | bytes
     headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def data(self) -> bytes:
+        """The body as it goes on the wire."""
+        return self.body if isinstance(self.body, bytes) else self.body.encode("utf-8")
+
+    @property
+    def text(self) -> str:
+        """The body as text (a text format's responses, which its deviations rewrite)."""
+        return self.body if isinstance(self.body, str) else self.body.decode("utf-8", errors="replace")
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -163,7 +175,7 @@ def _chunks(body: str) -> list[dict[str, Any]]:
 def _map_calls(response: Response, change: Callable[[list[dict[str, Any]]], None]) -> Response:
     """Apply ``change`` to every ``tool_calls`` list of a whole or streamed completion."""
     streamed = response.content_type == "text/event-stream"
-    documents = _chunks(response.body) if streamed else [json.loads(response.body)]
+    documents = _chunks(response.text) if streamed else [json.loads(response.text)]
     for document in documents:
         for choice in document.get("choices") or []:
             holder = choice.get("delta" if streamed else "message") or {}
@@ -199,7 +211,7 @@ def _duplicate_ids(calls: list[dict[str, Any]]) -> None:
 
 
 def _no_done(response: Response) -> Response:
-    return Response(response.status, response.content_type, response.body.replace("data: [DONE]\n\n", ""))
+    return Response(response.status, response.content_type, response.text.replace("data: [DONE]\n\n", ""))
 
 
 def _error_in_stream(response: Response) -> Response:
