@@ -8,6 +8,11 @@ adapter in prompted mode. A parser must turn each fault into a specific finding:
 exception may escape, none may reach the generic guard of ``Adapter.parse`` (its finding
 carries ``evidence["guard"]``), and every string handed out must encode as UTF-8.
 
+A binary body (AWS's event stream, kept as base64) is mutated in its bytes (cut anywhere, a
+byte changed, messages duplicated or dropped) and in the JSON payload of each of its messages,
+each message framed again with true CRCs, so a payload's faults reach the parser rather than
+stopping at the framing.
+
 Prints the mutations per kind, the findings per id, and the failures (all three must
 be 0; the exit status says so too)::
 
@@ -19,14 +24,17 @@ be 0; the exit status says so too)::
 from __future__ import annotations
 
 import argparse
+import base64
 import collections
 import dataclasses
 import json
 import random
 import re
+import struct
 import sys
 import time
 import traceback
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,12 +90,39 @@ class Mutation:
 
 @dataclass
 class _Payload:
-    """A JSON payload inside a body: the line it fills (or the whole body) and its value."""
+    """A JSON payload inside a body: the line it fills (or the whole body) and its value; in a
+    binary body, the message it fills (``line``) among the body's ``messages``."""
 
     line: int | None  # None: the whole body is this payload
     prefix: str
     suffix: str
     value: Any
+    messages: list[tuple[bytes, bytes]] | None = None
+
+
+def messages_of(data: bytes) -> list[tuple[bytes, bytes]]:
+    """The (headers, payload) of each message of an AWS event stream (a real one: whole, true CRCs)."""
+    found, at = [], 0
+    while at + 12 <= len(data):
+        total, headers = struct.unpack_from(">II", data, at)
+        found.append((data[at + 12 : at + 12 + headers], data[at + 12 + headers : at + total - 4]))
+        at += total
+    return found
+
+
+def framed(messages: list[tuple[bytes, bytes]]) -> bytes:
+    """Messages as an AWS event stream, every CRC true."""
+    out = b""
+    for headers, payload in messages:
+        prelude = struct.pack(">II", 16 + len(headers) + len(payload), len(headers))
+        prelude += struct.pack(">I", zlib.crc32(prelude))
+        message = prelude + headers + payload
+        out += message + struct.pack(">I", zlib.crc32(message))
+    return out
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def load_cases() -> list[dict[str, Any]]:
@@ -166,6 +201,10 @@ def _dumps(value: Any, raw: dict[str, str] | None = None) -> str:
 
 
 def _with_payload(lines: list[str], payload: _Payload, text: str) -> str:
+    if payload.messages is not None:  # a binary body: the message framed again around the new payload
+        raw = text.encode("utf-8", errors="surrogateescape")
+        changed = [(h, raw if i == payload.line else p) for i, (h, p) in enumerate(payload.messages)]
+        return _b64(framed(changed))
     if payload.line is None:
         return text
     changed = list(lines)
@@ -184,12 +223,25 @@ def _frames(body: str) -> list[str]:
     return body.splitlines(keepends=True)
 
 
+def _binary_payloads(body: str) -> tuple[list[str], list[_Payload]]:
+    """The JSON payload of each message of a binary body (an AWS event stream, as base64)."""
+    messages = messages_of(base64.b64decode(body))
+    found = []
+    for number, (_, payload) in enumerate(messages):
+        try:
+            found.append(_Payload(number, "", "", json.loads(payload), messages))
+        except ValueError:
+            continue
+    return [], found
+
+
 def _candidates(case: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
     """Every mutation of a case as ``(kind, detail, maker)``; ``maker()`` gives (body, stream)."""
     response = case["response"]
     body: str = response["body"]
     stream: bool = response["stream"]
-    lines, payloads = _payloads(body)
+    binary = response.get("body_encoding") == "base64"
+    lines, payloads = _binary_payloads(body) if binary else _payloads(body)
     rng = random.Random(case["id"])
 
     for number, payload in enumerate(payloads):
@@ -236,6 +288,9 @@ def _candidates(case: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
         yield "deep_nesting", f"{where} root in a list", (lines, payload, (), None, "wrap_list")
         yield "deep_nesting", f"{where} root in an object", (lines, payload, (), None, "wrap_object")
 
+    if binary:
+        yield from _binary_candidates(body, payloads, stream, rng)
+        return
     for fraction in range(1, 16):
         offset = len(body) * fraction // 16
         yield "truncate", f"at {offset}/{len(body)}", ("text", body[:offset], stream)
@@ -267,6 +322,38 @@ def _candidates(case: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
             f"frame {number}",
             ("text", "".join(frames[:number] + frames[number + 1 :]), stream),
         )
+
+
+def _binary_candidates(
+    body: str, payloads: list[_Payload], stream: bool, rng: random.Random
+) -> Iterator[tuple[str, str, Any]]:
+    """The byte-level mutations of a binary body: cut anywhere, invalid UTF-8 in a payload, a
+    byte changed (a CRC that no longer holds), messages duplicated or dropped."""
+    data = base64.b64decode(body)
+    messages = payloads[0].messages if payloads else messages_of(data)
+    assert messages is not None
+    for fraction in range(1, 16):
+        offset = len(data) * fraction // 16
+        yield "truncate", f"at byte {offset}/{len(data)}", ("text", _b64(data[:offset]), stream)
+    for bad in BAD_BYTES:
+        for _ in range(3):
+            number = rng.randrange(len(messages))
+            headers, payload = messages[number]
+            offset = rng.randrange(len(payload) + 1)
+            changed = list(messages)
+            changed[number] = (headers, payload[:offset] + bad + payload[offset:])
+            detail = f"{bad!r} at {offset} of message {number}"
+            yield "invalid_utf8", detail, ("text", _b64(framed(changed)), stream)
+    yield "stream_flag_flipped", f"stream={not stream}", ("text", body, not stream)
+    for _ in range(24):
+        offset = rng.randrange(len(data))
+        flipped = data[:offset] + bytes([data[offset] ^ 0x5A]) + data[offset + 1 :]
+        yield "split_frames", f"byte {offset} changed", ("text", _b64(flipped), stream)
+    for number in range(len(messages)):
+        duplicated = [*messages[: number + 1], messages[number], *messages[number + 1 :]]
+        yield "duplicate_chunk", f"message {number}", ("text", _b64(framed(duplicated)), stream)
+        dropped = messages[:number] + messages[number + 1 :]
+        yield "drop_chunk", f"message {number}", ("text", _b64(framed(dropped)), stream)
 
 
 def _make(maker: Any, stream: bool) -> tuple[str, bool]:

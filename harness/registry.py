@@ -102,6 +102,7 @@ ADAPTERS: Registry[Any] = Registry(
         "gemini-generate": "harness.providers.gemini:GeminiGenerateAdapter",
         "cohere-chat": "harness.providers.cohere:CohereChatAdapter",
         "openai-responses": "harness.providers.openai_responses:OpenAIResponsesAdapter",
+        "bedrock-converse": "harness.providers.bedrock:BedrockConverseAdapter",
     },
 )
 """Wire format -> :class:`~harness.providers.adapter.Adapter` subclass."""

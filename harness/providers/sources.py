@@ -13,7 +13,7 @@ can be read by anyone:
 A note in parentheses after a reference names the symbol or the fact it is for.
 Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini, CO Cohere,
 Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, RS the Responses API and its endpoints,
-H this harness.
+B AWS Bedrock, H this harness.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ _ANTHROPIC = "https://github.com/anthropics/anthropic-sdk-python/blob/009b035/"
 _GENAI = "https://github.com/googleapis/python-genai/blob/6680718/"
 _GROQ = "https://github.com/groq/groq-python/blob/9620fde/"
 _COHERE = "cohere-ai/cohere-python"
+_BOTOCORE = "https://github.com/boto/botocore/blob/1.44.8/"
+_BEDROCK_DOCS = "https://docs.aws.amazon.com/bedrock/latest/"
+_VERCEL_BEDROCK = "vercel/ai packages/amazon-bedrock/src/__fixtures__/"
 
 # Files of vLLM, llama.cpp, Ollama and LM Studio's docs read at these full commits.
 _VLLM = "vllm-project/vllm"
@@ -325,6 +328,55 @@ SOURCES: dict[str, str] = {
     "test_openai_responses_thinking_with_modified_history.yaml@4fda38988f2939fa6ea9cdefcf120693e10ef491",
     "RS18": "pydantic/pydantic-ai tests/models/cassettes/test_bedrock_mantle/"
     "test_reused_tool_call_ids[request].yaml@4fda38988f2939fa6ea9cdefcf120693e10ef491",
+    # -- AWS Bedrock -----------------------------------------------------------------------------
+    "B1": _urls(
+        _BEDROCK_DOCS + "APIReference/",
+        "API_runtime_Converse.html",
+        "API_runtime_ConverseStream.html",
+        "API_runtime_ToolSpecification.html",
+        "API_runtime_ToolResultBlock.html",
+    )
+    + " ; "
+    + _urls(_BOTOCORE, "botocore/data/bedrock-runtime/2023-09-30/service-2.json")
+    + " (ToolName, ToolUseId patterns, StopReason, ConverseStreamOutput)",
+    "B2": "https://smithy.io/2.0/aws/protocols/aws-restjson1-protocol.html ; "
+    + _urls(_BOTOCORE, "botocore/parsers.py")
+    + " (x-amzn-ErrorType: the error type of a REST JSON response)",
+    "B3": "https://docs.aws.amazon.com/transcribe/latest/dg/event-stream.html ; "
+    "https://docs.aws.amazon.com/lexv2/latest/dg/event-stream-encoding.html (event stream encoding)",
+    "B4": _urls(_BOTOCORE, "botocore/eventstream.py") + " (EventStreamBuffer, header types, length limits)",
+    "B5": _BEDROCK_DOCS
+    + "APIReference/API_runtime_ToolChoice.html ; https://github.com/boto/boto3/issues/4687 ; "
+    "https://github.com/boto/botocore/issues/3458 (no 'none')",
+    "B6": "https://github.com/RooCodeInc/Roo-Code/pull/10152 ; "
+    "https://github.com/NousResearch/hermes-agent/pull/90016 ; "
+    "https://github.com/kagent-dev/kagent/pull/1730 ; "
+    "https://github.com/awslabs/mcp/issues/3181 (names refused, in declarations and in histories)",
+    "B7": f"{_VERCEL_BEDROCK}issue-7830-empty-assistant-content-error.json"
+    "@59aae735f3224ed75c744a3a2535438936a5e0c1 ; "
+    f"{_VERCEL_BEDROCK}amazon-bedrock-mistral-duplicate-tool-call-ids-error.json"
+    "@89cabe795fe7c5b335ba43cdd817b8f4d363f841 ; "
+    f"{_VERCEL_BEDROCK}bedrock-invalid-tool-name-validation-error.json"
+    "@b906272790e63165777de9c1f62fd4e9d82d66ad (recorded refusals)",
+    "B8": _BEDROCK_DOCS
+    + "userguide/api-keys-use.html ; "
+    + _urls(_BOTOCORE, "botocore/utils.py")
+    + " (get_token_from_environment: AWS_BEARER_TOKEN_<signing name>)",
+    "B9": "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv.html ; "
+    + _urls(_BOTOCORE, "botocore/auth.py", "botocore/credentials.py")
+    + " (SigV4Auth, the credential chain)",
+    "B10": _urls(_BEDROCK_DOCS + "userguide/", "inference-chat-completions.html", "endpoints.html"),
+    "B11": "https://github.com/langchain-ai/langchain-aws/issues/573 ; "
+    "https://github.com/BerriAI/litellm/issues/15649 (gpt-oss streaming refused, then served)",
+    "B12": "https://github.com/langchain-ai/langchain-aws/issues/620 ; "
+    "https://github.com/aws-samples/bedrock-access-gateway/issues/92 ; "
+    "https://github.com/langchain-ai/langchain-aws/issues/1278 (toolChoice support by model)",
+    "B13": _BEDROCK_DOCS
+    + "userguide/conversation-inference-supported-models-features.html (tool use, streamed tool use)",
+    "B14": "open-telemetry/opentelemetry-python-contrib "
+    "instrumentation/opentelemetry-instrumentation-botocore/tests/cassettes/"
+    "test_converse_stream_no_content_tool_call.yaml@466ae4c00de77d1f54f77a9600f1d08eba2306b5 ; "
+    "https://blog.cloudflare.com/ai-side-channel-attack-mitigated (the 'p' padding field)",
     # -- client libraries that work around provider limits ---------------------------------------
     "PAI1": "pydantic/pydantic-ai pydantic_ai_slim/pydantic_ai/profiles/google.py"
     "@0148a6a9b62b4eca05f408cf32aecbd92b12f02d (GoogleJsonSchemaTransformer: what it removes for Gemini)",

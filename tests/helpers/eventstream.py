@@ -10,6 +10,8 @@ import struct
 import zlib
 from typing import Any
 
+from benchmarks.mutations import framed, messages_of
+
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 
 
@@ -60,3 +62,8 @@ def b64(data: bytes) -> str:
     """The body as a WireResponse carries a binary body."""
     return base64.b64encode(data).decode("ascii")
 
+
+def replaced(data: bytes, old: bytes, new: bytes) -> bytes:
+    """An event stream with ``old`` replaced by ``new`` in every payload, each message framed again
+    with true CRCs (a hostile value inside a payload, not a broken frame)."""
+    return framed([(headers, payload.replace(old, new)) for headers, payload in messages_of(data)])

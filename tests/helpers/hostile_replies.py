@@ -19,6 +19,7 @@ from unittest import mock
 from harness.servers.sim.formats import FORMATS
 from harness.servers.sim.script import Reply
 from harness.servers.sim.wire import SimRequest
+from tests.helpers.eventstream import replaced
 
 MIB = 1 << 20
 _ZEROS = bytes(MIB)
@@ -66,13 +67,20 @@ MARK = "QQMARKQQ"
 
 
 def sim_path(fmt: str, stream: bool) -> str:
-    """The path a request of ``fmt`` goes to (Gemini names the model and the streaming mode in it)."""
+    """The path a request of ``fmt`` goes to (Gemini and Bedrock name the model and the streaming
+    mode in it)."""
     if fmt == "gemini-generate":
         return "/v1beta/models/m:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
+    if fmt == "bedrock-converse":
+        return "/model/m/converse-stream" if stream else "/model/m/converse"
     return "/v1/x"
 
 
-def reply_body(fmt: str, stream: bool, *, name: str, arguments: dict[str, Any], text: str | None) -> str:
+Body = str | bytes
+"""A reply body: text, or bytes for a binary format (AWS's event stream)."""
+
+
+def reply_body(fmt: str, stream: bool, *, name: str, arguments: dict[str, Any], text: str | None) -> Body:
     """A conformant reply of wire format ``fmt`` (whole or streamed) making one call, written by the
     simulator's own writer for that format; a stream carries each text and each call's arguments
     in one piece, so that a :data:`MARK` written in them can be replaced by hostile text."""
@@ -87,16 +95,29 @@ def reply_body(fmt: str, stream: bool, *, name: str, arguments: dict[str, Any], 
         return sim.respond(request, reply, "seed").body
 
 
-def marked_as(body: str, literal: str) -> str:
+def holds(body: Body, text: str) -> bool:
+    """Whether ``body`` holds ``text`` (in a payload of an event stream)."""
+    return text.encode() in body if isinstance(body, bytes) else text in body
+
+
+def swapped(body: Body, old: str, new: str) -> Body:
+    """``body`` with ``old`` written as ``new``; in an event stream, inside the payloads, every
+    message framed again with true CRCs (the fault is the payload's, not the framing's)."""
+    if isinstance(body, bytes):
+        return replaced(body, old.encode(), new.encode())
+    return body.replace(old, new)
+
+
+def marked_as(body: Body, literal: str) -> Body:
     """``body`` with the JSON string ``"QQMARKQQ"`` (:data:`MARK` as a value of its own, in the body
     or inside arguments that travel as JSON text) written as ``literal`` (``1e999``, ``NaN``)."""
     quoted = json.dumps(MARK)
     escaped = json.dumps(quoted)[1:-1]
-    assert quoted in body or escaped in body, "no marked value in the body"
-    return body.replace(escaped, literal).replace(quoted, literal)
+    assert holds(body, quoted) or holds(body, escaped), "no marked value in the body"
+    return swapped(swapped(body, escaped, literal), quoted, literal)
 
 
-def final_body(fmt: str, stream: bool) -> str:
+def final_body(fmt: str, stream: bool) -> Body:
     """A conformant final answer of ``fmt`` (no call)."""
     request = SimRequest(sim_path(fmt, stream), {"model": "m", "stream": stream, "messages": []})
     return FORMATS[fmt].respond(request, Reply(text="Done."), "final").body

@@ -20,22 +20,27 @@ from harness.runner import RunConfig
 from harness.targets import Target
 from harness.transport.send import MAX_RESPONSE_BYTES
 from tests.helpers.cli import REPO
+from tests.helpers.eventstream import EVENTSTREAM
 from tests.helpers.hostile_replies import (
     MARK,
     MIB,
     Answer,
+    Body,
     ScriptedServer,
     bomb_size,
     final_body,
     gzip_bomb,
     marked_as,
     reply_body,
+    swapped,
 )
 
 PARIS = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])
 
 
-def answer(fmt: str, stream: bool, body: str) -> Answer:
+def answer(fmt: str, stream: bool, body: Body) -> Answer:
+    if isinstance(body, bytes):  # an event stream
+        return Answer(body, headers={"content-type": EVENTSTREAM})
     kind = (
         ("application/x-ndjson" if fmt == "ollama-chat" else "text/event-stream")
         if stream
@@ -87,7 +92,7 @@ def test_a_gzip_bomb_is_a_finding_recorded_small_and_replayed_alike(tmp_path: Pa
     assert cassette.stat().st_size < 64 * 1024
 
 
-@pytest.mark.parametrize("fmt", ["anthropic-messages", "gemini-generate", "ollama-chat"])
+@pytest.mark.parametrize("fmt", ["anthropic-messages", "gemini-generate", "ollama-chat", "bedrock-converse"])
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("literal", ["1e999", "NaN", "-Infinity"])
 def test_a_number_json_cannot_carry_in_object_arguments_is_the_providers_finding(
@@ -130,7 +135,7 @@ def test_lone_surrogates_everywhere_in_a_reply_leave_a_scored_run_and_a_results_
             .wire_id
         )
     assert wire_id
-    hostile = clean.replace(wire_id, wire_id + MARK).replace(MARK, "\\ud83d")
+    hostile = swapped(swapped(clean, wire_id, wire_id + MARK), MARK, "\\ud83d")
     with ScriptedServer(
         [answer(fmt, stream, hostile), answer(fmt, stream, final_body(fmt, stream))]
     ) as server:

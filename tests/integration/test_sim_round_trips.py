@@ -1,5 +1,5 @@
-"""The simulator's Anthropic Messages, Gemini, Cohere and Responses formats over HTTP, through the
-real client adapters.
+"""The simulator's Anthropic Messages, Gemini, Cohere, Responses and Bedrock Converse formats over
+HTTP, through the real client adapters (Bedrock's stream as the binary AWS event stream).
 
 A conformant server must round-trip through the adapters without tripping any
 of their deviation detectors, and a whole harness run against it (recorded,
@@ -26,7 +26,7 @@ from harness.targets import Target
 
 SCENARIOS = load([Path(__file__).resolve().parents[2] / "scenarios"])
 BY_ID = {s.id: s for s in SCENARIOS}
-NEW_FORMATS = ["anthropic-messages", "gemini-generate", "cohere-chat", "openai-responses"]
+NEW_FORMATS = ["anthropic-messages", "gemini-generate", "cohere-chat", "openai-responses", "bedrock-converse"]
 WEATHER = ("get_weather", {"city": "Paris", "unit": "celsius"})
 
 
@@ -48,7 +48,8 @@ def exchange(
         RequestOptions(model="sim", stream=stream),
     )
     reply = httpx.post(server.base_url(fmt) + wire.path, json=wire.body, headers=wire.headers, timeout=10)
-    parsed = adapter.parse(WireResponse(reply.status_code, reply.text, dict(reply.headers)), stream=stream)
+    body = WireResponse.text_of(reply.content, reply.headers.get("content-type", ""))  # as the transport does
+    parsed = adapter.parse(WireResponse(reply.status_code, body, dict(reply.headers)), stream=stream)
     return adapter, parsed
 
 
@@ -144,15 +145,18 @@ def test_unknown_conversation_is_an_error_in_the_formats_envelope(server: SimSer
         [Message("user", "no scenario opens like this")], [], ToolChoice(), RequestOptions(model="sim")
     )
     reply = httpx.post(server.base_url(fmt) + wire.path, json=wire.body, timeout=10)
-    turn = adapter.parse(WireResponse(reply.status_code, reply.text), stream=False)
+    turn = adapter.parse(WireResponse(reply.status_code, reply.text, dict(reply.headers)), stream=False)
     assert reply.status_code == 400 and turn.error is not None
     codes = {
         "anthropic-messages": "invalid_request_error",
         "gemini-generate": "INVALID_ARGUMENT",
         "cohere-chat": None,
         "openai-responses": "invalid_request_error",
+        "bedrock-converse": None,  # AWS's REST JSON errors carry their type in a header, not in the body
     }
     assert turn.error.code == codes[fmt]
+    if fmt == "bedrock-converse":
+        assert turn.error.detail["error_type"] == "ValidationException"
     assert "no bundled scenario" in turn.error.message
 
 

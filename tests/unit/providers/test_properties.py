@@ -19,10 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.mutations import strings
+from harness.agent.rechunk import assembled, cut
 from harness.model import Finding, ParsedTurn, WireResponse
 from harness.providers import adapter_class, formats
 from harness.providers.adapter import Adapter, RequestView, reached_guard
 from harness.providers.prompted import prompted
+from tests.helpers import eventstream
 
 FORMATS = tuple(formats())  # every registered format
 PROTOCOLS = (None, "json", "xml", "xml-name-attr", "hermes")
@@ -264,6 +266,50 @@ RESPONSES_EVENT = obj(
     code=like(TEXT),
     message=like(TEXT),
 )
+TOOL_USE = obj(
+    toolUseId=like(TEXT),
+    name=like(TEXT),
+    input=JSON,
+    type=like(st.sampled_from(["tool_use", "server_tool_use"])),
+)
+CONVERSE_BLOCK = obj(
+    text=like(TEXT),
+    toolUse=TOOL_USE,
+    toolResult=obj(toolUseId=like(TEXT), status=like(TEXT), content=JSON),
+    reasoningContent=obj(
+        reasoningText=obj(text=like(TEXT), signature=like(TEXT)), redactedContent=like(TEXT)
+    ),
+    image=JSON,
+)
+CONVERSE_USAGE = obj(inputTokens=COUNT, outputTokens=COUNT)
+CONVERSE = obj(
+    output=obj(message=obj(role=like(st.just("assistant")), content=arr(CONVERSE_BLOCK))),
+    stopReason=like(st.sampled_from(["tool_use", "end_turn", "max_tokens"])),
+    usage=CONVERSE_USAGE,
+    message=like(TEXT),
+)
+CONVERSE_EVENTS = {
+    "messageStart": obj(role=like(st.just("assistant"))),
+    "contentBlockStart": obj(contentBlockIndex=INT, start=obj(toolUse=TOOL_USE, toolResult=JSON)),
+    "contentBlockDelta": obj(
+        contentBlockIndex=INT,
+        delta=obj(
+            text=like(TEXT),
+            toolUse=obj(input=ARGUMENTS_TEXT),
+            reasoningContent=obj(text=like(TEXT), signature=like(TEXT), redactedContent=like(TEXT)),
+            toolResult=JSON,
+        ),
+        p=like(TEXT),
+    ),
+    "contentBlockStop": obj(contentBlockIndex=INT),
+    "messageStop": obj(stopReason=like(TEXT)),
+    "metadata": obj(usage=CONVERSE_USAGE),
+    "modelStreamErrorException": obj(message=like(TEXT)),
+}
+CONVERSE_EVENT = st.sampled_from(sorted(CONVERSE_EVENTS)).flatmap(
+    lambda name: CONVERSE_EVENTS[name].map(lambda payload: {name: payload})
+)
+"""A stream event as the AWS SDKs print it: ``{"<event name>": payload}``."""
 SHAPES = {
     "openai-responses": RESPONSE,
     "openai-chat": OPENAI,
@@ -272,11 +318,13 @@ SHAPES = {
     "anthropic-messages": ANTHROPIC_MESSAGE,
     "gemini-generate": GEMINI,
     "cohere-chat": COHERE,
+    "bedrock-converse": CONVERSE,
 }
 CHUNKS = {
     **SHAPES,
     "anthropic-messages": ANTHROPIC_EVENT,
     "cohere-chat": COHERE_EVENT,
+    "bedrock-converse": CONVERSE_EVENT,
     "openai-responses": RESPONSES_EVENT,
 }
 STATUS = st.sampled_from([200, 200, 200, 201, 204, 400, 401, 404, 429, 500, 503])
@@ -400,6 +448,59 @@ def test_parse_never_raises_on_any_stream(fmt: str, data: st.DataObject) -> None
     assert_turn(adapter(fmt, protocol).parse(WireResponse(status, body, headers), stream=True))
 
 
+@st.composite
+def event_stream(draw: st.DrawFn) -> bytes:
+    """Bedrock's binary stream: framed events (the SDK form's name and payload, or any JSON value),
+    maybe an exception, maybe broken: a byte changed (a CRC that fails), cut short, bytes added."""
+    data = b""
+    anything = st.tuples(TEXT, JSON).map(lambda pair: {pair[0]: pair[1]})
+    for printed in draw(st.lists(CONVERSE_EVENT | anything, max_size=6)):
+        [(name, payload)] = printed.items()
+        if name.endswith("Exception"):
+            data += eventstream.exception(name, str(payload))
+        else:
+            kind = draw(st.sampled_from(["event", "event", "error", "x"]))
+            data += eventstream.message(
+                eventstream.string_header(":event-type", name)
+                + eventstream.string_header(":message-type", kind),
+                json.dumps(payload).encode("utf-8", errors="surrogatepass"),
+            )
+    damage = draw(st.sampled_from(["none", "none", "flip", "cut", "append"]))
+    if damage == "flip" and data:
+        at = draw(st.integers(0, len(data) - 1))
+        data = data[:at] + bytes([data[at] ^ 0x41]) + data[at + 1 :]
+    elif damage == "cut":
+        data = data[: draw(st.integers(0, len(data)))]
+    elif damage == "append":
+        data += draw(st.binary(max_size=20))
+    return data
+
+
+@BUDGET
+@given(data=st.data())
+def test_parse_never_raises_on_any_event_stream(data: st.DataObject) -> None:
+    """Whole or cut anywhere, an event stream gives the same valid turn."""
+    body = data.draw(event_stream())
+    protocol = data.draw(st.sampled_from(PROTOCOLS))
+    headers = {"content-type": eventstream.EVENTSTREAM}
+    response = WireResponse(data.draw(STATUS), eventstream.b64(body), headers)
+    native = adapter("bedrock-converse", None)
+    turn = adapter("bedrock-converse", protocol).parse(response, stream=data.draw(st.booleans()))
+    assert_turn(turn)
+    if response.status < 400:
+        cuts = sorted(set(data.draw(st.lists(st.integers(0, len(body)), max_size=8))))
+        pieces = native.parse_chunks(cut(body, cuts), response.status)
+        assert assembled(pieces) == assembled(native.parse(response, stream=True))
+
+
+CONVERSE_CONTENT = arr(
+    obj(
+        text=like(TEXT),
+        toolUse=TOOL_USE,
+        toolResult=obj(toolUseId=like(TEXT), content=arr(obj(text=like(TEXT), json=JSON)), status=like(TEXT)),
+        reasoningContent=JSON,
+    )
+)
 MESSAGE = obj(
     role=like(st.sampled_from(["system", "developer", "user", "assistant", "tool", "model", "function"])),
     content=like(
@@ -413,7 +514,8 @@ MESSAGE = obj(
             ),
             max_size=2,
         )
-    ),
+    )
+    | CONVERSE_CONTENT,
     tool_calls=arr(OPENAI_CALL | obj(function=obj(name=like(TEXT), arguments=JSON))),
     tool_plan=like(TEXT),
     tool_call_id=like(TEXT),
@@ -458,7 +560,11 @@ REQUEST = obj(
     ),
     tool_choice=like(st.sampled_from(["auto", "required", "none", "any", "REQUIRED", "NONE"]))
     | obj(type=like(TEXT), name=like(TEXT)),
-    toolConfig=obj(functionCallingConfig=obj(mode=like(TEXT), allowedFunctionNames=arr(TEXT))),
+    toolConfig=obj(
+        functionCallingConfig=obj(mode=like(TEXT), allowedFunctionNames=arr(TEXT)),
+        tools=arr(obj(toolSpec=obj(name=like(TEXT), description=like(TEXT), inputSchema=obj(json=JSON)))),
+        toolChoice=obj(auto=JSON, any=JSON, tool=obj(name=like(TEXT))),
+    ),
     functions=arr(obj(name=like(TEXT), parameters=JSON)),
     function_call=JSON,
     max_tokens=INT,
@@ -482,6 +588,8 @@ PATHS = (
             "/v1/chat/completions",
             "/v1beta/models/m:generateContent",
             "/v1beta/models/m:streamGenerateContent?alt=sse",
+            "/model/m/converse",
+            "/model/us.a.b-v1%3A0/converse-stream",
         ]
     )
     | TEXT

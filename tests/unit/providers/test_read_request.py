@@ -162,6 +162,10 @@ def expected_offer(fmt: str, choice: ToolChoice) -> tuple[tuple[ToolSpec, ...], 
     """The tools and the choice as the format can carry them (the documented differences)."""
     if fmt == "ollama-chat":  # /api/chat has no tool_choice field: the request never says
         return TOOLS, None
+    if fmt == "bedrock-converse" and choice.mode == "none":  # Converse's toolChoice has no "none"
+        return TOOLS, None
+    if fmt == "bedrock-converse" and choice.mode == "none":  # Converse's toolChoice has no "none"
+        return TOOLS, None
     if fmt == "cohere-chat":  # auto is tool_choice left out; named is REQUIRED with that tool alone
         if choice.mode == "named":
             return tuple(t for t in TOOLS if t.name == choice.name), ToolChoice("required")

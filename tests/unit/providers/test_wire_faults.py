@@ -32,7 +32,8 @@ from harness.providers.adapter import reached_guard
 from harness.providers.framing import decode_stream
 from harness.providers.prompted import prompted
 from harness.transport.send import json_body
-from tests.helpers.hostile_replies import MARK, marked_as, reply_body
+from tests.helpers.eventstream import EVENTSTREAM, b64
+from tests.helpers.hostile_replies import MARK, Body, holds, marked_as, reply_body, swapped
 from tests.helpers.realworld import cases
 from tests.helpers.transcripts import WEATHER
 
@@ -40,8 +41,11 @@ FORMATS = tuple(formats())  # every registered format
 
 
 def parse(fmt: str, body: Any, *, stream: bool = False, status: int = 200) -> ParsedTurn:
-    text = body if isinstance(body, str) else json.dumps(body)
-    turn = adapter_class(fmt)().parse(WireResponse(status, text, {}), stream=stream)
+    if isinstance(body, bytes):  # an event stream, as the transport hands it over
+        response = WireResponse(status, b64(body), {"content-type": EVENTSTREAM})
+    else:
+        response = WireResponse(status, body if isinstance(body, str) else json.dumps(body), {})
+    turn = adapter_class(fmt)().parse(response, stream=stream)
     assert not reached_guard(turn.findings), turn.findings
     return turn
 
@@ -438,13 +442,13 @@ def test_a_body_past_the_limit_is_body_too_large_never_a_partial_turn(
 # -- numbers JSON cannot carry in a call's arguments ---------------------------------------------------------
 
 
-def hostile_reply(fmt: str, stream: bool, literal: str) -> str:
+def hostile_reply(fmt: str, stream: bool, literal: str) -> Body:
     """A call of ``fmt`` whose argument ``n`` is written ``literal`` on the wire."""
     body = reply_body(fmt, stream, name="get_weather", arguments={"city": "Paris", "n": MARK}, text=None)
     return marked_as(body, literal)
 
 
-OBJECT_FORMATS = ("anthropic-messages", "gemini-generate", "ollama-chat")
+OBJECT_FORMATS = ("anthropic-messages", "gemini-generate", "ollama-chat", "bedrock-converse")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -496,10 +500,10 @@ def test_a_lone_surrogate_anywhere_in_any_reply_leaves_no_surrogate_behind(
     )
     if place == "id":
         (call,) = parse(fmt, body, stream=stream).tool_calls
-        assert call.wire_id and call.wire_id in body
-        body = body.replace(call.wire_id, call.wire_id + MARK)
-    assert MARK in body
-    turn = parse(fmt, body.replace(MARK, "\\ud83d"), stream=stream)
+        assert call.wire_id and holds(body, call.wire_id)
+        body = swapped(body, call.wire_id, call.wire_id + MARK)
+    assert holds(body, MARK)
+    turn = parse(fmt, swapped(body, MARK, "\\ud83d"), stream=stream)
     assert "wire.invalid_unicode" in {f.check_id for f in turn.findings}
     (call,) = turn.tool_calls
     strings = [turn.text, call.name, call.id, call.wire_id, json.dumps(call.arguments, ensure_ascii=False)]
