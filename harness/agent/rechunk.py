@@ -108,10 +108,10 @@ def _show(value: Assembled) -> str:
     return json.dumps(shown, ensure_ascii=False)
 
 
-def sweep(body: str, parse: ChunkParser, max_size: int = 16) -> list[Difference]:
-    """Every slicing of ``body`` (up to ``max_size``) whose assembly by ``parse`` differs from
-    the body's in one piece."""
-    data = body.encode("utf-8")
+def sweep(body: str | bytes, parse: ChunkParser, max_size: int = 16) -> list[Difference]:
+    """Every slicing of ``body`` (text, or the bytes of a binary stream) up to ``max_size`` whose
+    assembly by ``parse`` differs from the body's in one piece."""
+    data = body if isinstance(body, bytes) else body.encode("utf-8")
     expected = assembled(parse([data]))
     found = []
     for slicing, cuts in slicings(data, max_size):

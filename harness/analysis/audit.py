@@ -2,9 +2,9 @@
 
 Reads vcrpy / pytest-recording cassettes (``interactions:``), ruby VCR cassettes
 (``http_interactions:``) and raw response bodies (JSON, SSE, NDJSON, a JSON array of
-payloads), tells each interaction's wire format (the adapters say how their traffic looks:
-:mod:`harness.providers.detection`) and framing, and parses it with the same adapter a run
-would use. It only reads: no tool is executed and
+payloads, a binary AWS event stream), tells each interaction's wire format (the adapters say
+how their traffic looks: :mod:`harness.providers.detection`) and framing, and parses it with
+the same adapter a run would use. It only reads: no tool is executed and
 nothing is sent, so a cassette from anyone's test suite can be audited safely.
 Bad input becomes a finding on an entry, never an exception (except a missing
 path), so one broken file does not hide the others.
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from harness.errors import ConfigError
-from harness.model import ParsedTurn, WireResponse
+from harness.model import ParsedTurn, WireResponse, is_binary
 from harness.providers import Adapter, adapter_class
-from harness.providers.detection import detect_format, identify
+from harness.providers.detection import binary_body, detect_format, identify
 
 __all__ = ["AuditEntry", "audit_file", "audit_paths", "detect_format", "identify", "render_table", "to_json"]
 from harness.providers.envelopes import error_from_body
@@ -71,6 +71,7 @@ class _Interaction:
     status: int | None
     headers: dict[str, str]
     body: str
+    data: bytes | None = None  # a binary body's bytes (``body`` holds their base64, as WireResponse does)
 
 
 class _Loader(yaml.SafeLoader):
@@ -85,11 +86,11 @@ def _plain(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
     return loader.construct_scalar(node)  # type: ignore[arg-type]
 
 
-def _binary(loader: yaml.SafeLoader, node: yaml.Node) -> bytes:
+def _yaml_binary(loader: yaml.SafeLoader, node: yaml.Node) -> bytes:
     return base64.b64decode(str(loader.construct_scalar(node)))  # type: ignore[arg-type]
 
 
-_Loader.add_constructor("!binary", _binary)  # ruby VCR's spelling of !!binary
+_Loader.add_constructor("!binary", _yaml_binary)  # ruby VCR's spelling of !!binary
 _Loader.add_multi_constructor("", _plain)
 
 
@@ -101,20 +102,38 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
-def _body_text(part: dict[str, Any]) -> str | None:
-    """A stored body as text: pytest-recording's ``parsed_body``, or ``body`` as a string, bytes
-    (``!!binary``), ``{string: ...}`` or ``{base64_string: ...}``."""
+def _stored(part: dict[str, Any]) -> Any:
+    """A stored body as it is kept: pytest-recording's ``parsed_body``, or ``body`` as a string,
+    bytes (``!!binary``), ``{string: ...}`` or ``{base64_string: ...}``."""
     value = part.get("parsed_body", part.get("body"))
     if "parsed_body" not in part and isinstance(value, dict):
         if "base64_string" in value:
-            value = base64.b64decode("".join(str(value["base64_string"]).split()), validate=True)
-        else:
-            value = value.get("string")
+            return base64.b64decode("".join(str(value["base64_string"]).split()), validate=True)
+        return value.get("string")
+    return value
+
+
+def _body_text(part: dict[str, Any]) -> str | None:
+    """A stored body as text (:func:`_stored`)."""
+    value = _stored(part)
     if value is None:
         return None
     if isinstance(value, bytes):
         return _text(value)
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _binary(content_type: str, part: dict[str, Any]) -> bytes | None:
+    """The bytes of a stored body of a binary content type (a text one a cassette stored as a string,
+    vcrpy's form of bytes that happened to be UTF-8), or ``None``."""
+    if not is_binary(content_type):
+        return None
+    value = _stored(part)
+    return value if isinstance(value, bytes) else str(value or "").encode("utf-8")
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -127,16 +146,19 @@ def _interaction(item: dict[str, Any]) -> _Interaction:
     status = response.get("status")
     code = status.get("code") if isinstance(status, dict) else status
     method = request.get("method")
+    headers = {
+        str(k): ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+        for k, v in _mapping(response.get("headers")).items()
+    }
+    data = _binary(next((v for k, v in headers.items() if k.lower() == "content-type"), ""), response)
     return _Interaction(
         str(method).upper() if method else None,
         str(request["uri"]) if request.get("uri") else None,
         _body_text(request),
         int(code) if isinstance(code, int | str) and str(code).isdigit() else None,
-        {
-            str(k): ", ".join(map(str, v)) if isinstance(v, list) else str(v)
-            for k, v in _mapping(response.get("headers")).items()
-        },
-        _body_text(response) or "",
+        headers,
+        _base64(data) if data is not None else _body_text(response) or "",
+        data,
     )
 
 
@@ -170,7 +192,8 @@ def _is_stream(
     content type, or the framing. An error status answers a stream request with one JSON body:
     the request's word does not count then.
 
-    A body that is one JSON object is parsed whole unless a hint says stream and it is one NDJSON line.
+    A body that is one JSON object is parsed whole unless a hint says stream and it is one NDJSON line,
+    and never when its content type says JSON (a refused stream answers with a JSON error).
     """
     asked = adapter.request_streams(url, request) and (status or 200) < 400
     hinted = asked or any(kind in content_type.lower() for kind in STREAM_TYPES)
@@ -180,13 +203,15 @@ def _is_stream(
         return hinted or bool(decode_stream(body).events)
     if isinstance(whole, list):
         return True
+    if content_type.lower().startswith("application/json"):
+        return False
     return hinted and len([line for line in body.splitlines() if line.strip()]) == 1
 
 
 def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechunk: int = 0) -> AuditEntry:
     """Detect, parse with the format's own adapter, and look for calls leaked into the text."""
     entry = AuditEntry(source, index, it.method, it.url, status=it.status)
-    fmt, entry.detected_by, seen = (forced, "forced", "") if forced else identify(it.url, it.body)
+    fmt, entry.detected_by, seen = (forced, "forced", "") if forced else identify(it.url, it.body, it.data)
     entry.wire_format = fmt
     try:
         request = json.loads(it.request_body) if it.request_body else None
@@ -211,7 +236,7 @@ def _audit(source: str, index: int, it: _Interaction, forced: str | None, rechun
         if rechunk and entry.stream and response.status < 400:
             from harness.agent.rechunk import sweep
 
-            for difference in sweep(it.body, adapter.parse_chunks, rechunk):
+            for difference in sweep(it.body if it.data is None else it.data, adapter.parse_chunks, rechunk):
                 entry.note("stream.rechunk", "error", difference.describe())
     entry.tool_calls = [
         {
@@ -259,7 +284,11 @@ def audit_file(path: Path, *, wire_format: str | None = None, rechunk: int = 0) 
     """Every interaction of one cassette, or the one response of a raw body file."""
     source = str(path)
     try:
-        text = _text(path.read_bytes())
+        raw = path.read_bytes()
+        if binary := binary_body(raw):  # a raw binary body (an event stream): its framing tells the format
+            body = _Interaction(None, None, None, None, {"content-type": binary[1]}, _base64(raw), raw)
+            return [_audit(source, 0, body, wire_format, rechunk)]
+        text = _text(raw)
         interactions = _cassette(text)
     except OSError as exc:
         return _failed(source, "audit.unreadable", "error", f"cannot read {path}: {exc}")

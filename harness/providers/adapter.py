@@ -231,6 +231,12 @@ class Adapter(ABC):
         return False
 
     @classmethod
+    def claims_bytes(cls, data: bytes) -> str | None:
+        """The content type of a binary body (bytes, not text: AWS's event stream) when ``data`` is in
+        this format's framing, by positive evidence; ``None`` by default (a text format)."""
+        return None
+
+    @classmethod
     def request_streams(cls, url: str | None, body: Any) -> bool:
         """Whether a recorded request asked for a stream (``"stream": true`` by default)."""
         return isinstance(body, dict) and body.get("stream") is True

@@ -1,8 +1,9 @@
 """Which wire format recorded traffic speaks, asked of the registered adapters.
 
 Each adapter says how its own traffic looks (:meth:`Adapter.claims_url`,
-:meth:`Adapter.claims_payload`): the URL decides first, else the first response payload
-that a format claims by positive evidence. A subclass is asked before its base (Mistral,
+:meth:`Adapter.claims_payload`, :meth:`Adapter.claims_bytes` for a binary body): the URL decides
+first, else the first response payload that a format claims by positive evidence (a binary
+body: its framing). A subclass is asked before its base (Mistral,
 which claims its host and its ids, before OpenAI chat, which claims every
 ``/chat/completions``). A payload no format claims may still be one the harness knows of
 and does not read (:data:`FOREIGN`): it is named, never parsed as a lookalike.
@@ -129,15 +130,28 @@ def _seen(found: list[Any]) -> str:
     return f"JSON {sorted({type(p).__name__ for p in found})}"
 
 
-def identify(url: str | None, body: str) -> tuple[str | None, str | None, str]:
+def binary_body(data: bytes) -> tuple[str, str] | None:
+    """The wire format whose binary framing ``data`` is in, and its content type (a body of bytes,
+    not text: AWS's event stream), or ``None``."""
+    for name, adapter in adapters():
+        if content_type := adapter.claims_bytes(data):
+            return name, content_type
+    return None
+
+
+def identify(url: str | None, body: str, data: bytes | None = None) -> tuple[str | None, str | None, str]:
     """The wire format, what told it (``url`` or ``body``), and what was seen.
 
     The URL comes first; else the first payload that a format claims, or that is a foreign
     one, decides (a foreign one gives no format: it must not be parsed as a lookalike).
-    ``seen`` names what the body holds when no known format is told.
+    ``seen`` names what the body holds when no known format is told. ``data`` is the body's
+    bytes when it is binary (``body`` then holds their base64): its framing tells the format.
     """
     if found := format_from_url(url):
         return found, "url", ""
+    if data is not None:
+        binary = binary_body(data)
+        return (binary[0], "body", "") if binary else (None, None, f"{len(data)} bytes in no known framing")
     found_payloads = payloads(body)
     for payload in found_payloads:
         if fmt := format_from_payload(payload):

@@ -18,8 +18,13 @@ from typing import Any, Literal
 from harness.providers._json import JsonProblem, decode
 
 Framing = Literal["sse", "ndjson", "json-array", "empty"]
-STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/jsonl")
-"""The content types of a streamed response."""
+STREAM_TYPES = (
+    "text/event-stream",
+    "application/x-ndjson",
+    "application/jsonl",
+    "application/vnd.amazon.eventstream",
+)
+"""The content types of a streamed response (the last is binary: AWS's event stream)."""
 
 
 @dataclass

@@ -6,6 +6,7 @@ test suites; ``tests/data/realworld/PROVENANCE.md`` names every source and its l
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -34,3 +35,12 @@ def wire_quirks(case: dict[str, Any]) -> list[str]:
         for q in case["quirks"]
         if not q.startswith("recording:")
     ]
+
+
+def wire_body(case: dict[str, Any]) -> str | bytes:
+    """A case's body as it went on the wire: the bytes of a binary one (the case keeps their base64)."""
+    response = case["response"]
+    if response.get("body_encoding") == "base64":
+        return base64.b64decode(response["body"])
+    body: str = response["body"]
+    return body
