@@ -348,6 +348,58 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
                   "names different calls in one history [RS18]",
                   explains="wire.tool_call_id_counter_form"),
         )),
+    Profile("bedrock", "bedrock-converse", "https://bedrock-runtime.us-east-1.amazonaws.com",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS Bedrock Converse: a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK as the bearer token, else "
+        "SigV4 from the AWS credential chain (the [bedrock] extra); the region is the base URL's [B8][B9]",
+        tool_choice=frozenset({"auto", "required", "named"}),
+        quirks=(
+            Quirk("tool_choice_none_unsupported",
+                  "toolChoice is auto, any or tool: 'none' is refused by the SDKs' validation ('must be one "
+                  "of: auto, any, tool') and by the API [B5]",
+                  "not sent (the model chooses freely), noted", explains="wire.tool_choice_unsupported"),
+            Quirk("tool_choice_by_model",
+                  "any and tool are honoured by some models only (Anthropic Claude, Mistral Large, Amazon "
+                  "Nova, ...); others refuse them [B12][B13]"),
+            Quirk("tool_names_in_history",
+                  "a tool name must match [a-zA-Z0-9_-]{1,64} in toolSpec and in every toolUse of the "
+                  "history: a dotted MCP name (server.method) is refused, 'failed to satisfy constraint: "
+                  "Member must satisfy regular expression pattern' [B6][B7]", explains="wire.tool_name_rule"),
+            Quirk("duplicate_tool_use_ids",
+                  "Mistral models on Bedrock emitted toolUse blocks sharing one toolUseId, and Bedrock then "
+                  "refused the history replaying them ('The toolUse blocks at messages.N.content contain "
+                  "duplicate Ids') [B7]", explains="wire.duplicate_tool_call_ids"),
+            Quirk("empty_content_refused",
+                  "a message with empty content is refused ('Add a ContentBlock object to the content "
+                  "field') [B7]", explains="wire.empty_assistant_content"),
+            Quirk("streamed_tool_use_by_model",
+                  "not every model streams tool use on ConverseStream; gpt-oss answered 'The model is "
+                  "unsupported for streaming' until Bedrock served it (2025-10) [B13][B11]"),
+            Quirk("eventstream_padding",
+                  "stream events carry a 'p' field of random padding against length side channels [B14]",
+                  "ignored, noted (info)", explains="wire.eventstream_padding_field_p"),
+            Quirk("error_type_in_header",
+                  "an error body is {\"message\": ...}; its type (ValidationException, ThrottlingException) "
+                  "is in the x-amzn-ErrorType header [B2]", "kept in the error's detail",
+                  explains="wire.error_type_only_in_header"),
+        )),
+    Profile("bedrock-openai", "openai-chat", "https://bedrock-runtime.us-east-1.amazonaws.com/openai",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS Bedrock's OpenAI-compatible Chat Completions on bedrock-runtime (/openai/v1): a Bedrock API "
+        "key as the bearer token, else SigV4 (the [bedrock] extra) [B10][B8]",
+        quirks=(
+            Quirk("open_weight_models_only",
+                  "serves the OpenAI-compatible models (gpt-oss and other open-weight ones), not Claude, "
+                  "Nova or Llama, which answer on Converse (profile bedrock) [B10]"),
+            Quirk("create_completion_only",
+                  "only the create chat completion operation; no other Chat Completions operation [B10]"),
+            Quirk("mantle_recommended",
+                  "AWS recommends bedrock-mantle.<region>.api.aws/v1 (Chat Completions and Responses, "
+                  "more models) over bedrock-runtime's /openai/v1 [B10]"),
+            Quirk("gpt_oss_streaming",
+                  "gpt-oss streaming was refused ('The model is unsupported for streaming') before Bedrock "
+                  "served it in 2025-10 [B11]"),
+        )),
 ]}
 # fmt: on
 

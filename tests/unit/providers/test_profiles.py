@@ -35,6 +35,7 @@ from tests.helpers.realworld import cases
 
 ROOT = Path(__file__).resolve().parents[3]
 NEW = ["groq", "openrouter", "vllm", "llamacpp", "lmstudio", "ollama-v1", "gemini-openai"]
+BEDROCK = ["bedrock", "bedrock-openai"]  # regional hosts: no URL rule, and no openai-chat traffic recorded
 NATIVE = {"mistral": "mistral-chat", "ollama": "ollama-chat", "cohere": "cohere-chat"}
 RESPONSES = [
     "openai-responses",
@@ -46,7 +47,7 @@ RESPONSES = [
     "lmstudio-responses",
     "bedrock-mantle",
 ]
-FORMAT_OF = {**NATIVE, **dict.fromkeys(RESPONSES, "openai-responses")}
+FORMAT_OF = {**NATIVE, **dict.fromkeys(RESPONSES, "openai-responses"), "bedrock": "bedrock-converse"}
 # The profile of each realworld provider's Responses traffic (no URL rule names bedrock-mantle or azure:
 # their hosts name a region or a resource).
 RESPONSES_OF_PROVIDER = {
@@ -103,9 +104,8 @@ def build(profile_name: str, choice: ToolChoice, **options: Any) -> Any:
 
 
 def test_the_new_profiles_sit_beside_the_first_four() -> None:
-    assert set(NEW) | set(RESPONSES) | {"openai", "mistral", "ollama", "llama-cpp-python", "cohere"} == set(
-        PROFILES
-    )
+    first = {"openai", "mistral", "ollama", "llama-cpp-python", "cohere"}
+    assert set(NEW) | set(RESPONSES) | set(BEDROCK) | first == set(PROFILES)
     assert default_profile("openai-responses").name == "openai-responses"
     assert default_profile("openai-chat").name == "openai"  # the format's vendor stays its default
     assert default_profile("ollama-chat").name == "ollama"
@@ -200,6 +200,7 @@ def test_cite_returns_the_reference_and_lists_known_keys_on_a_miss() -> None:
         ("gemini-openai", "GEMINI_API_KEY"),
         ("cohere", "CO_API_KEY"),
     ]
+    + [(name, "AWS_BEARER_TOKEN_BEDROCK") for name in BEDROCK]
     + [(local, None) for local in ("vllm", "llamacpp", "lmstudio", "ollama-v1")],
 )
 def test_hosted_endpoints_name_their_key_and_local_servers_none(name: str, key: str | None) -> None:
@@ -215,6 +216,8 @@ def test_hosted_endpoints_name_their_key_and_local_servers_none(name: str, key: 
         ("llamacpp", {"auto", "none", "required"}),
         ("lmstudio", {"auto", "none"}),
         ("ollama-v1", {"auto"}),
+        ("bedrock", {"auto", "required", "named"}),  # Converse has no "none" [B5]
+        ("bedrock-openai", ALL_CHOICES),
     ],
 )
 def test_tool_choice_values_honoured(name: str, choices: set[str]) -> None:
@@ -240,6 +243,8 @@ def test_tool_choice_values_honoured(name: str, choices: set[str]) -> None:
         ("vllm-responses", "http://localhost:8000/v1/responses"),
         ("lmstudio-responses", "http://localhost:1234/v1/responses"),
         ("bedrock-mantle", "https://bedrock-mantle.us-east-1.api.aws/v1/responses"),
+        ("bedrock-openai", "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1/chat/completions"),
+        ("bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse"),
     ],
 )
 def test_base_url_plus_adapter_path_is_the_documented_endpoint(name: str, endpoint: str) -> None:
@@ -323,7 +328,7 @@ def test_profile_for_url_of_real_requests(case: dict[str, Any]) -> None:
         assert (guessed and guessed.name) == expected
     elif case["provider"] in NATIVE and case["wire_format"] == NATIVE[case["provider"]]:
         assert guessed is not None and guessed.name == case["provider"]
-    else:  # Anthropic and native Gemini have no profile of their own
+    else:  # Anthropic and native Gemini have no profile of their own, Bedrock's hosts are regional
         assert guessed is None
 
 
