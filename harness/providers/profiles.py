@@ -63,6 +63,9 @@ class Profile:
     path: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     props_path: str | None = None  # where the server reports its own capabilities (llama-server)
+    sigv4_service: str | None = None
+    """The AWS service a request is signed for (AWS SigV4, botocore's signer: the ``[bedrock]``
+    extra) when the key variable is unset; ``None``: the key alone authenticates."""
 
     def request_path(self, default: str) -> str:
         return self.path or default
@@ -352,7 +355,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
         "AWS_BEARER_TOKEN_BEDROCK",
         "AWS Bedrock Converse: a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK as the bearer token, else "
         "SigV4 from the AWS credential chain (the [bedrock] extra); the region is the base URL's [B8][B9]",
-        tool_choice=frozenset({"auto", "required", "named"}),
+        tool_choice=frozenset({"auto", "required", "named"}), sigv4_service="bedrock",
         quirks=(
             Quirk("tool_choice_none_unsupported",
                   "toolChoice is auto, any or tool: 'none' is refused by the SDKs' validation ('must be one "
@@ -387,6 +390,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
         "AWS_BEARER_TOKEN_BEDROCK",
         "AWS Bedrock's OpenAI-compatible Chat Completions on bedrock-runtime (/openai/v1): a Bedrock API "
         "key as the bearer token, else SigV4 (the [bedrock] extra) [B10][B8]",
+        sigv4_service="bedrock",
         quirks=(
             Quirk("open_weight_models_only",
                   "serves the OpenAI-compatible models (gpt-oss and other open-weight ones), not Claude, "

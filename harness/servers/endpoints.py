@@ -17,6 +17,7 @@ them. The runner only ever receives endpoints; it never starts anything.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -50,8 +51,16 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
     """A reachable endpoint: ``base_url``, the target's headers (its profile's with its own over
     them) and the target's key. Every credential in them is registered as a secret before
     anything is sent: the key, the header values that carry it or another credential, the
-    URL's password and credential query values."""
-    key = api_key(target.api_key_variable())
+    URL's password and credential query values. A profile that signs (``Profile.sigv4_service``)
+    signs each request with the AWS credential chain when its key variable is unset."""
+    variable = target.api_key_variable()
+    signer = None
+    if variable and target.profile.sigv4_service and not os.environ.get(variable):
+        from harness.transport.aws import sigv4_signer
+
+        signer = sigv4_signer(target.profile.sigv4_service, base_url)
+        variable = None
+    key = api_key(variable)
     headers = dict(target.headers)
     if key:
         headers.update(target.adapter().auth_headers(key))
@@ -60,7 +69,7 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
     limiter = None
     if target.requests_per_minute or target.tokens_per_minute:
         limiter = RateLimiter(target.requests_per_minute, target.tokens_per_minute)
-    transport = live_transport(base_url, keep_alive=keep_alive, connections=target.concurrency)
+    transport = live_transport(base_url, keep_alive=keep_alive, connections=target.concurrency, signer=signer)
     return Endpoint(base_url, headers, transport, limit=limit, limiter=limiter)
 
 

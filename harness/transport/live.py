@@ -7,6 +7,7 @@ import contextlib
 import socket
 import ssl
 import weakref
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,7 +52,9 @@ class _TrackingBackend(httpcore.SyncBackend):
 
 class LiveTransport(httpx.HTTPTransport):
     """The real network transport, with :meth:`cut` to end every request in flight at once
-    (Ctrl-C)."""
+    (Ctrl-C). A ``signer`` authenticates each request as it goes out, its final method, URL,
+    headers and body in hand (AWS SigV4: :mod:`harness.transport.aws`), after a cassette has
+    recorded it."""
 
     def __init__(
         self,
@@ -60,6 +63,7 @@ class LiveTransport(httpx.HTTPTransport):
         connections: int = 20,
         proxy: str | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        signer: Callable[[httpx.Request], None] | None = None,
     ) -> None:
         # as many kept-alive connections as requests can be in flight: httpx keeps 20 by default,
         # so 50 concurrent requests would reconnect for 30 of them, every time
@@ -67,9 +71,14 @@ class LiveTransport(httpx.HTTPTransport):
         limits = httpx.Limits(max_connections=max(100, kept), max_keepalive_connections=kept)
         self.ssl_context = ssl_context or httpx.create_ssl_context()  # loading the CA bundle: ~15 ms
         super().__init__(limits=limits, proxy=proxy, verify=self.ssl_context)
-        self.keep_alive, self.connections, self.proxy = keep_alive, connections, proxy
+        self.keep_alive, self.connections, self.proxy, self.signer = keep_alive, connections, proxy, signer
         self._backend = _TrackingBackend()
         self._pool._network_backend = self._backend
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.signer is not None:
+            self.signer(request)
+        return super().handle_request(request)
 
     def fresh(self) -> LiveTransport:
         """A new transport like this one, sharing no connection with it (a forked worker's own),
@@ -79,6 +88,7 @@ class LiveTransport(httpx.HTTPTransport):
             connections=self.connections,
             proxy=self.proxy,
             ssl_context=self.ssl_context,
+            signer=self.signer,
         )
 
     def cut(self) -> None:
@@ -98,8 +108,17 @@ def env_proxy(url: str) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("all")
 
 
-def live_transport(base_url: str, *, keep_alive: bool = True, connections: int = 20) -> httpx.BaseTransport:
+def live_transport(
+    base_url: str,
+    *,
+    keep_alive: bool = True,
+    connections: int = 20,
+    signer: Callable[[httpx.Request], None] | None = None,
+) -> httpx.BaseTransport:
     """The real network transport to ``base_url`` (record and live modes): one per endpoint for a
     whole run, so the CA bundle is loaded once and, with ``keep_alive``, up to ``connections``
-    connections (the target's concurrency) are reused; through the environment's proxy, if any."""
-    return LiveTransport(keep_alive=keep_alive, connections=connections, proxy=env_proxy(base_url))
+    connections (the target's concurrency) are reused; through the environment's proxy, if any;
+    each request signed by ``signer`` as it goes out."""
+    return LiveTransport(
+        keep_alive=keep_alive, connections=connections, proxy=env_proxy(base_url), signer=signer
+    )

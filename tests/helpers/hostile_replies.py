@@ -138,10 +138,12 @@ class Answer:
 
 @dataclass
 class Seen:
-    """A request as the server received it: the request line's target (path and query) and body."""
+    """A request as the server received it: the request line's target (path and query), body and
+    headers (lower-case names)."""
 
     target: str
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -154,7 +156,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         with self.server.lock:
-            self.server.seen.append(Seen(self.path, body))
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            self.server.seen.append(Seen(self.path, body, headers))
             answer = self.server.answer(len(self.server.seen) - 1, self.path, body)
         self.send_response(answer.status)
         for name, value in answer.headers.items():
