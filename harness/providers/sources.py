@@ -11,9 +11,9 @@ can be read by anyone:
 - ``measured by this harness: tests/...``: observed by a test in this repository.
 
 A note in parentheses after a reference names the symbol or the fact it is for.
-Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini, CO Cohere,
-Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, RS the Responses API and its endpoints,
-B AWS Bedrock, H this harness.
+Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini, GI Gemini Interactions,
+CO Cohere, Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, RS the Responses API and its
+endpoints, B AWS Bedrock, H this harness.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ _COHERE = "cohere-ai/cohere-python"
 _BOTOCORE = "https://github.com/boto/botocore/blob/1.44.8/"
 _BEDROCK_DOCS = "https://docs.aws.amazon.com/bedrock/latest/"
 _VERCEL_BEDROCK = "vercel/ai packages/amazon-bedrock/src/__fixtures__/"
+_GENAI_REPO = "googleapis/python-genai"
+_GAOS = "google/genai/_gaos/types/interactions/"
 
 # Files of vLLM, llama.cpp, Ollama and LM Studio's docs read at these full commits.
 _VLLM = "vllm-project/vllm"
@@ -228,6 +230,35 @@ SOURCES: dict[str, str] = {
     "CO6": "vercel/ai packages/cohere/src/__fixtures__/cohere-empty-tool-call.chunks.txt"
     "@ed857f50f112e23930b0c2dd8d532cc8bebbc911 ; vercel/ai packages/cohere/src/__fixtures__/"
     "cohere-null-args.json@ed857f50f112e23930b0c2dd8d532cc8bebbc911",
+    # -- Google Gemini Interactions: the published reference; no recorded traffic yet -------------
+    "GI1": f"{_GENAI_REPO} {_GAOS}createmodelinteraction.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8"
+    " (input, system_instruction, tools, generation_config, store, previous_interaction_id) ; "
+    f"{_GENAI_REPO} {_GAOS}step.py@8972ca73005fc59555ad3f857d0cbb9add5c902a (the step types) ; "
+    f"{_GENAI_REPO} {_GAOS}functioncallstep.py@8972ca73005fc59555ad3f857d0cbb9add5c902a"
+    " (function_call: id, name, arguments) ; "
+    f"{_GENAI_REPO} {_GAOS}functionresultstep.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8"
+    " (function_result: call_id, result, is_error, name) ; "
+    f"{_GENAI_REPO} {_GAOS}function.py@d60617c32b80595df67e42cdf59cf8ba4637d40a (a function tool) ; "
+    f"{_GENAI_REPO} {_GAOS}generationconfig.py@7c44cddbb9aefb817e95ddcfa22e6355a0e9f7e2 (tool_choice) ; "
+    "https://pypi.org/project/google-genai/3.6.1/ (toolchoicetype.py: auto, any, none, validated; "
+    "allowedtools.py: mode and tools; argumentsdelta.py; read from the wheel)",
+    "GI2": f"{_GENAI_REPO} google/genai/_gaos/_hooks/google_genai_auth.py"
+    "@8d3151cc30ead68a0d585153ab895bb3c7a6d500 (GOOGLE_GENAI_API_REVISION 2026-05-20, x-goog-api-key) ; "
+    "https://ai.google.dev/gemini-api/docs/interactions-breaking-changes-may-2026 ; "
+    "https://ai.google.dev/gemini-api/docs/interactions/streaming (a request with Api-Revision: 2026-05-20)",
+    "GI3": "https://ai.google.dev/gemini-api/docs/interactions/streaming (events; data with event_type) ; "
+    f"{_GENAI_REPO} {_GAOS}interactionsseevent.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8 ; "
+    f"{_GENAI_REPO} {_GAOS}interactionsseeventinteraction.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8 ; "
+    f"{_GENAI_REPO} {_GAOS}stepdeltadata.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8 ; "
+    f"{_GENAI_REPO} {_GAOS}stepstart.py@8972ca73005fc59555ad3f857d0cbb9add5c902a",
+    "GI4": "https://ai.google.dev/gemini-api/docs/interactions"
+    " (store=true by default; previous_interaction_id)",
+    "GI5": "https://docs.cloud.google.com/gemini-enterprise-agent-platform/reference/rest/v1beta1/Status"
+    " (REQUIRES_ACTION; INCOMPLETE: hitting maxTokens) ; "
+    f"{_GENAI_REPO} {_GAOS}interaction.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8 (InteractionStatus)",
+    "GI6": "https://ai.google.dev/gemini-api/docs/api-errors (error codes, the error envelope, error events)",
+    "GI7": f"{_GENAI_REPO} google/genai/_api_client.py@79f0d7469288c9273adba217932657ad792b597c"
+    " (get_env_api_key: GOOGLE_API_KEY wins over GEMINI_API_KEY)",
     # -- Groq ------------------------------------------------------------------------------------
     "Q1": _urls(_GROQ, "src/groq/_client.py", "src/groq/resources/chat/completions.py"),
     "Q2": _urls(
