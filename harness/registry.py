@@ -103,6 +103,7 @@ ADAPTERS: Registry[Any] = Registry(
         "cohere-chat": "harness.providers.cohere:CohereChatAdapter",
         "openai-responses": "harness.providers.openai_responses:OpenAIResponsesAdapter",
         "bedrock-converse": "harness.providers.bedrock:BedrockConverseAdapter",
+        "gemini-interactions": "harness.providers.gemini_interactions:GeminiInteractionsAdapter",
     },
 )
 """Wire format -> :class:`~harness.providers.adapter.Adapter` subclass."""

@@ -1,5 +1,6 @@
-"""The simulator's Anthropic Messages, Gemini, Cohere, Responses and Bedrock Converse formats over
-HTTP, through the real client adapters (Bedrock's stream as the binary AWS event stream).
+"""The simulator's Anthropic Messages, Gemini (generateContent and Interactions), Cohere, Responses and
+Bedrock Converse formats over HTTP, through the real client adapters (Bedrock's stream as the binary
+AWS event stream).
 
 A conformant server must round-trip through the adapters without tripping any
 of their deviation detectors, and a whole harness run against it (recorded,
@@ -8,6 +9,7 @@ then replayed) must score 100 on every scenario.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +28,14 @@ from harness.targets import Target
 
 SCENARIOS = load([Path(__file__).resolve().parents[2] / "scenarios"])
 BY_ID = {s.id: s for s in SCENARIOS}
-NEW_FORMATS = ["anthropic-messages", "gemini-generate", "cohere-chat", "openai-responses", "bedrock-converse"]
+NEW_FORMATS = [
+    "anthropic-messages",
+    "gemini-generate",
+    "gemini-interactions",
+    "cohere-chat",
+    "openai-responses",
+    "bedrock-converse",
+]
 WEATHER = ("get_weather", {"city": "Paris", "unit": "celsius"})
 
 
@@ -150,6 +159,7 @@ def test_unknown_conversation_is_an_error_in_the_formats_envelope(server: SimSer
     codes = {
         "anthropic-messages": "invalid_request_error",
         "gemini-generate": "INVALID_ARGUMENT",
+        "gemini-interactions": "invalid_request",
         "cohere-chat": None,
         "openai-responses": "invalid_request_error",
         "bedrock-converse": None,  # AWS's REST JSON errors carry their type in a header, not in the body
@@ -193,3 +203,36 @@ def test_record_then_replay_scores_100(tmp_path: Path, fmt: str) -> None:
         records = run(targets, SCENARIOS, config)
         assert len(records) == 2 * len(SCENARIOS)
         assert failures(records) == [], f"{mode}:\n" + "\n".join(failures(records))
+
+
+def test_interactions_stored_turns_chain_by_previous_interaction_id(tmp_path: Path) -> None:
+    """``request_options = {store = true}``: the simulator keeps each interaction; every request after
+    a model turn sends only what came after it, with that turn's id, and the suite still scores 100."""
+    targets = [
+        Target.build(
+            f"sim-interactions-stored{suffix}",
+            format="gemini-interactions",
+            model="sim-conformant",
+            base_url="sim",
+            stream=stream,
+            request_options={"store": True},
+        )
+        for suffix, stream in (("", False), ("-stream", True))
+    ]
+    suite = [s for s in SCENARIOS if not s.mcp_servers]
+    records = run(targets, suite, RunConfig(mode="live", results=tmp_path / "r.jsonl"))
+    assert failures(records) == []
+    chained = 0
+    for record in records:
+        bodies = [
+            e.request.body if isinstance(e.request.body, dict) else json.loads(e.request.body)
+            for e in record.transcript.exchanges
+        ]
+        assert "previous_interaction_id" not in bodies[0] and bodies[0]["store"] is True
+        for body in bodies[1:]:
+            chained += 1
+            assert body["previous_interaction_id"].startswith("v1_")
+            assert body["input"] and body["input"][0]["type"] in ("function_result", "user_input"), body[
+                "input"
+            ]
+    assert chained > len(suite)  # most scenarios take more than one turn

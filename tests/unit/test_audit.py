@@ -300,6 +300,12 @@ def test_gemini_json_array_body(tmp_path: Path) -> None:
 def test_detect_format_url_rules() -> None:
     assert detect_format("https://api.anthropic.com/v1/messages?beta=1", "") == ("anthropic-messages", "url")
     assert detect_format("https://x/v1beta/models/g:streamGenerateContent", "")[0] == "gemini-generate"
+    interactions = "https://generativelanguage.googleapis.com/v1beta/interactions"
+    assert detect_format(interactions, "") == ("gemini-interactions", "url")
+    assert detect_format(interactions + "/", "")[0] == "gemini-interactions"
+    vertex = "https://aiplatform.googleapis.com/v1beta1/projects/p/locations/global/interactions"
+    assert detect_format(vertex, "")[0] == "gemini-interactions"
+    assert detect_format("https://example.com/interactions", "")[0] is None  # no API version: anyone's
     assert detect_format("http://localhost:11434/api/chat", "")[0] == "ollama-chat"
     assert detect_format("https://api.mistral.ai/v1/chat/completions", "")[0] == "mistral-chat"
     assert detect_format("https://openrouter.ai/api/v1/chat/completions", "")[0] == "openai-chat"
@@ -461,6 +467,15 @@ PER_FORMAT = {
             "candidates": [
                 {"content": {"role": "model", "parts": [{"text": PYTHONIC}]}, "finishReason": "STOP"}
             ]
+        },
+    ),
+    "gemini-interactions": (
+        "https://g/v1beta/interactions",
+        [{"type": "function", "name": "get_weather", "parameters": {}}],
+        {
+            "id": "v1_a",
+            "status": "completed",
+            "steps": [{"type": "model_output", "content": [{"type": "text", "text": PYTHONIC}]}],
         },
     ),
     "ollama-chat": (

@@ -253,6 +253,32 @@ KNOWN = {
         ),
         "openai-responses",
     ),
+    # Gemini Interactions, shaped by the reference (no recorded traffic exists yet)
+    "interactions": (
+        json.dumps({"id": "v1_a", "object": "interaction", "status": "completed", "steps": []}),
+        "gemini-interactions",
+    ),
+    "interactions-no-object": (
+        json.dumps({"status": "requires_action", "steps": [{"type": "function_call"}]}),
+        "gemini-interactions",
+    ),
+    "interactions-stream": (
+        "".join(
+            f"event: {e['event_type']}\ndata: {json.dumps(e)}\n\n"
+            for e in (
+                {"event_type": "interaction.created", "interaction": {"id": "v1_a", "status": "in_progress"}},
+                {"event_type": "step.start", "index": 0, "step": {"type": "model_output"}},
+                {"event_type": "step.delta", "index": 0, "delta": {"type": "text", "text": "hi"}},
+                {"event_type": "step.stop", "index": 0},
+                {"event_type": "interaction.completed", "interaction": {"id": "v1_a", "status": "completed"}},
+            )
+        ),
+        "gemini-interactions",
+    ),
+    "interactions-error-event": (
+        sse({"event_type": "error", "error": {"code": "not_found", "message": "gone"}}, named=False),
+        "gemini-interactions",
+    ),
 }
 
 

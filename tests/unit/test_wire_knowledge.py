@@ -61,6 +61,17 @@ FIELDS = (
     "tool-call-delta",
     "message-end",
     "/v2/chat",
+    # Gemini Interactions
+    "previous_interaction_id",
+    "function_result",
+    "user_input",
+    "model_output",
+    "arguments_delta",
+    "step.start",
+    "step.delta",
+    "interaction.completed",
+    "Api-Revision",
+    "/v1beta/interactions",
     # Ollama
     "done_reason",
     "tool_name",

@@ -248,6 +248,36 @@ RESPONSES_EVENT = obj(
                 "response.completed",
                 "response.incomplete",
                 "response.failed",
+STEP_TYPES = ["model_output", "function_call", "thought", "user_input", "function_result", "google_search"]
+STEP = obj(
+    type=like(st.sampled_from(STEP_TYPES)),
+    id=like(TEXT),
+    name=like(TEXT),
+    arguments=JSON,
+    signature=like(TEXT),
+    content=arr(obj(type=like(st.sampled_from(["text", "image"])), text=like(TEXT))),
+    summary=arr(obj(type=like(st.just("text")), text=like(TEXT))),
+    error=obj(code=JSON, message=like(TEXT)),
+)
+INTERACTIONS_USAGE = obj(total_input_tokens=COUNT, total_output_tokens=COUNT)
+INTERACTION = obj(
+    id=like(TEXT),
+    object=like(st.just("interaction")),
+    status=like(st.sampled_from(["completed", "requires_action", "failed", "incomplete", "in_progress"])),
+    steps=arr(STEP),
+    usage=INTERACTIONS_USAGE,
+    errors=arr(obj(code=like(TEXT), message=like(TEXT))),
+)
+INTERACTIONS_EVENT = obj(
+    event_type=like(
+        st.sampled_from(
+            [
+                "interaction.created",
+                "interaction.status_update",
+                "step.start",
+                "step.delta",
+                "step.stop",
+                "interaction.completed",
                 "error",
             ]
         )
@@ -310,6 +340,21 @@ CONVERSE_EVENT = st.sampled_from(sorted(CONVERSE_EVENTS)).flatmap(
     lambda name: CONVERSE_EVENTS[name].map(lambda payload: {name: payload})
 )
 """A stream event as the AWS SDKs print it: ``{"<event name>": payload}``."""
+    interaction=INTERACTION,
+    index=INT,
+    step=STEP,
+    delta=obj(
+        type=like(st.sampled_from(["text", "arguments_delta", "thought_signature", "thought_summary"])),
+        text=like(TEXT),
+        arguments=ARGUMENTS_TEXT,
+        signature=like(TEXT),
+        content=obj(type=like(st.just("text")), text=like(TEXT)),
+    ),
+    status=like(TEXT),
+    usage=INTERACTIONS_USAGE,
+    metadata=obj(total_usage=INTERACTIONS_USAGE),
+    error=obj(code=like(TEXT), message=like(TEXT)),
+)
 SHAPES = {
     "openai-responses": RESPONSE,
     "openai-chat": OPENAI,
@@ -319,6 +364,7 @@ SHAPES = {
     "gemini-generate": GEMINI,
     "cohere-chat": COHERE,
     "bedrock-converse": CONVERSE,
+    "gemini-interactions": INTERACTION,
 }
 CHUNKS = {
     **SHAPES,
@@ -326,6 +372,7 @@ CHUNKS = {
     "cohere-chat": COHERE_EVENT,
     "bedrock-converse": CONVERSE_EVENT,
     "openai-responses": RESPONSES_EVENT,
+    "gemini-interactions": INTERACTIONS_EVENT,
 }
 STATUS = st.sampled_from([200, 200, 200, 201, 204, 400, 401, 404, 429, 500, 503])
 
@@ -347,7 +394,7 @@ def stream_body(draw: st.DrawFn, fmt: str) -> str:
     else:
         frames = []
         for chunk in chunks:
-            name = chunk.get("type") if isinstance(chunk, dict) else None
+            name = (chunk.get("type") or chunk.get("event_type")) if isinstance(chunk, dict) else None
             event = f"event: {name}\n" if framing == "sse-named" and isinstance(name, str) else ""
             frames.append(f"{event}data: {dumps(chunk, ascii_only)}\n\n")
         body = "".join(frames) + draw(st.sampled_from(["", "data: [DONE]\n\n", ": keep-alive\n\n"]))
@@ -580,6 +627,14 @@ REQUEST = obj(
             output=like(TEXT) | arr(RESPONSES_PART),
         )
     ),
+    input=like(TEXT) | arr(STEP | obj(type=like(st.just("text")), text=like(TEXT))),
+    system_instruction=like(TEXT),
+    generation_config=obj(
+        tool_choice=like(st.sampled_from(["auto", "any", "none", "validated"]))
+        | obj(allowed_tools=obj(mode=like(TEXT), tools=arr(TEXT)))
+    ),
+    previous_interaction_id=like(TEXT),
+    store=like(st.booleans()),
 )
 PATHS = (
     st.sampled_from(
@@ -590,6 +645,7 @@ PATHS = (
             "/v1beta/models/m:streamGenerateContent?alt=sse",
             "/model/m/converse",
             "/model/us.a.b-v1%3A0/converse-stream",
+            "/v1beta/interactions",
         ]
     )
     | TEXT

@@ -370,6 +370,7 @@ def test_request_strings_with_lone_surrogates_are_repaired_in_a_copy(fmt: str) -
         "messages": [{"role": "user", "content": "hi\udc80"}],
         "contents": [{"role": "user", "parts": [{"text": "hi\udc80"}]}],
         "input": [{"role": "user", "content": "hi\udc80"}],
+        "input": "hi\udc80",
         "max_tokens": 5,
     }
     before = copy.deepcopy(body)
@@ -448,7 +449,13 @@ def hostile_reply(fmt: str, stream: bool, literal: str) -> Body:
     return marked_as(body, literal)
 
 
-OBJECT_FORMATS = ("anthropic-messages", "gemini-generate", "ollama-chat", "bedrock-converse")
+OBJECT_FORMATS = (
+    "anthropic-messages",
+    "gemini-generate",
+    "gemini-interactions",
+    "ollama-chat",
+    "bedrock-converse",
+)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -1,4 +1,5 @@
-"""The simulator's Anthropic Messages and Gemini wire shapes, built and read without a server."""
+"""The simulator's Anthropic Messages, Gemini and Gemini Interactions wire shapes, built and read
+without a server."""
 
 from __future__ import annotations
 
@@ -14,15 +15,17 @@ from harness.servers.sim.script import Conversation, Reply
 from harness.servers.sim.wire import SimRequest
 from harness.servers.sim.wire_anthropic import ANTHROPIC
 from harness.servers.sim.wire_gemini import GEMINI
+from harness.servers.sim.wire_gemini_interactions import INTERACTIONS
 
 SCENARIOS = load([Path(__file__).resolve().parents[3] / "scenarios"])
 BY_ID = {s.id: s for s in SCENARIOS}
-NEW_FORMATS = ["anthropic-messages", "gemini-generate"]
+NEW_FORMATS = ["anthropic-messages", "gemini-generate", "gemini-interactions"]
 WEATHER = ("get_weather", {"city": "Paris", "unit": "celsius"})
 
 
 def test_formats_are_registered() -> None:
     assert FORMATS["anthropic-messages"] is ANTHROPIC and FORMATS["gemini-generate"] is GEMINI
+    assert FORMATS["gemini-interactions"] is INTERACTIONS
 
 
 # -- Anthropic wire shapes ---------------------------------------------------------------------
@@ -170,3 +173,98 @@ def test_responses_are_deterministic(fmt: str) -> None:
     first = FORMATS[fmt].respond(request, Reply([WEATHER]), "seed").body
     assert first == FORMATS[fmt].respond(request, Reply([WEATHER]), "seed").body
     assert first != FORMATS[fmt].respond(request, Reply([WEATHER]), "other").body
+
+
+# -- Gemini Interactions wire shapes -------------------------------------------------------------------
+
+INTERACTIONS_PATH = "/v1beta/interactions"
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"type": "user_input", "content": [{"type": "text", "text": text}]}
+
+
+def test_interactions_reads_system_steps_turns_and_tools() -> None:
+    body = {
+        "system_instruction": "Be brief.",
+        "tools": [
+            {"type": "function", "name": "a", "parameters": {"type": "object"}},
+            {"type": "google_search"},
+        ],
+        "input": [
+            user("Hi"),
+            user("there"),
+            {"type": "thought", "signature": "s"},
+            {"type": "function_call", "id": "c", "name": "a", "arguments": {}},
+            {"type": "function_result", "call_id": "c", "result": "ok"},
+            {"type": "model_output", "content": [{"type": "text", "text": "Done."}]},
+            user("And again?"),
+        ],
+    }
+    assert INTERACTIONS.read(SimRequest(INTERACTIONS_PATH, body)) == Conversation(
+        [("system", "Be brief."), ("user", "Hi"), ("user", "there")],
+        2,  # the thought and the call are one model turn; the answer after the result another
+        ["a"],
+        ["Hi", "there", "And again?"],
+        0,
+        {"a": {"type": "object"}},
+    )
+    plain = INTERACTIONS.read(SimRequest(INTERACTIONS_PATH, {"input": "Hi"}))
+    assert (plain.opening, plain.assistant_turns) == ([("user", "Hi")], 0)
+    odd = INTERACTIONS.read(SimRequest(INTERACTIONS_PATH, {"input": [{"type": ["x"]}, 3], "tools": "x"}))
+    assert (odd.opening, odd.tool_names) == ([], [])
+
+
+def test_interactions_whole_response() -> None:
+    request = SimRequest(INTERACTIONS_PATH, {"model": "m", "store": False, "input": "Hi"})
+    calls = json.loads(INTERACTIONS.respond(request, Reply([WEATHER, ("get_time", {})]), "s").body)
+    assert (calls["object"], calls["status"], calls["model"]) == ("interaction", "requires_action", "m")
+    assert [s["type"] for s in calls["steps"]] == ["thought", "function_call", "function_call"]
+    assert calls["steps"][0]["signature"] and all(s["id"] for s in calls["steps"][1:])
+    assert set(calls["usage"]) == {"total_input_tokens", "total_output_tokens", "total_tokens"}
+    text = json.loads(INTERACTIONS.respond(request, Reply(text="Hi"), "s").body)
+    assert (text["status"], text["steps"]) == (
+        "completed",
+        [{"type": "model_output", "content": [{"type": "text", "text": "Hi"}]}],
+    )
+
+
+def test_interactions_stream_events_fragments_and_empty_arguments() -> None:
+    request = SimRequest(INTERACTIONS_PATH, {"model": "m", "store": False, "stream": True, "input": "Hi"})
+    response = INTERACTIONS.respond(request, Reply([WEATHER, ("get_time", {})]), "s")
+    stream = events(response.body)
+    assert response.content_type == "text/event-stream" and "[DONE]" not in response.body
+    assert all(name == data["event_type"] for name, data in stream)
+    names = [name for name, _ in stream]
+    assert names[:3] == ["interaction.created", "interaction.status_update", "step.start"]
+    assert (
+        names[-1] == "interaction.completed" and stream[-1][1]["interaction"]["status"] == "requires_action"
+    )
+    deltas = [(d["index"], d["delta"]) for n, d in stream if n == "step.delta"]
+    weather = "".join(delta["arguments"] for index, delta in deltas if index == 1)
+    assert json.loads(weather) == WEATHER[1] and len([i for i, _ in deltas if i == 1]) > 1
+    assert [i for i, _ in deltas if i == 2] == []  # no arguments: no arguments_delta at all
+    starts = [d["step"] for n, d in stream if n == "step.start"]
+    assert starts[2] == {"type": "function_call", "id": starts[2]["id"], "name": "get_time", "arguments": {}}
+
+
+def test_interactions_store_and_previous_interaction_id() -> None:
+    stored = SimRequest(INTERACTIONS_PATH, {"model": "m", "input": [user("First question")]})
+    first = json.loads(INTERACTIONS.respond(stored, Reply([WEATHER]), "stored-seed").body)
+    follow = {"previous_interaction_id": first["id"], "input": [{"type": "function_result", "call_id": "x"}]}
+    conversation = INTERACTIONS.read(SimRequest(INTERACTIONS_PATH, follow))
+    assert conversation.opening == [("user", "First question")] and conversation.assistant_turns == 1
+    unstored = SimRequest(INTERACTIONS_PATH, {"model": "m", "store": False, "input": [user("Other")]})
+    other = json.loads(INTERACTIONS.respond(unstored, Reply([WEATHER]), "unstored-seed").body)
+    lost = INTERACTIONS.read(
+        SimRequest(INTERACTIONS_PATH, {**follow, "previous_interaction_id": other["id"]})
+    )
+    assert lost.opening == [] and lost.assistant_turns == 0
+
+
+def test_interactions_error_envelope() -> None:
+    assert json.loads(INTERACTIONS.error(400, "bad").body) == {
+        "error": {"code": "invalid_request", "message": "bad"}
+    }
+    assert json.loads(INTERACTIONS.error(503, "busy").body)["error"]["code"] == "api_error"
+    assert json.loads(INTERACTIONS.error(429, "slow").body)["error"]["code"] == "rate_limit_exceeded"
