@@ -404,6 +404,27 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
                   "gpt-oss streaming was refused ('The model is unsupported for streaming') before Bedrock "
                   "served it in 2025-10 [B11]"),
         )),
+    Profile("gemini-interactions", "gemini-interactions", "https://generativelanguage.googleapis.com",
+        "GEMINI_API_KEY",
+        "Gemini Interactions API (POST /v1beta/interactions, Api-Revision 2026-05-20), built from the "
+        "published reference: no recorded traffic yet",
+        quirks=(
+            Quirk("reference_only",
+                  "built from the published reference, no recorded traffic: the python-genai SDK's types "
+                  "and ai.google.dev's pages [GI1][GI2][GI3][GI4][GI5][GI6]; the simulator is the oracle "
+                  "until real traffic is recorded"),
+            Quirk("api_revision_pinned",
+                  "the Api-Revision header pins the steps schema (2026-05-20); without it the server's "
+                  "default revision answers, and the legacy outputs schema is gone [GI2]",
+                  "Api-Revision sent"),
+            Quirk("store_default_true",
+                  "the API stores every interaction unless store is false [GI4]; the harness sends the whole "
+                  "history with store: false, or with request_options = {store = true} chains turns by "
+                  "previous_interaction_id", "store: false sent"),
+            Quirk("google_api_key_wins",
+                  "the SDK reads GOOGLE_API_KEY before GEMINI_API_KEY [GI7]; name api_key_env = "
+                  "\"GOOGLE_API_KEY\" on a target to use that one"),
+        )),
 ]}
 # fmt: on
 
@@ -481,6 +502,7 @@ URL_RULES: tuple[tuple[str, int | None, str, str], ...] = (
     ("api.groq.com", None, "/openai/", "groq"),
     ("openrouter.ai", None, "/api/", "openrouter"),
     ("generativelanguage.googleapis.com", None, "/v1[a-z0-9]*/openai/", "gemini-openai"),
+    ("generativelanguage.googleapis.com", None, "/v1[a-z0-9]*/interactions/", "gemini-interactions"),
     # Ollama Cloud: same server as local Ollama, but a target must name its key (OLLAMA_API_KEY).
     ("ollama.com", None, "/v1/", "ollama-v1"),
     ("ollama.com", None, "/api/", "ollama"),
@@ -496,7 +518,7 @@ URL_RULES: tuple[tuple[str, int | None, str, str], ...] = (
 Loopback names count as ``localhost``. Only hosts that identify the vendor are
 listed, plus Ollama's own port 11434. Ports 8000 (vLLM), 8080 (llama-server)
 and 1234 (LM Studio) are defaults that any server can use, so they are not
-guessed; neither is Gemini's native API, which has no profile here.
+guessed; neither is Gemini's native generateContent API, which has no profile here.
 """
 
 

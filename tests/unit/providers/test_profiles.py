@@ -36,7 +36,12 @@ from tests.helpers.realworld import cases
 ROOT = Path(__file__).resolve().parents[3]
 NEW = ["groq", "openrouter", "vllm", "llamacpp", "lmstudio", "ollama-v1", "gemini-openai"]
 BEDROCK = ["bedrock", "bedrock-openai"]  # regional hosts: no URL rule, and no openai-chat traffic recorded
-NATIVE = {"mistral": "mistral-chat", "ollama": "ollama-chat", "cohere": "cohere-chat"}
+NATIVE = {
+    "mistral": "mistral-chat",
+    "ollama": "ollama-chat",
+    "cohere": "cohere-chat",
+    "gemini-interactions": "gemini-interactions",
+}
 RESPONSES = [
     "openai-responses",
     "azure-openai-v1",
@@ -104,7 +109,7 @@ def build(profile_name: str, choice: ToolChoice, **options: Any) -> Any:
 
 
 def test_the_new_profiles_sit_beside_the_first_four() -> None:
-    first = {"openai", "mistral", "ollama", "llama-cpp-python", "cohere"}
+    first = {"openai", "mistral", "ollama", "llama-cpp-python", "cohere", "gemini-interactions"}
     assert set(NEW) | set(RESPONSES) | set(BEDROCK) | first == set(PROFILES)
     assert default_profile("openai-responses").name == "openai-responses"
     assert default_profile("openai-chat").name == "openai"  # the format's vendor stays its default
@@ -199,6 +204,7 @@ def test_cite_returns_the_reference_and_lists_known_keys_on_a_miss() -> None:
         ("openrouter", "OPENROUTER_API_KEY"),
         ("gemini-openai", "GEMINI_API_KEY"),
         ("cohere", "CO_API_KEY"),
+        ("gemini-interactions", "GEMINI_API_KEY"),
     ]
     + [(name, "AWS_BEARER_TOKEN_BEDROCK") for name in BEDROCK]
     + [(local, None) for local in ("vllm", "llamacpp", "lmstudio", "ollama-v1")],
@@ -245,6 +251,7 @@ def test_tool_choice_values_honoured(name: str, choices: set[str]) -> None:
         ("bedrock-mantle", "https://bedrock-mantle.us-east-1.api.aws/v1/responses"),
         ("bedrock-openai", "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1/chat/completions"),
         ("bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse"),
+        ("gemini-interactions", "https://generativelanguage.googleapis.com/v1beta/interactions"),
     ],
 )
 def test_base_url_plus_adapter_path_is_the_documented_endpoint(name: str, endpoint: str) -> None:
@@ -363,6 +370,8 @@ def test_url_cases_cover_every_hosted_profile() -> None:
         ("http://localhost:11434", None),  # native or /v1: the path says, and there is none
         ("https://api.groq.com.evil.example/openai/v1/chat/completions", None),
         ("https://generativelanguage.googleapis.com/v1beta/models/g:generateContent", None),
+        ("https://generativelanguage.googleapis.com/v1beta/interactions", "gemini-interactions"),
+        ("https://generativelanguage.googleapis.com/v1beta/interactions/v1_abc", "gemini-interactions"),
         ("https://api.openai.com/v2/chat/completions", None),
         ("https://api.cohere.com/v2/chat", "cohere"),
         ("https://api.cohere.com/v1/chat", None),  # v1 chat is another format, not read
