@@ -248,6 +248,24 @@ RESPONSES_EVENT = obj(
                 "response.completed",
                 "response.incomplete",
                 "response.failed",
+                "error",
+            ]
+        )
+    ),
+    sequence_number=INT,
+    output_index=INT,
+    content_index=INT,
+    item_id=like(TEXT),
+    item=RESPONSES_ITEM,
+    delta=like(TEXT),
+    arguments=ARGUMENTS_TEXT,
+    text=like(TEXT),
+    part=RESPONSES_PART,
+    response=RESPONSE,
+    error=obj(code=like(TEXT), message=like(TEXT), param=like(TEXT)),
+    code=like(TEXT),
+    message=like(TEXT),
+)
 STEP_TYPES = ["model_output", "function_call", "thought", "user_input", "function_result", "google_search"]
 STEP = obj(
     type=like(st.sampled_from(STEP_TYPES)),
@@ -282,19 +300,20 @@ INTERACTIONS_EVENT = obj(
             ]
         )
     ),
-    sequence_number=INT,
-    output_index=INT,
-    content_index=INT,
-    item_id=like(TEXT),
-    item=RESPONSES_ITEM,
-    delta=like(TEXT),
-    arguments=ARGUMENTS_TEXT,
-    text=like(TEXT),
-    part=RESPONSES_PART,
-    response=RESPONSE,
-    error=obj(code=like(TEXT), message=like(TEXT), param=like(TEXT)),
-    code=like(TEXT),
-    message=like(TEXT),
+    interaction=INTERACTION,
+    index=INT,
+    step=STEP,
+    delta=obj(
+        type=like(st.sampled_from(["text", "arguments_delta", "thought_signature", "thought_summary"])),
+        text=like(TEXT),
+        arguments=ARGUMENTS_TEXT,
+        signature=like(TEXT),
+        content=obj(type=like(st.just("text")), text=like(TEXT)),
+    ),
+    status=like(TEXT),
+    usage=INTERACTIONS_USAGE,
+    metadata=obj(total_usage=INTERACTIONS_USAGE),
+    error=obj(code=like(TEXT), message=like(TEXT)),
 )
 TOOL_USE = obj(
     toolUseId=like(TEXT),
@@ -340,21 +359,6 @@ CONVERSE_EVENT = st.sampled_from(sorted(CONVERSE_EVENTS)).flatmap(
     lambda name: CONVERSE_EVENTS[name].map(lambda payload: {name: payload})
 )
 """A stream event as the AWS SDKs print it: ``{"<event name>": payload}``."""
-    interaction=INTERACTION,
-    index=INT,
-    step=STEP,
-    delta=obj(
-        type=like(st.sampled_from(["text", "arguments_delta", "thought_signature", "thought_summary"])),
-        text=like(TEXT),
-        arguments=ARGUMENTS_TEXT,
-        signature=like(TEXT),
-        content=obj(type=like(st.just("text")), text=like(TEXT)),
-    ),
-    status=like(TEXT),
-    usage=INTERACTIONS_USAGE,
-    metadata=obj(total_usage=INTERACTIONS_USAGE),
-    error=obj(code=like(TEXT), message=like(TEXT)),
-)
 SHAPES = {
     "openai-responses": RESPONSE,
     "openai-chat": OPENAI,
@@ -626,8 +630,9 @@ REQUEST = obj(
             call_id=like(TEXT),
             output=like(TEXT) | arr(RESPONSES_PART),
         )
+        | STEP
+        | obj(type=like(st.just("text")), text=like(TEXT))
     ),
-    input=like(TEXT) | arr(STEP | obj(type=like(st.just("text")), text=like(TEXT))),
     system_instruction=like(TEXT),
     generation_config=obj(
         tool_choice=like(st.sampled_from(["auto", "any", "none", "validated"]))

@@ -370,9 +370,10 @@ def test_request_strings_with_lone_surrogates_are_repaired_in_a_copy(fmt: str) -
         "messages": [{"role": "user", "content": "hi\udc80"}],
         "contents": [{"role": "user", "parts": [{"text": "hi\udc80"}]}],
         "input": [{"role": "user", "content": "hi\udc80"}],
-        "input": "hi\udc80",
         "max_tokens": 5,
     }
+    if fmt == "gemini-interactions":  # its input is steps, or one string
+        body["input"] = "hi\udc80"
     before = copy.deepcopy(body)
     view = adapter_class(fmt)().read_request(body, "/v1beta/models/m:generateContent")
     assert body == before, "the caller's body must not change"
