@@ -34,6 +34,7 @@ from harness.transport.send import Endpoint
 
 if TYPE_CHECKING:
     from harness.scenarios import Scenario
+    from harness.servers.local import LocalServer
 
 REPLAY_HOST = "http://replay.invalid"
 
@@ -82,17 +83,19 @@ def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:
         endpoint.base_url,
         headers=endpoint.headers,
         model=target.model,
-        chat_path=target.profile.request_path(adapter_class(target.format).default_path),
+        wire_format=target.format,
+        path=target.profile.request_path(adapter_class(target.format).default_path),
         props_path=target.profile.props_path,
     )
 
 
 def _probed(target: Target) -> bool:
     """Whether a live target's server is asked about tool delivery: its profile knows where the
-    server reports its capabilities, it speaks the probe's wire format, and no agent is under test."""
-    from harness.servers.probe import WIRE_FORMAT
+    server reports its capabilities, it speaks a wire format the probe speaks, and no agent is under
+    test."""
+    from harness.servers.probe import WIRES
 
-    return bool(target.profile.props_path) and target.format == WIRE_FORMAT and not target.agent
+    return bool(target.profile.props_path) and target.format in WIRES and not target.agent
 
 
 def _check_agents(targets: Sequence[Target]) -> None:
@@ -117,7 +120,8 @@ def open_endpoints(
     with contextlib.ExitStack() as stack:
         found: dict[str, Endpoint] = {}
         sim = None
-        local: dict[str, tuple[str, dict[str, Any]]] = {}  # model -> (base URL, facts): one server each
+        local: dict[str, LocalServer] = {}  # one server per model, shared by its targets
+        facts: dict[tuple[str, str], dict[str, Any]] = {}  # (model, wire format) -> what it said
         for target in targets:
             if mode == "replay":
                 found[target.name] = replay_endpoint(target)
@@ -132,14 +136,18 @@ def open_endpoints(
                 if target.local_model not in local:
                     from harness.servers.local import local_server
 
-                    server = stack.enter_context(local_server(target.local_model))
-                    local[target.local_model] = (server.base_url, server.facts())
-                base, facts = local[target.local_model]
+                    local[target.local_model] = stack.enter_context(local_server(target.local_model))
+                server = local[target.local_model]
+                asked = (target.local_model, target.format)
+                if asked not in facts:  # the probe asks in the target's own wire format
+                    facts[asked] = server.facts(target.format)
                 # a managed server answers one request at a time on loopback: nothing to gain from
                 # keep-alive, and llama-cpp-python drops a kept-alive connection after an aborted
                 # stream, so the next request on it is reset [H1]
-                endpoint = live_endpoint(target, base, limit=f"local:{target.local_model}", keep_alive=False)
-                endpoint.facts = facts
+                endpoint = live_endpoint(
+                    target, server.base_url, limit=f"local:{target.local_model}", keep_alive=False
+                )
+                endpoint.facts = facts[asked]
             else:
                 base = target.resolved_base_url()
                 if not base:

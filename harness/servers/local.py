@@ -66,10 +66,10 @@ class LocalServer:
     process: subprocess.Popen[bytes]
     log_path: Path
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self, wire_format: str = "openai-chat") -> dict[str, Any]:
         """What recorded a run: the server and its version, the model file and its sha256, and
-        whether the server delivers tools to the model, with the evidence (see
-        :func:`harness.servers.probe.tool_delivery`). Kept in every cassette recorded against it."""
+        whether the server delivers tools to the model, asked in ``wire_format``, with the evidence
+        (see :func:`harness.servers.probe.tool_delivery`). Kept in every cassette recorded against it."""
         from harness.servers.probe import tool_delivery
 
         path = weights(self.model, self.server)
@@ -84,6 +84,7 @@ class LocalServer:
         } | tool_delivery(
             self.base_url,
             model=self.model.name,
+            wire_format=wire_format,
             props_path="/props" if self.server == "llama-server" else None,
             usage_counts_tools=self.server != "llama-cpp-python",  # its usage leaves the tools out
         )

@@ -42,7 +42,8 @@ def test_the_servers_own_capability_report_decides_and_is_kept_without_paths_or_
     facts = probe(LLAMA_SERVER_PROPS, (31, 31))
     assert facts["tools_delivered"] is False
     assert facts["evidence"] == (
-        "/props chat_template_caps.supports_tools = false; prompt tokens 31 without tools, 31 with one tool"
+        "/props chat_template_caps.supports_tools = false; "
+        "prompt tokens 31 without tools, 31 with one tool on /v1/chat/completions"
     )
     assert set(facts["props"]) == {"build_info", "chat_template_caps"}  # no template text, no local path
 
@@ -58,3 +59,47 @@ def test_a_failed_probe_decides_nothing_and_says_why() -> None:
     facts = probe(None, None)
     assert facts["tools_delivered"] is None and "prompt_tokens" not in facts
     assert facts["evidence"].startswith("the delivery probe failed: HTTPStatusError")
+
+
+def messages_server(
+    usages: tuple[dict[str, int], dict[str, int]], seen: list[httpx.Request]
+) -> httpx.MockTransport:
+    """An Anthropic Messages endpoint answering ``usages`` without and with the tool."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/props":
+            return httpx.Response(404)
+        with_tools = "tools" in json.loads(request.content)
+        return httpx.Response(200, json={"type": "message", "content": [], "usage": usages[with_tools]})
+
+    return httpx.MockTransport(answer)
+
+
+def test_on_anthropic_messages_the_cached_prompt_counts_too() -> None:
+    """llama-server's /v1/messages, measured: the second request reads the shared prefix from the
+    cache, so input_tokens alone (31, then 5) would look like a prompt that shrank with the tool."""
+    seen: list[httpx.Request] = []
+    cold, warm = {"input_tokens": 31, "output_tokens": 1}, {"input_tokens": 5, "cache_read_input_tokens": 26}
+    facts = tool_delivery(
+        "http://127.0.0.1:9", wire_format="anthropic-messages", transport=messages_server((cold, warm), seen)
+    )
+    assert facts["prompt_tokens"] == {"without_tools": 31, "with_tools": 31}
+    assert facts["tools_delivered"] is False
+    assert facts["evidence"] == "prompt tokens 31 without tools, 31 with one tool on /v1/messages"
+    posted = [json.loads(r.content) for r in seen if r.method == "POST"]
+    assert [r.url.path for r in seen if r.method == "POST"] == ["/v1/messages"] * 2
+    assert posted[1]["tools"][0]["input_schema"]["required"] == ["city"]  # the tool in the Messages shape
+    assert all(r.headers["anthropic-version"] for r in seen if r.method == "POST")
+    delivered = {"input_tokens": 5, "cache_read_input_tokens": 26, "cache_creation_input_tokens": 60}
+    more = tool_delivery(
+        "http://127.0.0.1:9",
+        wire_format="anthropic-messages",
+        transport=messages_server((cold, delivered), []),
+    )
+    assert more["tools_delivered"] is True and more["prompt_tokens"]["with_tools"] == 91
+
+
+def test_a_format_the_probe_does_not_speak_decides_nothing() -> None:
+    facts = tool_delivery("http://127.0.0.1:9", wire_format="gemini-generate", transport=server(None, (1, 2)))
+    assert facts == {"tools_delivered": None, "evidence": "the delivery probe does not speak gemini-generate"}
