@@ -66,9 +66,19 @@ class Profile:
     sigv4_service: str | None = None
     """The AWS service a request is signed for (AWS SigV4, botocore's signer: the ``[bedrock]``
     extra) when the key variable is unset; ``None``: the key alone authenticates."""
+    key_header: str | None = None
+    """The header the vendor takes the key in where it is not the format's own (``Authorization``:
+    as a Bearer token); ``None``: the format's (:meth:`Adapter.auth_headers`)."""
 
     def request_path(self, default: str) -> str:
         return self.path or default
+
+    def auth_headers(self, api_key: str) -> dict[str, str] | None:
+        """The key in :attr:`key_header`, or ``None`` when the format's own header carries it."""
+        if self.key_header is None:
+            return None
+        bearer = self.key_header.lower() == "authorization"
+        return {self.key_header: f"Bearer {api_key}" if bearer else api_key}
 
     def quirk(self, quirk_id: str) -> Quirk | None:
         return next((q for q in self.quirks if q.id == quirk_id), None)
@@ -425,6 +435,112 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
                   "the SDK reads GOOGLE_API_KEY before GEMINI_API_KEY [GI7]; name api_key_env = "
                   "\"GOOGLE_API_KEY\" on a target to use that one"),
         )),
+    # -- Anthropic Messages served by others: profiles of anthropic-messages --
+    Profile("llamacpp-anthropic", "anthropic-messages", "http://localhost:8080", None,
+        "llama.cpp llama-server's Anthropic Messages /v1/messages: converted to a chat completion and "
+        "rendered by the same chat template as /v1/chat/completions [L6][L7]",
+        tool_choice=frozenset({"auto", "required"}),
+        quirks=(
+            Quirk("converted_to_chat_completion",
+                  "the body is converted to a Chat Completions request and served by the same chat path "
+                  "(template, tool parsing); only temperature, top_p, top_k, stream, stop_sequences and "
+                  "max_tokens are carried over [L6]"),
+            Quirk("named_tool_choice_becomes_any",
+                  "{type: tool, name} is converted to 'required' like {type: any}: any offered tool may be "
+                  "called, not only the named one [L6]"),
+            Quirk("tool_choice_none_dropped",
+                  "{type: none} is not converted: the tools stay offered under the default 'auto' [L6]"),
+            Quirk("usage_input_excludes_cache",
+                  "usage.input_tokens counts only the prompt not read from the cache and "
+                  "cache_read_input_tokens the rest, as Anthropic counts them [A3]: 31 on a cold cache, "
+                  "then 5 + 26 for the same prompt (obs.)"),
+            Quirk("tools_dropped_without_tool_template",
+                  "with a chat template that cannot render tools (a GGUF without one falls back to a "
+                  "plain template), tools are accepted with HTTP 200 and never shown to the model; "
+                  "/props chat_template_caps.supports_tools says false [L1] (obs.)",
+                  explains="protocol.tools_delivered"),
+        ),
+        props_path="/props"),
+    Profile("ollama-anthropic", "anthropic-messages", "http://localhost:11434", None,
+        "Ollama's Anthropic Messages /v1/messages (v0.14 and later, made for Claude Code); converted to "
+        "its native chat [OL15][OL16]",
+        tool_choice=frozenset({"auto"}), key_header="Authorization",
+        quirks=(
+            Quirk("tool_choice_ignored",
+                  "tool_choice is listed as not supported and never reaches the model: the request is "
+                  "converted to /api/chat without it [OL15][OL16]"),
+            Quirk("calls_whole_in_stream",
+                  "a streamed tool_use block comes whole: content_block_start with input {}, one "
+                  "input_json_delta with all the arguments, content_block_stop [OL16]"),
+            Quirk("stop_reason_rewritten",
+                  "stop_reason is 'tool_use' whenever a call was made, else done_reason 'stop' becomes "
+                  "end_turn, 'length' max_tokens and any other value stop_sequence [OL16]"),
+            Quirk("no_stream_error_events",
+                  "errors come as an HTTP status, never as an SSE error event; the key and "
+                  "anthropic-version are accepted and not checked; token counts are approximate and "
+                  "carry no cache fields [OL15]"),
+            Quirk("cloud_key_as_bearer",
+                  "on ollama.com (a target naming OLLAMA_API_KEY) the key goes as Authorization: Bearer; "
+                  "x-api-key alone is reported refused (third-party, not verified) [OL17]",
+                  "the key sent as a Bearer token"),
+        )),
+    Profile("xai-anthropic", "anthropic-messages", "https://api.x.ai", "XAI_API_KEY",
+        "xAI's Anthropic-compatible /v1/messages (deprecated by xAI for Responses; tool_choice values not "
+        "verified) [XA1]",
+        quirks=(
+            Quirk("deprecated_endpoint",
+                  "listed under Legacy & Deprecated: 'The Anthropic SDK compatibility is fully deprecated. "
+                  "Please migrate to the Responses API or gRPC' [XA1]"),
+        )),
+    Profile("openrouter-anthropic", "anthropic-messages", "https://openrouter.ai/api", "OPENROUTER_API_KEY",
+        "OpenRouter's Anthropic-compatible /api/v1/messages (the base Claude Code points "
+        "ANTHROPIC_BASE_URL at) [R8]",
+        key_header="Authorization",
+        quirks=(
+            Quirk("key_as_bearer",
+                  "the key goes as Authorization: Bearer (Claude Code's ANTHROPIC_AUTH_TOKEN, with "
+                  "ANTHROPIC_API_KEY explicitly empty), not x-api-key [R8]",
+                  "the key sent as a Bearer token"),
+            Quirk("anthropic_first_party_only",
+                  "only guaranteed to work when the Anthropic first-party provider serves the model; other "
+                  "upstreams are translated [R8]"),
+            Quirk("tool_choice_per_endpoint",
+                  "which tool_choice values work depends on the upstream endpoint serving the model [R7]"),
+        )),
+    # -- OpenAI-compatible clouds: profiles of openai-chat (bedrock-openai is the Bedrock work's) --
+    Profile("azure-openai-chat", "openai-chat", "", "AZURE_OPENAI_API_KEY",
+        "Azure OpenAI v1 Chat Completions at https://<resource>.openai.azure.com/openai/v1 (set the "
+        "target's base_url; no api-version; model = the deployment name) [AZ1]",
+        path="/chat/completions",
+        quirks=(
+            Quirk("first_chunk_empty_choices",
+                  "the first stream chunk has an empty choices list and only prompt_filter_results "
+                  "(id '', model '', object ''); clients reading choices[0] fail with IndexError [AZ2]; "
+                  "annotation-only chunks may follow mid-stream [AZ3]",
+                  "read as a chunk without choices"),
+            Quirk("content_filter",
+                  "a filtered completion ends with finish_reason 'content_filter' (a filtered prompt is "
+                  "HTTP 400 code content_filter); content_filter_results ride on each choice [AZ3]"),
+            Quirk("buffered_stream",
+                  "by default the stream arrives in content-filtered blocks, not token by token [AZ3]"),
+        )),
+    Profile("vertex-openai", "openai-chat", "", "VERTEX_ACCESS_TOKEN",
+        "Vertex AI's OpenAI-compatible Chat Completions at https://<location>-aiplatform.googleapis.com/v1/"
+        "projects/<project>/locations/<location>/endpoints/openapi (set the target's base_url); "
+        "tool_choice values not verified [VX1]",
+        path="/chat/completions",
+        quirks=(
+            Quirk("short_lived_token",
+                  "the key is an OAuth access token (gcloud auth print-access-token) sent as Bearer; it "
+                  "lives one hour and must be refreshed [VX2]"),
+            Quirk("publisher_model_ids",
+                  "models are named with their publisher: google/gemini-2.5-flash, or a Model Garden "
+                  "partner's [VX1]"),
+            Quirk("thought_signature_in_extra_content",
+                  "Gemini thought signatures ride in the calls' extra_content and must be replayed "
+                  "[G10][G14]",
+                  "extra_content replayed unchanged"),
+        )),
 ]}
 # fmt: on
 
@@ -500,16 +616,20 @@ URL_RULES: tuple[tuple[str, int | None, str, str], ...] = (
     ("api.openai.com", None, "/v1/", "openai"),
     ("api.mistral.ai", None, "/v1/", "mistral"),
     ("api.groq.com", None, "/openai/", "groq"),
+    ("openrouter.ai", None, "/api/v1/messages", "openrouter-anthropic"),
     ("openrouter.ai", None, "/api/", "openrouter"),
+    ("api.x.ai", None, "/v1/messages", "xai-anthropic"),
     ("generativelanguage.googleapis.com", None, "/v1[a-z0-9]*/openai/", "gemini-openai"),
     ("generativelanguage.googleapis.com", None, "/v1[a-z0-9]*/interactions/", "gemini-interactions"),
     # Ollama Cloud: same server as local Ollama, but a target must name its key (OLLAMA_API_KEY).
+    ("ollama.com", None, "/v1/messages", "ollama-anthropic"),
     ("ollama.com", None, "/v1/", "ollama-v1"),
     ("ollama.com", None, "/api/", "ollama"),
     # Crusoe answers with vLLM's own fields (stop_reason, token_ids) [V2] and chatcmpl-tool- ids [V3]:
     # realworld vllm/pydantic-ai__test_crusoe_tool_calling__0.
     ("api.inference.crusoecloud.com", None, "/v1/", "vllm"),
     ("api.cohere.com", None, "/v2/", "cohere"),
+    ("localhost", 11434, "/v1/messages", "ollama-anthropic"),
     ("localhost", 11434, "/v1/", "ollama-v1"),
     ("localhost", 11434, "/api/", "ollama"),
 )

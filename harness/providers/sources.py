@@ -13,7 +13,7 @@ can be read by anyone:
 A note in parentheses after a reference names the symbol or the fact it is for.
 Key families: O OpenAI, M Mistral, OL Ollama, A Anthropic, G Google Gemini, GI Gemini Interactions,
 CO Cohere, Q Groq, R OpenRouter, V vLLM, L llama.cpp, LMS LM Studio, RS the Responses API and its
-endpoints, B AWS Bedrock, H this harness.
+endpoints, B AWS Bedrock, XA xAI, AZ Azure OpenAI, VX Vertex AI, H this harness.
 """
 
 from __future__ import annotations
@@ -138,6 +138,12 @@ SOURCES: dict[str, str] = {
     "OL12": "https://github.com/ollama/ollama-python/blob/25b9329/ollama/_types.py",
     "OL13": "https://github.com/ollama/ollama/issues/11633 ; https://github.com/ollama/ollama/issues/13581",
     "OL14": _urls(_OLLAMA, "llm/server.go") + " (DoneReason)",
+    "OL15": "ollama/ollama docs/api/anthropic-compatibility.mdx@b14ba5285fa4204415f3a8a56bba6032729068bd"
+    " (supported fields, 'Differences from the Anthropic API') ; https://ollama.com/blog/claude (v0.14.0)",
+    "OL16": "ollama/ollama anthropic/anthropic.go@fe9298a5bdc84f9351238b50e8e1427ba9e9c9b3"
+    " (FromMessagesRequest, mapStopReason, StreamConverter.Process)",
+    "OL17": "https://www.w3cschool.cn/ollamadocs/ollamadocs-api-anthropic-compatibility.html"
+    " ; https://www.developersdigest.tech/reference/api-compatibility/ollama (cloud: Bearer only)",
     # -- Anthropic -------------------------------------------------------------------------------
     "A1": _urls(_ANTHROPIC, "src/anthropic/types/tool_param.py"),
     "A2": _urls(
@@ -283,6 +289,7 @@ SOURCES: dict[str, str] = {
     "https://github.com/tailcallhq/forgecode/issues/892",
     "R6": "https://github.com/bobrware/bobrchat/issues/60 ; https://github.com/zed-industries/zed/issues/36094",
     "R7": "https://openrouter.ai/docs/client-sdks/python/components/toolchoicesupport.md",
+    "R8": "https://openrouter.ai/docs/guides/coding-agents/claude-code-integration",
     # -- vLLM ------------------------------------------------------------------------------------
     "V1": f"{_VLLM} docs/features/tool_calling.md@24bac9ba9873ee85cca6b6a2912c06b544322153",
     "V2": f"{_VLLM} vllm/entrypoints/openai/chat_completion/protocol.py"
@@ -313,6 +320,19 @@ SOURCES: dict[str, str] = {
     " (format_error_response, random_string, gen_tool_call_id)",
     "L5": f"{_LLAMA_CPP} tools/server/server-common.h@acf0b936b2ac44e3724e522fff3ef685c4ec7509"
     " (json_value: a wrongly typed value falls back to the default with a warning)",
+    "L6": f"{_LLAMA_CPP} tools/server/server-chat.cpp@fcad53c54eaaac06c377adec9e671cc4114150d9"
+    " (common_chat_convert_anthropic_to_oai: tool_choice any and tool -> required, none dropped)",
+    "L7": "https://huggingface.co/blog/ggml-org/anthropic-messages-api-in-llamacpp",
+    # -- xAI, Azure OpenAI, Vertex AI ------------------------------------------------------------
+    "XA1": "https://docs.x.ai/developers/rest-api-reference/inference/legacy (Anthropic-compatible Messages)",
+    "AZ1": "https://learn.microsoft.com/azure/foundry/openai/api-version-lifecycle (v1 API, OpenAI client)",
+    "AZ2": "https://github.com/AbanteAI/archive-old-cli-mentat/issues/429 ; "
+    "https://github.com/pydantic/pydantic-ai/issues/164 ; https://github.com/run-llama/llama_index/issues/7640"
+    " ; https://github.com/langfuse/langfuse/issues/2833",
+    "AZ3": "https://learn.microsoft.com/azure/foundry/openai/concepts/content-streaming ; "
+    "https://learn.microsoft.com/azure/ai-services/openai/concepts/content-filter-annotations",
+    "VX1": "https://cloud.google.com/vertex-ai/generative-ai/docs/migrate/openai/overview",
+    "VX2": "https://cloud.google.com/vertex-ai/generative-ai/docs/migrate/openai/auth-and-credentials",
     # -- LM Studio -------------------------------------------------------------------------------
     "LMS1": "lmstudio-ai/docs 1_developer/api-changelog.md@51498d4a434df3ec1301ecf7f1451fe2e49ddd5a"
     " (0.3.9, 0.3.15, 0.3.18, 0.3.23 entries)",

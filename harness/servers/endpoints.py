@@ -63,8 +63,8 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
         variable = None
     key = api_key(variable)
     headers = dict(target.headers)
-    if key:
-        headers.update(target.adapter().auth_headers(key))
+    if key:  # in the header the vendor takes it in (its profile's), else the format's
+        headers.update(target.profile.auth_headers(key) or target.adapter().auth_headers(key))
     secrets.register(*(value for name, value in headers.items() if secret_header(name)))
     register_url(base_url)
     limiter = None

@@ -61,6 +61,11 @@ RESPONSES_OF_PROVIDER = {
     "lmstudio": "lmstudio-responses",
     "bedrock-mantle": "bedrock-mantle",
 }
+# Anthropic Messages served by others, and OpenAI-compatible clouds whose URL is per account.
+ANTHROPIC_SERVED = ["llamacpp-anthropic", "ollama-anthropic", "xai-anthropic", "openrouter-anthropic"]
+CHAT_PER_ACCOUNT = ["azure-openai-chat", "vertex-openai"]
+PER_ACCOUNT = [*CHAT_PER_ACCOUNT, "azure-openai-v1"]
+FORMAT_OF |= dict.fromkeys(ANTHROPIC_SERVED, "anthropic-messages")
 # The realworld provider of each profile's traffic, for cases in the openai-chat format.
 PROFILE_OF_PROVIDER = {
     "openai": "openai",
@@ -110,7 +115,8 @@ def build(profile_name: str, choice: ToolChoice, **options: Any) -> Any:
 
 def test_the_new_profiles_sit_beside_the_first_four() -> None:
     first = {"openai", "mistral", "ollama", "llama-cpp-python", "cohere", "gemini-interactions"}
-    assert set(NEW) | set(RESPONSES) | set(BEDROCK) | first == set(PROFILES)
+    others = set(ANTHROPIC_SERVED) | set(CHAT_PER_ACCOUNT)
+    assert set(NEW) | set(RESPONSES) | set(BEDROCK) | first | others == set(PROFILES)
     assert default_profile("openai-responses").name == "openai-responses"
     assert default_profile("openai-chat").name == "openai"  # the format's vendor stays its default
     assert default_profile("ollama-chat").name == "ollama"
@@ -124,8 +130,8 @@ def test_profile_record_is_well_formed(name: str) -> None:
     assert profile.tool_choice <= ALL_CHOICES and "auto" in profile.tool_choice
     if name == "llama-cpp-python":
         assert profile.base_url == ""  # the harness starts that server itself (local: targets)
-    elif name == "azure-openai-v1":
-        assert profile.base_url == ""  # one host per Azure resource: the target names it
+    elif name in PER_ACCOUNT:  # no URL fits every account: the description shows its shape
+        assert profile.base_url == "" and re.search(r"https://\S*<\w+>", profile.description)
     else:
         parts = urlsplit(profile.base_url)
         assert parts.scheme in ("http", "https") and parts.hostname, profile.base_url
@@ -252,14 +258,70 @@ def test_tool_choice_values_honoured(name: str, choices: set[str]) -> None:
         ("bedrock-openai", "https://bedrock-runtime.us-east-1.amazonaws.com/openai/v1/chat/completions"),
         ("bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse"),
         ("gemini-interactions", "https://generativelanguage.googleapis.com/v1beta/interactions"),
+        ("llamacpp-anthropic", "http://localhost:8080/v1/messages"),  # [L7]
+        ("ollama-anthropic", "http://localhost:11434/v1/messages"),  # [OL15]
+        ("xai-anthropic", "https://api.x.ai/v1/messages"),  # [XA1]
+        ("openrouter-anthropic", "https://openrouter.ai/api/v1/messages"),  # [R8]
     ],
 )
 def test_base_url_plus_adapter_path_is_the_documented_endpoint(name: str, endpoint: str) -> None:
     profile = get_profile(name)
+    assert profile.base_url + request_path(profile) == endpoint
+
+
+def request_path(profile: Any) -> str:
     request = adapter_class(profile.format)(profile).build_request(
         [Message("user", "hi")], [], ToolChoice("auto"), RequestOptions("m")
     )
-    assert profile.base_url + request.path == endpoint
+    return str(request.path)
+
+
+@pytest.mark.parametrize(
+    ("name", "base_url", "endpoint"),
+    [
+        (  # [AZ1]: base_url="https://YOUR-RESOURCE-NAME.openai.azure.com/openai/v1/"
+            "azure-openai-chat",
+            "https://contoso.openai.azure.com/openai/v1",
+            "https://contoso.openai.azure.com/openai/v1/chat/completions",
+        ),
+        (  # [VX1]
+            "vertex-openai",
+            "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/endpoints/openapi",
+            "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/endpoints/openapi"
+            "/chat/completions",
+        ),
+    ],
+)
+def test_a_per_account_base_url_plus_the_profile_path_is_the_documented_endpoint(
+    name: str, base_url: str, endpoint: str
+) -> None:
+    assert base_url + request_path(get_profile(name)) == endpoint
+
+
+@pytest.mark.parametrize(
+    ("name", "headers"),
+    [
+        ("openrouter-anthropic", {"Authorization": "Bearer k-1"}),  # ANTHROPIC_AUTH_TOKEN [R8]
+        ("ollama-anthropic", {"Authorization": "Bearer k-1"}),  # ollama.com [OL17]
+        ("xai-anthropic", {"x-api-key": "k-1"}),  # the Anthropic SDK's header
+        ("llamacpp-anthropic", {"x-api-key": "k-1"}),
+        ("azure-openai-chat", {"Authorization": "Bearer k-1"}),  # the OpenAI client's [AZ1]
+        ("vertex-openai", {"Authorization": "Bearer k-1"}),  # an access token [VX2]
+    ],
+)
+def test_the_key_goes_in_the_header_the_vendor_takes(
+    name: str, headers: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.servers.endpoints import live_endpoint
+    from harness.targets import Target
+
+    monkeypatch.setenv("VENDOR_KEY", "k-1")
+    target = Target.build(
+        "t", format=get_profile(name).format, model="m", profile=name, api_key_env="VENDOR_KEY"
+    )
+    endpoint = live_endpoint(target, "https://vendor.example", limit="t")
+    endpoint.close()
+    assert endpoint.headers == headers
 
 
 # -- real traffic through each profile ------------------------------------------
@@ -376,6 +438,11 @@ def test_url_cases_cover_every_hosted_profile() -> None:
         ("https://api.cohere.com/v2/chat", "cohere"),
         ("https://api.cohere.com/v1/chat", None),  # v1 chat is another format, not read
         ("http://localhost:notaport/v1", None),
+        ("http://localhost:11434/v1/messages", "ollama-anthropic"),  # the Anthropic path before /v1/
+        ("https://ollama.com/v1/messages", "ollama-anthropic"),
+        ("https://openrouter.ai/api/v1/messages", "openrouter-anthropic"),
+        ("https://api.x.ai/v1/messages", "xai-anthropic"),
+        ("http://localhost:8080/v1/messages", None),  # llama-server's default port: anyone's
         ("", None),
         ("not a url", None),
     ],
@@ -387,6 +454,79 @@ def test_profile_for_url_rules(url: str, expected: str | None) -> None:
 
 def test_url_rules_name_known_profiles() -> None:
     assert {rule[3] for rule in URL_RULES} <= set(PROFILES)
+
+
+# The first chunk of an Azure OpenAI stream, as quoted in [AZ2] (mentat #429): no choices, only the
+# prompt's content-filter results. Clients that read choices[0] crash on it.
+AZURE_FIRST_CHUNK = {
+    "id": "",
+    "choices": [],
+    "created": 0,
+    "model": "",
+    "object": "",
+    "system_fingerprint": None,
+    "prompt_filter_results": [
+        {
+            "prompt_index": 0,
+            "content_filter_results": {
+                category: {"filtered": False, "severity": "safe"}
+                for category in ("hate", "self_harm", "sexual", "violence")
+            },
+        }
+    ],
+}
+SAFE = {"filtered": False, "severity": "safe"}
+
+
+def azure_stream(*, annotations: bool) -> str:
+    """A streamed call in the Chat Completions shape, with Azure's annotation-only chunks or without."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "content_filter_results": {}}
+        return {
+            "id": "chatcmpl-az",
+            "object": "chat.completion.chunk",
+            "model": "gpt-4o",
+            "choices": [choice],
+        }
+
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "weather", "arguments": ""}}
+    chunks = [
+        chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]}),
+        chunk({}, "tool_calls"),
+    ]
+    if annotations:  # the prompt's results first; an output annotation mid-stream [AZ3]
+        late = {"id": "chatcmpl-az", "choices": [], "created": 0, "model": "", "object": ""}
+        chunks = [
+            AZURE_FIRST_CHUNK,
+            *chunks[:2],
+            late | {"content_filter_results": {"hate": SAFE}},
+            chunks[2],
+        ]
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+
+
+def test_azure_chunks_without_choices_are_read_past_as_the_profile_says() -> None:
+    """The azure-openai-chat quirk: the stream parses to the same turn, with the same findings, as
+    the same stream without Azure's annotation-only chunks; and it is still told as openai-chat."""
+    from harness.providers.detection import detect_format
+
+    profile = get_profile("azure-openai-chat")
+    assert profile.quirk("first_chunk_empty_choices") is not None
+    adapter = adapter_class("openai-chat")(profile)
+    headers = {"content-type": "text/event-stream"}
+    turns = [
+        adapter.parse(WireResponse(200, azure_stream(annotations=a), headers), stream=True)
+        for a in (True, False)
+    ]
+    assert observed(turns[0]) == observed(turns[1])
+    assert observed(turns[0])["tool_calls"] == [
+        {"id": "call_1", "name": "weather", "arguments": {"city": "Paris"}}
+    ]
+    assert turns[0].finish_reason == "tool_calls"
+    assert [f.check_id for f in turns[0].findings] == [f.check_id for f in turns[1].findings]
+    assert detect_format(None, azure_stream(annotations=True)) == ("openai-chat", "body")
 
 
 # -- requests through each profile ------------------------------------------------
