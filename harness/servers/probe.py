@@ -36,15 +36,29 @@ def _messages_prompt_tokens(answer: dict[str, Any]) -> int:
     return int(usage["input_tokens"]) + sum(int(n) for n in cached)
 
 
+def _responses_prompt_tokens(answer: dict[str, Any]) -> int:
+    """The Responses API counts cached tokens inside ``input_tokens`` [RS1]."""
+    return int(answer["usage"]["input_tokens"])
+
+
+def _messages_body(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"messages": messages, "max_tokens": 1}
+
+
+def _input_body(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"input": messages, "max_output_tokens": 1}
+
+
 @dataclass(frozen=True)
 class ProbeWire:
-    """How the probe asks in one wire format: where, the tool in its shape, the headers it needs and
-    where the answer counts the prompt."""
+    """How the probe asks in one wire format: where, the tool in its shape, the headers it needs,
+    where the question and the token limit go, and where the answer counts the prompt."""
 
     path: str
     tool: dict[str, Any]
     prompt_tokens: Callable[[dict[str, Any]], int]
     headers: dict[str, str] = field(default_factory=dict)
+    body: Callable[[list[dict[str, Any]]], dict[str, Any]] = _messages_body
 
 
 _DESCRIPTION = "Current weather for a city."
@@ -64,6 +78,12 @@ WIRES: dict[str, ProbeWire] = {
         {"name": "get_weather", "description": _DESCRIPTION, "input_schema": _PARAMETERS},
         _messages_prompt_tokens,
         {"anthropic-version": API_VERSION},
+    ),
+    "openai-responses": ProbeWire(
+        "/v1/responses",
+        {"type": "function", "name": "get_weather", "description": _DESCRIPTION, "parameters": _PARAMETERS},
+        _responses_prompt_tokens,
+        body=_input_body,
     ),
 }
 """The wire formats the probe speaks: those llama.cpp's llama-server, whose capability report it
@@ -120,7 +140,7 @@ def tool_delivery(
         counts = []
         messages = [{"role": "user", "content": "What's the weather in Paris?"}]
         for extra in ({}, {"tools": [wire.tool]}):
-            body = {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0} | extra
+            body = {"model": model, "temperature": 0} | wire.body(messages) | extra
             try:
                 answer = client.post(path, json=body)
                 answer.raise_for_status()

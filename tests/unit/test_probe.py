@@ -103,3 +103,29 @@ def test_on_anthropic_messages_the_cached_prompt_counts_too() -> None:
 def test_a_format_the_probe_does_not_speak_decides_nothing() -> None:
     facts = tool_delivery("http://127.0.0.1:9", wire_format="gemini-generate", transport=server(None, (1, 2)))
     assert facts == {"tools_delivered": None, "evidence": "the delivery probe does not speak gemini-generate"}
+
+
+def test_on_the_responses_api_the_question_is_input_and_the_tool_is_flat() -> None:
+    """llama-server's /v1/responses: the question goes as ``input`` with ``max_output_tokens``, the tool
+    in the flat Responses shape, and ``input_tokens`` counts the cached prompt already [RS1]."""
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/props":
+            return httpx.Response(404)
+        with_tools = "tools" in json.loads(request.content)
+        usage = {"input_tokens": 25 + 40 * with_tools, "input_tokens_details": {"cached_tokens": 24}}
+        return httpx.Response(200, json={"object": "response", "output": [], "usage": usage})
+
+    facts = tool_delivery(
+        "http://127.0.0.1:9", wire_format="openai-responses", transport=httpx.MockTransport(answer)
+    )
+    assert (
+        facts["prompt_tokens"] == {"without_tools": 25, "with_tools": 65} and facts["tools_delivered"] is True
+    )
+    posted = [json.loads(r.content) for r in seen if r.method == "POST"]
+    assert [r.url.path for r in seen if r.method == "POST"] == ["/v1/responses"] * 2
+    assert all("messages" not in body and body["max_output_tokens"] == 1 for body in posted)
+    assert posted[0]["input"][0]["content"] == "What's the weather in Paris?"
+    assert posted[1]["tools"][0]["name"] == "get_weather" and "function" not in posted[1]["tools"][0]
