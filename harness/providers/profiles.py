@@ -453,11 +453,37 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             Quirk("usage_input_excludes_cache",
                   "usage.input_tokens counts only the prompt not read from the cache and "
                   "cache_read_input_tokens the rest, as Anthropic counts them [A3]: 31 on a cold cache, "
-                  "then 5 + 26 for the same prompt (obs.)"),
+                  "then 5 + 26 for the same prompt (obs.) [H2]"),
             Quirk("tools_dropped_without_tool_template",
                   "with a chat template that cannot render tools (a GGUF without one falls back to a "
                   "plain template), tools are accepted with HTTP 200 and never shown to the model; "
-                  "/props chat_template_caps.supports_tools says false [L1] (obs.)",
+                  "/props chat_template_caps.supports_tools says false [L1] (obs.) [H2]",
+                  explains="protocol.tools_delivered"),
+        ),
+        props_path="/props"),
+    # -- the Responses API served by llama-server: a profile of openai-responses --
+    Profile("llamacpp-responses", "openai-responses", "http://localhost:8080", None,
+        "llama.cpp llama-server's /v1/responses: converted to a chat completion and rendered by the same "
+        "chat template as /v1/chat/completions; stateless only [L8]",
+        tool_choice=frozenset({"auto", "none", "required"}),
+        quirks=(
+            Quirk("converted_to_chat_completion",
+                  "the input items are converted to Chat Completions messages (instructions become a system "
+                  "message, function_call items assistant tool_calls, function_call_output items tool "
+                  "messages) and served by the chat path; the other fields pass through unchanged [L8]"),
+            Quirk("previous_response_id_unsupported",
+                  "a previous_response_id is refused: 'llama.cpp does not support previous_response_id' "
+                  "[L8]; every request carries the whole history"),
+            Quirk("function_tools_only",
+                  "a tool whose type is not function is refused; a function tool without strict is made "
+                  "strict [L8]"),
+            Quirk("named_tool_choice_passed_through",
+                  "tool_choice is passed to the chat path unchanged, where a named choice in the Responses "
+                  "shape ({type: function, name}) is not the Chat Completions one [L8][L3]"),
+            Quirk("tools_dropped_without_tool_template",
+                  "with a chat template that cannot render tools (a GGUF without one falls back to a "
+                  "plain template), tools are accepted with HTTP 200 and never shown to the model; "
+                  "/props chat_template_caps.supports_tools says false [L1] (obs.) [H3]",
                   explains="protocol.tools_delivered"),
         ),
         props_path="/props"),

