@@ -331,7 +331,7 @@ def _parsed(response: Response) -> tuple[dict[str, Any], bool]:
     """The Response object a conformant response carries (a stream's ``response.completed`` one)."""
     if response.content_type != SSE:
         return json.loads(response.body), False
-    datas = [json.loads(line[6:]) for line in response.body.splitlines() if line.startswith("data: ")]
+    datas = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
     return next(d["response"] for d in reversed(datas) if d.get("type") == "response.completed"), True
 
 
