@@ -66,7 +66,7 @@ class LocalServer:
     process: subprocess.Popen[bytes]
     log_path: Path
 
-    def facts(self, wire_format: str = "openai-chat") -> dict[str, Any]:
+    def facts(self, wire_format: str) -> dict[str, Any]:
         """What recorded a run: the server and its version, the model file and its sha256, and
         whether the server delivers tools to the model, asked in ``wire_format``, with the evidence
         (see :func:`harness.servers.probe.tool_delivery`). Kept in every cassette recorded against it."""

@@ -38,7 +38,7 @@ def _need(found: bool, what: str) -> None:
 def test_llama_server_without_a_tool_template_never_shows_the_model_the_tools() -> None:
     _need(binary_path().is_file(), "llama-server is not built here: harness local build")
     with local_server("gemma3-270m@llama-server") as server:
-        facts = server.facts()
+        facts = server.facts("openai-chat")
     assert facts["tools_delivered"] is False, facts
     tokens = facts["prompt_tokens"]
     assert tokens["with_tools"] == tokens["without_tools"], facts
