@@ -54,7 +54,7 @@ EQUIVALENT = {
     "error_upstream_raw_in_metadata": None,
     "error_envelope_detail": None,
     "finish_reason_integer_enum": "wire.finish_reason_integer_enum",
-    # a call written into the text: protocol.native_delivery reads it there (tests/unit/test_audit.py)
+    # a call written into the text: protocol.native_delivery reads it there (test_audit_recordings.py)
     "tool_markup_in_text": None,
 }
 

@@ -1,4 +1,4 @@
-"""``harness audit``: cassettes and raw bodies from real recordings, read in place, parsed by the adapters."""
+"""``harness audit`` on the real recordings: cassettes and raw bodies read in place, by the adapters."""
 
 from __future__ import annotations
 
