@@ -247,6 +247,7 @@ def verify_endpoints(
     from fnmatch import fnmatchcase
 
     from harness.analysis.verify import verify_records
+    from harness.analysis.wire_requests import reader
 
     again = [s for s in scenarios if mode == "record" and any(fnmatchcase(s.id, p) for p in redo)]
     keep = [s for s in scenarios if s not in again]
@@ -269,7 +270,7 @@ def verify_endpoints(
     reference_records = records([reference], repeats)
     ran = records(endpoints, 1)
     by_endpoint = {t.name: [r for r in ran if r.target.name == t.name] for t in endpoints}
-    return verify_records(reference_records, by_endpoint, settings or VerifyConfig())
+    return verify_records(reference_records, by_endpoint, settings or VerifyConfig(), reader())
 
 
 def read_results(path: str | Path) -> list[RunRecord]:

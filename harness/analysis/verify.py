@@ -6,6 +6,15 @@ request body with the model name and the streaming switches left out, :func:`req
 only requests that were identical on both sides are compared: a later turn whose history
 diverged is not paired, and every figure says how many pairs it rests on.
 
+An endpoint that speaks another wire format than the reference (Anthropic Messages against
+Bedrock Converse, say) cannot send the same body: its requests are paired by their
+*conversation* instead (:func:`harness.analysis.wire_requests.conversation_key`: the
+messages, calls, results, tools and ``tool_choice`` each format's adapter reads back from its
+request; ids, the model name and the sampling settings aside), when the library asks the
+adapters (``read``; reports, built from records alone, do not), and the judgement says so
+(``paired_by``). What a format cannot carry (Bedrock has no ``tool_choice: none``, a dotted
+tool name renamed under OpenAI's rule) makes its requests differ, and they are not paired.
+
 Per endpoint (:func:`figures`), over the paired requests the endpoint answered:
 
 * **trigger**: did the request end in tool calls, against the reference (TP: both called, FP:
@@ -41,7 +50,7 @@ import hashlib
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,12 +58,19 @@ import msgspec
 
 from harness.records import RunRecord
 
+RequestReader = Callable[[RunRecord, Any, str], tuple[bool, str | None]]
+"""What an adapter reads from one request of a run (its body, its URL): whether it asked for a
+stream, and its conversation key (``None``: unreadable). Given by the library
+(:func:`harness.analysis.wire_requests.reader`); reports are built from records alone and pass
+none."""
+
 SCHEMA_DRAFT = "JSON Schema draft 2020-12"
 IGNORED_KEYS = ("model", "stream", "stream_options")
 """Request body keys left out of the pairing key: the model's name differs by vendor, and a
 streamed and a whole request ask the same question."""
 
 Verdict = Literal["pass", "fail", "inconclusive"]
+PairedBy = Literal["body", "conversation"]
 FIGURES = ("trigger_f1", "valid_calls", "argument_agreement", "answered")
 """The figures a verdict weighs: trigger F1, the share of requests with calls that have no tool
 call error, argument agreement and the share of requests answered."""
@@ -76,6 +92,7 @@ class Request:
     schema_mismatch: bool = False
     streamed: bool = False
     repeated: tuple[str, ...] = ()  # what a stream delivered more than once: id, name, finish_reason
+    conversation: str | None = None  # conversation_key: pairs across wire formats (None: unreadable)
 
     @property
     def errs(self) -> bool:
@@ -91,8 +108,10 @@ def request_key(body: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def requests_of(record: RunRecord) -> list[Request]:
-    """Every model request of a run (in turn order)."""
+def requests_of(record: RunRecord, read: RequestReader | None = None) -> list[Request]:
+    """Every model request of a run (in turn order); ``read`` asks the format's adapter whether
+    each request streamed and what conversation it holds (without it: ``"stream": true`` in the
+    body or a streaming target, and no conversation key)."""
     from harness.validation import argument_errors
 
     run = f"{record.target.name}/{record.scenario}/{record.repeat}"
@@ -113,10 +132,12 @@ def requests_of(record: RunRecord) -> list[Request]:
                 unknown = True
             elif argument_errors(schema, call.arguments, formats=False):
                 mismatch = True
-        body = exchange.request.body
-        streamed = (
-            isinstance(body, dict) and body.get("stream") is True
-        ) or "streamGenerate" in exchange.request.url
+        body, url = exchange.request.body, exchange.request.url
+        if read is not None:
+            streamed, conversation = read(record, body, url)
+        else:
+            conversation = None
+            streamed = (isinstance(body, dict) and body.get("stream") is True) or "streamGenerate" in url
         repeated = tuple(
             what for what, check in REPEATS.items() if any(f.check_id == check for f in parsed.findings)
         )
@@ -134,6 +155,7 @@ def requests_of(record: RunRecord) -> list[Request]:
                 mismatch,
                 streamed,
                 repeated,
+                conversation,
             )
         )
     return found
@@ -149,18 +171,25 @@ REPEATS = {
 Pair = tuple[Request, Request]  # (reference, endpoint)
 
 
-def pair(reference: Iterable[Request], endpoint: Iterable[Request]) -> list[Pair]:
-    """The endpoint's requests that the reference also made (by :func:`request_key`), each with
-    the reference's; a request made twice on one side is paired once."""
+def pair(reference: Iterable[Request], endpoint: Iterable[Request], *, across: bool = False) -> list[Pair]:
+    """The endpoint's requests that the reference also made (by :func:`request_key`, or
+    ``across`` wire formats by :func:`conversation_key`), each with the reference's; a request
+    made twice on one side is paired once."""
+
+    def key(request: Request) -> str | None:
+        return request.conversation if across else request.key
+
     by_key: dict[str, Request] = {}
     for request in reference:
-        by_key.setdefault(request.key, request)
+        if (found := key(request)) is not None:
+            by_key.setdefault(found, request)
     seen: set[str] = set()
     pairs = []
     for request in endpoint:
-        if request.key in by_key and request.key not in seen:
-            seen.add(request.key)
-            pairs.append((by_key[request.key], request))
+        found = key(request)
+        if found is not None and found in by_key and found not in seen:
+            seen.add(found)
+            pairs.append((by_key[found], request))
     return pairs
 
 
@@ -281,6 +310,7 @@ class Judgement:
     verdict: Verdict
     runs: list[str] = field(default_factory=list)  # the runs behind the figures
     reference_runs: int = 1  # the reference's runs the thresholds rest on
+    paired_by: PairedBy = "body"  # "conversation": the endpoint speaks another wire format
 
     def to_report(self) -> VerifiedEndpoint:
         """What the report's verification section keeps of it."""
@@ -298,6 +328,7 @@ class Judgement:
             "verdicts": self.verdicts,
             "verdict": self.verdict,
             "runs": self.runs,
+            "paired_by": self.paired_by,
         }
 
 
@@ -373,9 +404,12 @@ def judge(
     reference_repeats: Sequence[Sequence[Request]],
     requests: Sequence[Request],
     settings: VerifyConfig = VerifyConfig(),
+    *,
+    across: bool = False,
 ) -> Judgement:
-    """The verdict on one endpoint's requests against the reference's first run."""
-    pairs = pair(reference_repeats[0], requests)
+    """The verdict on one endpoint's requests against the reference's first run (paired by
+    conversation when the endpoint speaks another wire format: ``across``)."""
+    pairs = pair(reference_repeats[0], requests, across=across)
     found = figures(pairs)
     limits = thresholds(reference_repeats, settings)
     drawn = bootstrap(pairs, samples=settings.samples, seed=settings.seed) if pairs else []
@@ -402,26 +436,42 @@ def judge(
         else "inconclusive"
     )
     runs = sorted({e.run for _, e in pairs})
-    return Judgement(endpoint, found, limits, intervals, verdicts, overall, runs, len(reference_repeats))
+    paired_by: PairedBy = "conversation" if across else "body"
+    return Judgement(
+        endpoint, found, limits, intervals, verdicts, overall, runs, len(reference_repeats), paired_by
+    )
 
 
 def verify_records(
     reference: Sequence[RunRecord],
     endpoints: Mapping[str, Sequence[RunRecord]],
     settings: VerifyConfig = VerifyConfig(),
+    read: RequestReader | None = None,
 ) -> list[Judgement]:
     """Judge each endpoint's runs against the reference's (its repeats are its noise floor; a
-    repeat that sent no request, one never recorded, is left out)."""
+    repeat that sent no request, one never recorded, is left out). With ``read``, an endpoint
+    whose wire format is not the reference's is paired by conversation; without, its requests
+    never pair."""
     repeats: dict[int, list[Request]] = {}
     for record in sorted(reference, key=lambda r: r.key):
-        repeats.setdefault(record.repeat, []).extend(requests_of(record))
+        repeats.setdefault(record.repeat, []).extend(requests_of(record, read))
     ordered = [repeats[k] for k in sorted(repeats) if repeats[k]] or [[]]
+    spoken = wire_formats(reference)
     return [
         judge(
-            name, ordered, [q for r in sorted(records, key=lambda r: r.key) for q in requests_of(r)], settings
+            name,
+            ordered,
+            [q for r in sorted(records, key=lambda r: r.key) for q in requests_of(r, read)],
+            settings,
+            across=read is not None and bool(wire_formats(records) - spoken),
         )
         for name, records in endpoints.items()
     ]
+
+
+def wire_formats(records: Iterable[RunRecord]) -> set[str]:
+    """The wire formats ``records`` were made in."""
+    return {record.target.format for record in records}
 
 
 def exit_code(judgements: Sequence[Judgement]) -> int:

@@ -305,6 +305,17 @@ def verify(
         concurrency=concurrency,
         settings=verification.VerifyConfig(margin=margin, confidence=confidence),
     )
+    formats = {t.name: t.format for t in endpoints}
+    for judgement in judged:
+        if judgement.paired_by == "conversation":
+            console(stderr=True).print(
+                escape(
+                    f"note: {judgement.endpoint} speaks {formats[judgement.endpoint]}, {ref.name} speaks "
+                    f"{ref.format}: their requests are paired by the conversation each adapter reads back "
+                    "(messages, calls, results, tools, tool_choice; ids, model and sampling settings "
+                    "aside); a request one format cannot write as the other does is not paired"
+                )
+            )
     runs = min((j.reference_runs for j in judged), default=repeats)
     if runs < repeats:
         console(stderr=True).print(

@@ -2,7 +2,9 @@
 vendor passes, the reference against itself never fails; and `harness verify` on the committed
 recordings of the two real servers prints the table and a verdict, offline."""
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,10 +85,55 @@ def test_verify_on_the_two_real_servers_is_offline_and_names_the_server(tmp_path
         "verify", "--reference", "local-gemma3-270m", "--against", "local-llamacpp-gemma3-270m", "--json"
     )
     assert result.returncode == 6, result.stderr  # fail: the endpoint never delivers the tools
-    import json
-
     (endpoint,) = json.loads(result.stdout)["endpoints"]
     assert endpoint["pairs"] > 20 and endpoint["trigger"]["tp"] == 0 and endpoint["trigger"]["fn"] > 10
     assert endpoint["trigger"]["recall"] == 0 and endpoint["verdict"] == "fail"
+    assert endpoint["paired_by"] == "body"
     table = harness("verify", "--reference", "local-gemma3-270m", "--against", "local-llamacpp-gemma3-270m")
     assert "| local-llamacpp-gemma3-270m |" in table.stdout and "**fail**" in table.stdout
+
+
+NEW_WIRES = {
+    "openai-responses": "sim-openai-responses",
+    "bedrock-converse": "sim-bedrock",
+    "cohere-chat": "sim-cohere",
+    "gemini-interactions": "sim-gemini-interactions",
+}
+
+
+def verify_json(reference: str, endpoint: str) -> tuple[int, dict[str, Any], str]:
+    """``harness verify --json`` on the committed cassettes: exit code, the endpoint's figures, stderr."""
+    result = harness("verify", "--reference", reference, "--against", endpoint, "--json")
+    (found,) = json.loads(result.stdout)["endpoints"]
+    return result.returncode, found, result.stderr
+
+
+@pytest.mark.parametrize("fmt", list(NEW_WIRES))
+def test_verify_pairs_a_stream_with_the_whole_response_in_every_new_wire(fmt: str) -> None:
+    """The simulator serves the same behaviour whole and streamed: every request pairs, every
+    figure agrees, and the streamed answers are counted as streamed (Bedrock says so in the
+    path, /converse-stream, not in the body: it counted 0 before the adapter was asked)."""
+    target = NEW_WIRES[fmt]
+    code, found, stderr = verify_json(target, f"{target}-stream")
+    assert code == 0, stderr
+    assert found["paired_by"] == "body" and found["pairs"] == 204
+    assert found["trigger"]["fp"] == found["trigger"]["fn"] == 0 and found["trigger"]["tp"] > 100
+    assert found["tool_call_errors"]["requests_with_calls"] == found["trigger"]["tp"]
+    assert found["argument_agreement"] == 1 and found["answered"] == 1 and found["verdict"] == "pass"
+    assert found["stream_delivery"]["streamed"] == found["pairs"]
+
+
+@pytest.mark.parametrize("fmt", list(NEW_WIRES))
+def test_verify_across_wire_formats_pairs_by_conversation_and_says_so(fmt: str) -> None:
+    """An endpoint that speaks another format than the reference is paired by the conversation
+    the adapters read back; what one format cannot write (Bedrock's tool_choice none, Cohere's
+    named choice, Gemini's dotted names under OpenAI's rule) is not paired, and stderr says how
+    the requests were paired."""
+    target = NEW_WIRES[fmt]
+    code, found, stderr = verify_json("sim-openai", target)
+    assert code == 0 and found["verdict"] == "pass", stderr
+    assert found["paired_by"] == "conversation"
+    assert f"note: {target} speaks {fmt}, sim-openai speaks openai-chat" in " ".join(stderr.split())
+    unpaired = {"openai-responses": 1, "bedrock-converse": 4, "cohere-chat": 4, "gemini-interactions": 10}
+    assert found["pairs"] == 204 - unpaired[fmt]
+    assert found["trigger"]["f1"] == 1 and found["argument_agreement"] == 1

@@ -1,6 +1,7 @@
 """Vendor verification figures and verdicts over hand-made requests (no I/O)."""
 
 from harness.analysis.verify import Request, VerifyConfig, figures, judge, pair, request_key
+from harness.analysis.wire_requests import conversation_key
 
 FAST = VerifyConfig(samples=300)
 
@@ -67,3 +68,41 @@ def test_an_endpoint_that_never_calls_fails_and_noise_never_fails() -> None:
     repeats = [REFERENCE, noisy, list(REFERENCE)]
     assert judge("self", repeats, noisy, FAST).verdict != "fail"
     assert judge("self", repeats, REFERENCE, FAST).verdict == "pass"
+
+
+PARIS = '{"city": "Paris"}'
+
+
+def conversation(fmt: str, call_id: str, choice: str = "auto") -> str:
+    """The conversation key of a request ``fmt``'s adapter builds for one tool round trip."""
+    from harness.model import Message, ToolCall, ToolChoice, ToolResult, ToolSpec
+    from harness.providers import RequestOptions, adapter_class
+
+    tool = ToolSpec("get_weather", "Weather", {"type": "object", "properties": {"city": {"type": "string"}}})
+    messages = [
+        Message("system", "Be brief."),
+        Message("user", "Weather in Paris?"),
+        Message("assistant", None, [ToolCall("get_weather", {"city": "Paris"}, PARIS, call_id)]),
+        Message("tool", tool_result=ToolResult(call_id, "get_weather", "18C")),
+    ]
+    adapter = adapter_class(fmt)()
+    request = adapter.build_request(messages, [tool], ToolChoice(choice), RequestOptions("m"))  # type: ignore[arg-type]
+    view = adapter.read_request(request.body, request.path)
+    return conversation_key(view)
+
+
+def test_the_conversation_key_is_the_same_in_every_wire_format_and_ignores_ids() -> None:
+    from harness.providers import formats
+
+    keys = {fmt: conversation(fmt, "call_abc123") for fmt in formats()}
+    assert len(set(keys.values())) == 1, keys
+    assert conversation("bedrock-converse", "tooluse_Zx9") == keys["openai-chat"]
+    assert conversation("openai-chat", "call_abc123", "required") != keys["openai-chat"]
+
+
+def test_across_formats_requests_pair_by_conversation_and_unreadable_ones_never() -> None:
+    reference = [req("body-a", conversation="c1"), req("body-b", conversation=None)]
+    endpoint = [req("body-x", conversation="c1"), req("body-b", conversation=None)]
+    assert [(r.key, e.key) for r, e in pair(reference, endpoint, across=True)] == [("body-a", "body-x")]
+    assert [(r.key, e.key) for r, e in pair(reference, endpoint)] == [("body-b", "body-b")]
+    assert judge("other-wire", [reference], endpoint, FAST, across=True).paired_by == "conversation"
