@@ -1,13 +1,17 @@
 """The example agents (examples/): real frameworks under test, graded from the wire.
 
-Both replay from their committed cassettes (recorded against the simulator) over the bundled
-single, sequential, parallel and error scenarios; an agent broken on purpose (it drops a tool
-result) is caught by the checks.
+They replay from their committed cassettes (recorded against the simulator) over the bundled
+single, sequential, parallel and error scenarios: the openai SDK agent on Chat Completions and on
+the Responses API (whole and streamed), and the pydantic-ai one; an agent broken on purpose (it
+drops a tool result) is caught by the checks.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +26,15 @@ SUITE = load_scenarios(REPO / "scenarios", select=["single", "sequential", "para
 CONFIG = load_config(EXAMPLES / "harness.toml")
 
 
-@pytest.mark.parametrize("name", ["openai-sdk-agent", "pydantic-ai-agent"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "openai-sdk-agent",
+        "pydantic-ai-agent",
+        "openai-sdk-responses-agent",
+        "openai-sdk-responses-agent-stream",
+    ],
+)
 def test_the_example_agent_replays_and_is_graded_from_the_wire(name: str) -> None:
     result = run(SUITE, [CONFIG.targets[name]], RunConfig(mode="replay", cassettes=EXAMPLES / "cassettes"))
     assert not result.errors, [r.error for r in result.errors]
@@ -36,6 +48,39 @@ def test_the_example_agent_replays_and_is_graded_from_the_wire(name: str) -> Non
     parallel = next(r for r in result.records if r.scenario == "weather.parallel.two_cities")
     assert [c.name for _, c in parallel.transcript.calls] == ["get_weather", "get_weather"]
     assert {e.call.arguments["city"].lower() for e in parallel.transcript.executions} == {"paris", "tokyo"}
+
+
+def output_items(body: str, *, stream: bool) -> list[Any]:
+    """A Response's output items as the wire carried them (a stream's from its terminal event)."""
+    if not stream:
+        return list(json.loads(body)["output"])
+    datas = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+    return list(datas[-1]["response"]["output"])
+
+
+@pytest.mark.parametrize("name", ["openai-sdk-responses-agent", "openai-sdk-responses-agent-stream"])
+def test_the_responses_agent_replays_each_turns_output_items_as_received(name: str) -> None:
+    """Stateless: each request sends the whole history, every earlier turn's output items
+    (reasoning, function_call) exactly as the response held them, each call answered by a
+    function_call_output with its call_id."""
+    target = CONFIG.targets[name]
+    suite = [s for s in SUITE if s.id == "todo.sequential.create_complete"]
+    (record,) = run(suite, [target], RunConfig(cassettes=EXAMPLES / "cassettes")).records
+    exchanges = record.transcript.exchanges
+    assert record.score == 100 and len(exchanges) >= 3
+    executions = iter(record.transcript.executions)
+    expected = list(exchanges[0].request.body["input"])
+    for before, after in itertools.pairwise(exchanges):
+        assert before.response is not None
+        output = output_items(before.response.body, stream=target.stream)
+        assert {item["type"] for item in output} >= {"reasoning", "function_call"}
+        expected += output
+        for call in [item for item in output if item["type"] == "function_call"]:
+            result = next(executions).result.content
+            expected.append({"type": "function_call_output", "call_id": call["call_id"], "output": result})
+        assert after.request.body["input"] == expected
+        assert "previous_response_id" not in after.request.body
+    assert next(executions, None) is None
 
 
 def test_an_agent_that_drops_a_tool_result_fails_the_checks(tmp_path: Path) -> None:
