@@ -63,6 +63,8 @@ class TargetInfo:
     profile: str
     description: str = ""
     reference: str | None = None  # the target this one is verified against (harness verify)
+    endpoint: str | None = None  # where it is served (Target.endpoint); None: written before it was kept
+    migrates_from: str | None = None  # the target on another wire this one is compared with
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,7 @@ class Target:
     xfail: dict[str, str] = field(default_factory=dict)
     xfail_strict: bool = True
     reference: str | None = None  # the target serving the same model as the reference (verify)
+    migrates_from: str | None = None  # the same agent on another wire (the report's migration section)
     origin: str = ""
 
     def __post_init__(self) -> None:
@@ -151,6 +152,14 @@ class Target:
         """The configured URL, or the profile's default for a real provider."""
         return self.base_url or self.profile.base_url
 
+    @property
+    def endpoint(self) -> str:
+        """Where the target is served, as reports compare and show it: the resolved base URL
+        without credentials, query or trailing ``/`` (``https://api.openai.com``), or ``sim``,
+        ``sim~<deviation>``, ``local:<model>``. Targets with the same model, endpoint, stream and
+        mode in different wire formats are one migration group (:mod:`harness.analysis.migration`)."""
+        return endpoint_of(self.resolved_base_url())
+
     def api_key_variable(self) -> str | None:
         """The environment variable holding the key, or ``None`` when the endpoint needs none: the
         simulator, a managed local model, or a target pointing a profile at a loopback ``base_url``
@@ -195,7 +204,27 @@ class Target:
             profile=self.profile.name,
             description=self.description,
             reference=self.reference,
+            endpoint=self.endpoint,
+            migrates_from=self.migrates_from,
         )
+
+
+def endpoint_of(base_url: str) -> str:
+    """A base URL as :attr:`Target.endpoint` shows it: scheme and host lower-cased, no
+    ``user:pass@`` (a secret), no query or fragment, no trailing ``/``; anything that is not an
+    http(s) URL (``sim``, ``local:...``) as it is."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return base_url
+    if parts.scheme not in ("http", "https") or not host:
+        return base_url
+    host = f"[{host}]" if ":" in host else host
+    netloc = f"{host}:{port}" if port is not None else host
+    return f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
 def check_name(kind: str, name: str) -> None:

@@ -463,14 +463,35 @@ def _build_targets(
             targets[name] = Target.build(name, format=fmt, profile=profile, origin=file.source, **values)
         except (ConfigError, UnknownNameError, TypeError) as exc:  # the schema should have said so
             file.problem(("targets", name), str(exc))
+    every = {**base, **targets}
     for name, target in targets.items():
-        if target.reference is not None and target.reference not in {**base, **targets}:
-            known = ", ".join(sorted({**base, **targets}))
+        if target.reference is not None and target.reference not in every:
+            known = ", ".join(sorted(every))
             file.problem(
                 ("targets", name, "reference"),
                 f"no target {target.reference!r} to verify against; targets: {known}",
             )
+        if target.migrates_from is not None:
+            problem = _migration_problem(target, every)
+            if problem:
+                file.problem(("targets", name, "migrates_from"), problem)
     return targets
+
+
+def _migration_problem(target: Target, every: Mapping[str, Target]) -> str | None:
+    """Why ``target.migrates_from`` cannot name the target its migration is compared with: none
+    of that name, itself, or one in the same wire format (a migration changes the wire)."""
+    source = every.get(target.migrates_from or "")
+    if source is None:
+        return f"no target {target.migrates_from!r} to migrate from; targets: {', '.join(sorted(every))}"
+    if source.name == target.name:
+        return "a target cannot migrate from itself: name the target in the wire format it replaces"
+    if source.format == target.format:
+        return (
+            f"target {source.name!r} speaks the same wire format ({target.format}): name a target in "
+            "the wire format this one replaces"
+        )
+    return None
 
 
 def read_config(source: str, text: str, base: Mapping[str, Target] | None = None) -> TargetsConfig:

@@ -7,7 +7,7 @@ from harness.errors import ConfigError, UnknownNameError
 from harness.model import Message, ToolChoice
 from harness.providers import RequestOptions, formats
 from harness.providers.text_protocols import protocols
-from harness.targets import NAME_PATTERN, Target, pick
+from harness.targets import NAME_PATTERN, Target, endpoint_of, pick
 from harness.targets_file import (
     PROFILE_KEYS,
     TARGET_KEYS,
@@ -548,3 +548,49 @@ def test_an_agent_that_cannot_be_used_is_refused_at_its_line_before_anything_sta
         pytest.fail("no endpoint opens")
     assert str(error.value).startswith(f"{config}:5: [targets.x] agent: ")
     assert why in str(error.value) and error.value.exit_code == 2
+
+
+def test_migrates_from_names_a_target_in_another_wire(tmp_path: Path) -> None:
+    config = tmp_path / "harness.toml"
+    config.write_text(
+        '[targets.deviant]\nformat = "openai-responses"\nmodel = "sim-conformant"\n'
+        'base_url = "sim~args-object"\nmigrates_from = "sim-openai"\n'
+    )
+    target = load_targets(config)["deviant"]
+    assert target.info().migrates_from == "sim-openai"
+    assert target.info().endpoint == "sim~args-object"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("nope", "no target 'nope' to migrate from; targets: "),
+        ("x", "a target cannot migrate from itself"),
+        ("sim-openai", "target 'sim-openai' speaks the same wire format (openai-chat)"),
+        ("", "must not be empty"),
+    ],
+)
+def test_a_migrates_from_that_names_no_other_wire_is_refused_at_its_line(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    config = tmp_path / "harness.toml"
+    config.write_text(TARGET + f'migrates_from = "{value}"\n')
+    with pytest.raises(ConfigFileError) as error:
+        load_config(config)
+    (problem,) = error.value.problems
+    assert str(error.value).startswith(f"{config}:4: [targets.x] migrates_from: "), str(error.value)
+    assert message in problem.message, str(problem)
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint"),
+    [
+        ("https://user:secret@API.Example.com:8443/v1/?api-version=1#x", "https://api.example.com:8443/v1"),
+        ("https://api.openai.com", "https://api.openai.com"),
+        ("http://[::1]:8080/", "http://[::1]:8080"),
+        ("sim~args-object", "sim~args-object"),
+        ("local:gemma3-270m@llama-server", "local:gemma3-270m@llama-server"),
+    ],
+)
+def test_an_endpoint_is_its_url_without_credentials_or_query(url: str, endpoint: str) -> None:
+    assert endpoint_of(url) == endpoint
