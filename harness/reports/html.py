@@ -22,11 +22,23 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
+from harness.analysis.migration import MigrationGroup, Verdict
 from harness.checks.scoring import CheckShare, TargetSummary
 from harness.model import Exchange, ProviderError
 from harness.records import RunRecord
 from harness.reports import write_redacted
-from harness.reports.markdown import SCORE_NOTE, cell, figure, percent, runs_cell
+from harness.reports.markdown import (
+    MIGRATION_NOTE,
+    SCORE_NOTE,
+    cell,
+    change_text,
+    figure,
+    group_title,
+    noise_text,
+    percent,
+    runs_cell,
+    verdict_why,
+)
 from harness.reports.report import CapabilityGrid, Report, ReportFinding, RunSummary
 from harness.reports.safe import bounded, visible
 from harness.results import Key, select
@@ -92,6 +104,8 @@ def view(report: Report, records: Iterable[RunRecord]) -> dict[str, Any]:
         "capability_groups": capability_groups(report.capabilities),
         "performance": performance(targets),
         "faults": [(n, t.endpoint_faults) for n, t in targets.items() if t.endpoint_faults],
+        "migrations": [migration_view(group) for group in report.migrations],
+        "migration_note": MIGRATION_NOTE,
         "runs": run_views(runs, records),
         "filters": {
             "targets": sorted(targets),
@@ -153,6 +167,48 @@ def score_chart(report: Report) -> dict[str, Any]:
         "bar_height": BAR_HEIGHT,
         "width": LABEL_WIDTH + BAR_WIDTH + 60,
         "height": max(1, len(bars)) * (BAR_HEIGHT + 6),
+    }
+
+
+def migration_view(group: MigrationGroup) -> dict[str, Any]:
+    """One migration group as the page lays it out: its title and noise sentence, and each
+    difference as a row with one cell per target of the group (``None`` where it did not run the
+    scenario), each linked to that target's run."""
+    names = [row.target for row in group.targets]
+    rows = []
+    for found in group.differences:
+        lines = [("outcome", found.outcome), *((c.check, c.targets) for c in found.checks)]
+        for index, (check, verdicts) in enumerate(lines):
+            cells = [
+                _verdict_cell(verdicts[n], anchor(n, found.scenario, 0)) if n in verdicts else None
+                for n in names
+            ]
+            rows.append(
+                {
+                    "scenario": found.scenario,
+                    "first": index == 0,
+                    "span": len(lines),
+                    "check": check,
+                    "cells": cells,
+                }
+            )
+    return {
+        "group": group,
+        "title": group_title(group),
+        "noise": noise_text(group),
+        "served": group.model is None or group.endpoint is None,
+        "changes": [(change_text(c), c.example) for c in group.changes],
+        "rows": rows,
+    }
+
+
+def _verdict_cell(verdict: Verdict, link: str) -> dict[str, Any]:
+    first = verdict.status.split(" ", 1)[0].rstrip(",")
+    return {
+        "status": verdict.status,
+        "kind": first.replace("/", ""),
+        "why": verdict_why(verdict),
+        "link": link,
     }
 
 

@@ -19,6 +19,7 @@ from harness import secrets
 from harness._version import __version__
 from harness.analysis.capabilities import Grid
 from harness.analysis.gate import GatePolicy, XFail, expect_failure
+from harness.analysis.migration import Migrations
 from harness.checks.scoring import ErrorSummary, Scores, Summary, record_score
 from harness.model import Exchange, Finding
 from harness.records import RunRecord, to_builtins
@@ -218,6 +219,7 @@ def build(
     grid = Grid()
     found: dict[str, dict[str, Note]] = {}
     prompts = _Prompts()
+    migrations = Migrations()
     runs: RunSpool | list[RunSummary] = RunSpool() if spool else []
     references: dict[str, str] = {}  # target -> the reference it declares
     xfail: dict[str, XFail] = {}
@@ -227,6 +229,7 @@ def build(
         grid.add(record)
         _note(found, record)
         prompts.add(record)
+        migrations.add(record)
         runs.append(run_summary(record))
         if record.target.reference and record.error is None:
             references[record.target.name] = record.target.reference
@@ -248,6 +251,7 @@ def build(
         verification=verifications(select(records, lambda key: key[0] in involved)) if involved else [],
         runs=runs,
         xfail={target: xfail[target] for target in sorted(xfail)} if policies is not None else None,
+        migrations=migrations.groups(summary),
     )
 
 

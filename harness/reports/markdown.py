@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness import secrets
+from harness.analysis.migration import Change, MigrationGroup, Verdict
 from harness.analysis.verify import VerifiedEndpoint
 from harness.checks.scoring import TargetSummary
 from harness.records import RunRecord, TargetInfo
@@ -292,6 +293,7 @@ def render(report: Report) -> str:
                 for r in mode_group.targets
             ]
             lines.append("")
+    lines += _migration_lines(report.migrations)
     if report.notes:
         lines += ["## Notes: unsupported features, endpoint quirks, informational findings", ""]
         for target, items in report.notes.items():
@@ -301,6 +303,129 @@ def render(report: Report) -> str:
             ]
         lines.append("")
     return "\n".join(lines)
+
+
+MIGRATION_NOTE = (
+    "Targets that run the same model on the same endpoint (same stream setting and mode) in "
+    "other wire formats, or that name the one they replace with migrates_from: what changes for "
+    "an agent that switches between them. Each difference names its check, the status on each "
+    "target and who caused it (the model, or the endpoint: how it serves the wire); a check that "
+    "passed on one wire and did not apply on another is not a difference by itself."
+)
+DIFFERENCES_PER_GROUP = 20
+"""Scenarios that differ listed per migration group in report.md (the rest are counted; every one
+is in report.html and report.json)."""
+
+
+def group_title(group: MigrationGroup) -> str:
+    """``gemma3-270m at local:gemma3-270m@llama-server, streaming``: what the group's targets
+    share (a group joined by ``migrates_from`` may not share a model or an endpoint)."""
+    title = f"{group.model or 'several models'} at {group.endpoint or 'several endpoints'}"
+    if group.stream is not None:
+        title += ", streaming" if group.stream else ", not streaming"
+    if group.mode not in (None, "native"):
+        title += f", {group.mode}"
+    return title
+
+
+def noise_text(group: MigrationGroup) -> str:
+    """Whether the success figures tell the group's targets apart, never a ranking they do not
+    support."""
+    if not group.apart:
+        return (
+            "The success figures cannot tell these wires apart: every difference between them is "
+            "within the 95 % noise."
+        )
+    told = "; ".join(
+        f"{s.second} against {s.first}: {s.change:+.1f} points ({s.interval[0]:+.1f} to {s.interval[1]:+.1f})"
+        for s in group.apart
+    )
+    pairs = len(group.targets) * (len(group.targets) - 1) // 2
+    rest = "" if len(group.apart) == pairs else " The other pairs are within the noise."
+    return f"Told apart by the success figures (95 % interval of the difference): {told}.{rest}"
+
+
+def verdict_why(verdict: Verdict) -> str:
+    """Who caused a verdict that is no pass, and what shows it: ``model: expected a call``."""
+    if verdict.cause is None:
+        return ""
+    return f"{verdict.cause}: {verdict.detail}" if verdict.detail else verdict.cause
+
+
+def verdicts_text(verdicts: dict[str, Verdict], limit: int = 150) -> str:
+    """Targets grouped by status, each verdict that is no pass naming who caused it and the
+    finding that shows it: ``pass on a, b; fail on c (model: expected a call to 'get_weather')``."""
+    by_status: dict[str, list[str]] = {}
+    for name, verdict in verdicts.items():
+        why = verdict_why(verdict)
+        by_status.setdefault(verdict.status, []).append(
+            inline(name) + (f" ({inline(why, limit)})" if why else "")
+        )
+    return "; ".join(f"{status} on {', '.join(names)}" for status, names in by_status.items())
+
+
+def change_text(change: Change) -> str:
+    """``protocol.wire warn on t, caused by the endpoint (wire.x), in 79 scenarios``."""
+    found = f" ({', '.join(change.findings)})" if change.findings else ""
+    return (
+        f"{change.check} {change.status} on {change.target}, caused by the {change.cause}{found}, in "
+        f"{change.scenarios} scenario{'s' if change.scenarios != 1 else ''}"
+    )
+
+
+def _migration_lines(groups: list[MigrationGroup]) -> list[str]:
+    if not groups:
+        return []
+    lines = ["## Switching wires: the same model in other wire formats", "", MIGRATION_NOTE, ""]
+    for group in groups:
+        labels = [
+            " (simulated)" if group.simulated else "",
+            " (joined by migrates_from)" if group.declared else "",
+        ]
+        lines += [f"### {inline(group_title(group))}{''.join(labels)}", ""]
+        served = group.model is None or group.endpoint is None
+        header = [
+            "target",
+            "wire",
+            *(["model", "endpoint"] if served else []),
+            "success",
+            "compliance",
+            "runs",
+        ]
+        rows = [
+            [
+                row.target,
+                row.format,
+                *([row.model, row.endpoint or "-"] if served else []),
+                figure(row),
+                figure(row.compliance),
+                f"{row.tested}" + (f" +{row.errors} error" if row.errors else ""),
+            ]
+            for row in group.targets
+        ]
+        lines += [*_table(header, rows), "", noise_text(group), ""]
+        if not group.differences:
+            lines += [f"No scenario differs between them ({group.compared} compared).", ""]
+            continue
+        lines += [
+            f"What changes, in the {len(group.differences)} of {group.compared} scenarios that differ:",
+            "",
+        ]
+        lines += [
+            f"- {inline(change_text(change))}"
+            + (f"; e.g. {inline(change.example, 150)}" if change.example else "")
+            for change in group.changes
+        ]
+        lines += ["", "Scenario by scenario:", ""]
+        for found in group.differences[:DIFFERENCES_PER_GROUP]:
+            where = f"`{inline(found.scenario)}` ({inline(found.category)})"
+            lines.append(f"- {where}, outcome: {verdicts_text(found.outcome)}")
+            lines += [f"  - `{inline(c.check)}`: {verdicts_text(c.targets)}" for c in found.checks]
+        more = len(group.differences) - DIFFERENCES_PER_GROUP
+        if more > 0:
+            lines.append(f"- and {more} more: report.html (Switching wires) and report.json (`migrations`)")
+        lines.append("")
+    return lines
 
 
 STEP_SUMMARY_LIMIT = 1024 * 1024 - 1024

@@ -6,8 +6,9 @@ encoded straight from the report, keys sorted (:func:`harness.reports.json_repor
 the keys are names (targets, categories, scenarios, check ids, capability columns), a section
 is a ``dict`` of typed values. The sections come from where they are computed:
 :mod:`harness.checks.scoring` (the summary), :mod:`harness.analysis.verify` (verification),
-:mod:`harness.analysis.gate` (``xfail``); the capability grid is typed here, at the report's
-boundary, from :meth:`harness.analysis.capabilities.Grid.result`.
+:mod:`harness.analysis.gate` (``xfail``), :mod:`harness.analysis.migration` (``migrations``);
+the capability grid is typed here, at the report's boundary, from
+:meth:`harness.analysis.capabilities.Grid.result`.
 
 Example::
 
@@ -24,6 +25,7 @@ from typing import Any
 import msgspec
 
 from harness.analysis.gate import XFail
+from harness.analysis.migration import MigrationGroup
 from harness.analysis.verify import VerifiedEndpoint
 from harness.checks.scoring import ErrorSummary, Summary
 from harness.model import Usage
@@ -159,7 +161,8 @@ class Report(msgspec.Struct, omit_defaults=True):
     list, or a :class:`~harness.reports.spool.RunSpool` reading them from disk when the report
     was built to be written; ``xfail`` is there when the targets' expected failures were given
     (``None``: not written), ``baseline`` when a baseline was compared (``harness run
-    --baseline``).
+    --baseline``), ``migrations`` when some targets ran the same model on the same endpoint in
+    several wire formats (or name each other with ``migrates_from``).
 
     Example::
 
@@ -180,6 +183,7 @@ class Report(msgspec.Struct, omit_defaults=True):
     runs: Sequence[RunSummary]
     xfail: dict[str, XFail] | None = None
     baseline: Baseline | None = None
+    migrations: list[MigrationGroup] = msgspec.field(default_factory=list)
 
     def to_data(self) -> dict[str, Any]:
         """The report as plain JSON data (dicts, lists, scalars; every run), as report.json
