@@ -28,6 +28,7 @@ class RunContext:
     protocol: str | None = None  # the prompted text protocol, None in native mode
     native_tool_choice: bool = True  # False when the endpoint does not honour the scenario's tool_choice
     profile: Profile | None = None  # the endpoint profile, whose documented quirks findings may name
+    max_tokens: int | None = None  # the output token limit the harness's loop sent (None: not sent)
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # shared by checks
 
 

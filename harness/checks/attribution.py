@@ -110,34 +110,45 @@ def tools_delivered(context: RunContext) -> list[Finding]:
     return []
 
 
-def is_truncated(turn: ParsedTurn) -> bool:
+def is_truncated(turn: ParsedTurn, limit: int | None = None) -> bool:
     """The turn ended at the token limit: a finish reason some wire format's adapter says so of
-    (``Adapter.truncation_reasons``)."""
-    return turn.finish_reason in truncation_reasons()
+    (``Adapter.truncation_reasons``), or an output as long as the ``limit`` the request sent,
+    whatever its finish reason says (llama-server's ``/v1/responses`` answers ``status:
+    completed`` with ``output_tokens`` equal to the limit)."""
+    if turn.finish_reason in truncation_reasons():
+        return True
+    produced = turn.usage.output_tokens if turn.usage is not None else None
+    return limit is not None and produced is not None and produced >= limit
 
 
 @check(kind="protocol", weight=2.0)
 def truncation(context: RunContext) -> list[Finding]:
     """No turn was cut at the token limit (``finish_reason: length``, Anthropic ``max_tokens``,
-    Gemini ``MAX_TOKENS``). A truncated turn is never a final answer, and a truncated call may not
-    parse: raise the target's ``max_tokens`` or look at what the server does with it."""
+    Gemini ``MAX_TOKENS``, or as many output tokens as the request allowed whatever the finish
+    reason says). A truncated turn is never a final answer, and a truncated call may not parse:
+    raise the target's ``max_tokens`` or look at what the server does with it."""
     exchanges = [
         e for e in context.transcript.exchanges if e.parsed.error is None
     ]  # a failed turn ended early anyway
     if not exchanges:
         return []
     cut = [
-        Finding(
-            "",
-            "error",
-            False,
-            f"turn {e.turn} was cut at the token limit (finish_reason {e.parsed.finish_reason!r})",
-            e.turn,
-        )
+        Finding("", "error", False, _cut(e.turn, e.parsed, context.max_tokens), e.turn)
         for e in exchanges
-        if is_truncated(e.parsed)
+        if is_truncated(e.parsed, context.max_tokens)
     ]
     return cut or [passed("", f"{len(exchanges)} turn(s) ended on their own")]
+
+
+def _cut(turn: int, parsed: ParsedTurn, limit: int | None) -> str:
+    reason = parsed.finish_reason
+    if is_truncated(parsed):
+        return f"turn {turn} was cut at the token limit (finish_reason {reason!r})"
+    return (
+        f"turn {turn} was cut at the token limit: it used all {limit} output tokens the request "
+        f"allowed, yet its finish_reason {reason!r} says it ended on its own (the endpoint did not "
+        "report the cut)"
+    )
 
 
 @check(kind="protocol")

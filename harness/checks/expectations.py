@@ -231,7 +231,7 @@ def final_answer(context: RunContext) -> list[Finding]:
     text = last.parsed.text or ""
     if not text.strip():
         return [Finding("", "error", False, "no final answer: the last turn has no text", last.turn)]
-    if is_truncated(last.parsed):
+    if is_truncated(last.parsed, context.max_tokens):
         return [
             Finding(
                 "",

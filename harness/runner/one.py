@@ -179,6 +179,7 @@ def run_one(
             target.protocol,
             native_tool_choice=scenario.tool_choice.mode in target.profile.tool_choice,
             profile=target.profile,
+            max_tokens=target.max_tokens if target.agent is None else None,
         )
         checks = run_checks(context)
         error = untestable(transcript, simulated=target.simulated)

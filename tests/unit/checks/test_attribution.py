@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.checks import RunContext, run_checks
 from harness.checks.attribution import CONTROL_TOKENS, echo_of_prompt
 from harness.checks.scoring import run_score
-from harness.model import ParsedTurn, ProviderError
+from harness.model import ParsedTurn, ProviderError, Usage
 from tests.helpers.transcripts import call, scenario, transcript
 
 PARIS = {
@@ -36,6 +36,27 @@ def test_a_truncated_turn_is_a_finding_and_never_a_final_answer(tmp_path: Path) 
     for reason in ("max_tokens", "MAX_TOKENS"):
         other = results(RunContext(transcript(ParsedTurn(text="x", finish_reason=reason)), paris(tmp_path)))  # type: ignore[arg-type]
         assert other["protocol.truncation"][0] == "fail"
+
+
+def test_a_cut_the_endpoint_does_not_report_is_found_by_the_token_count(tmp_path: Path) -> None:
+    """llama-server's /v1/responses, recorded: ``status: completed`` with ``output_tokens`` 256, the
+    limit the request sent. The turn was cut all the same, and is no final answer."""
+    hidden = ParsedTurn(text="It is 18 degrees and rain is", finish_reason="completed", usage=Usage(25, 256))
+    context = RunContext(
+        transcript([call("get_weather", city="Paris")], hidden), paris(tmp_path), max_tokens=256
+    )  # type: ignore[arg-type]
+    r = results(context)
+    assert r["protocol.truncation"][0] == "fail"
+    assert "used all 256 output tokens" in r["protocol.truncation"][1][0]
+    assert "did not report the cut" in r["protocol.truncation"][1][0]
+    assert r["expect.final"][0] == "fail" and "cut at the token limit" in r["expect.final"][1][0]
+    under = ParsedTurn(
+        text="It is 18 degrees with light rain.", finish_reason="completed", usage=Usage(25, 255)
+    )
+    fine = RunContext(transcript([call("get_weather", city="Paris")], under), paris(tmp_path), max_tokens=256)  # type: ignore[arg-type]
+    assert results(fine)["protocol.truncation"][0] == "pass"
+    unsent = RunContext(transcript([call("get_weather", city="Paris")], hidden), paris(tmp_path))  # type: ignore[arg-type]
+    assert results(unsent)["protocol.truncation"][0] == "pass", "no limit sent: nothing to compare with"
 
 
 def test_chat_template_tokens_in_the_text_are_a_finding(tmp_path: Path) -> None:
