@@ -110,9 +110,33 @@ class ToolCall:
         return self.id != self.wire_id
 
 
+ResultForm = Literal["text", "parts", "json"]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a content list, as a seeded history writes it: text, or an image (its media
+    type and base64 data). Each adapter writes parts in its own wire shape.
+
+    Example::
+
+        harness.Part("image", media_type="image/png", data="iVBORw0KGgo...")
+    """
+
+    kind: Literal["text", "image"]
+    text: str = ""
+    media_type: str | None = None
+    data: str | None = None
+
+
 @dataclass
 class ToolResult:
     """What a tool returned (or the error it raised), to be sent back to the model.
+
+    ``content`` is always the result as text. ``form`` says how a seeded history gives it:
+    ``text`` (a string), ``parts`` (the list in ``parts``: text and images; ``content`` holds
+    the texts joined) or ``json`` (``content`` is the JSON text of a value, sent as structured
+    data where the wire has a place for it).
 
     Example::
 
@@ -124,6 +148,12 @@ class ToolResult:
     name: str
     content: str
     is_error: bool = False
+    form: ResultForm = "text"
+    parts: list[Part] = field(default_factory=list)
+
+    def value(self) -> Any:
+        """The JSON value of a ``json`` result (its text parsed), else the text."""
+        return json.loads(self.content) if self.form == "json" else self.content
 
 
 @dataclass
@@ -132,6 +162,8 @@ class Message:
 
     ``extra`` carries provider data that must be replayed unchanged on the next
     request of the same wire format (Anthropic thinking blocks, reasoning text).
+    ``parts``, when not empty, asks for the content as a list of parts (a seeded history's
+    ``content: [{text: ...}]``); ``content`` then holds their texts joined.
 
     Example::
 
@@ -143,6 +175,7 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_result: ToolResult | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    parts: list[Part] = field(default_factory=list)
 
 
 @dataclass

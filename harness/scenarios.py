@@ -30,6 +30,7 @@ from harness import yamlio
 from harness.errors import ScenarioError
 from harness.matchers import MATCHERS, check_matcher, is_matcher
 from harness.model import Message, ToolChoice
+from harness.tools import seeded
 from harness.tools.declared import DeclaredTool
 from harness.tools.mcp.types import MCPServerDecl, MCPUse
 from harness.tools.run_tools import Fault
@@ -599,6 +600,7 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
     declared = {tool.name: tool for tool in tools}
     _check_names(data, file, declared, mcp)
     _check_expectations(data, file, declared)
+    messages = seeded.read(data, file.error, lambda name: _is_offered(name, declared, mcp))
     if file.errors:
         return None
     servers = tuple(
@@ -618,7 +620,7 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
         id=data["id"],
         category=data["category"],
         description=data.get("description", ""),
-        messages=tuple(Message(m["role"], m["content"]) for m in data["messages"]),
+        messages=messages,
         expect=_expectation(data.get("expect") or {}),
         tools=tuple(tools),
         mcp_tools=tuple(mcp),

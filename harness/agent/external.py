@@ -182,7 +182,7 @@ class AgentTask:
     """
 
     scenario_id: str
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     tools: list[AgentTool]
     tool_choice: str | dict[str, Any]
     endpoint: AgentEndpoint
@@ -546,9 +546,30 @@ def _normal(text: str) -> Any:
         return text.strip()
 
 
-def task_messages(messages: tuple[Message, ...]) -> list[dict[str, str]]:
-    """The scenario's opening messages as plain ``{role, content}`` dicts."""
-    return [{"role": m.role, "content": m.content or ""} for m in messages]
+def task_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """The scenario's opening messages as plain ``{role, content}`` dicts; a seeded history's
+    turns in the scenario's neutral shape (``calls: [{id, name, args}]`` on an assistant
+    turn, ``{role: tool, call_id, name, content, is_error}`` for a result: a JSON result's content
+    is its JSON text), for the agent to write in its own wire shape."""
+    plain: list[dict[str, Any]] = []
+    for m in messages:
+        if m.tool_result is not None:
+            r = m.tool_result
+            plain.append(
+                {
+                    "role": "tool",
+                    "call_id": r.call_id,
+                    "name": r.name,
+                    "content": r.content,
+                    "is_error": r.is_error,
+                }
+            )
+        elif m.tool_calls:
+            calls = [{"id": c.id, "name": c.name, "args": c.arguments or {}} for c in m.tool_calls]
+            plain.append({"role": m.role, "content": m.content, "calls": calls})
+        else:
+            plain.append({"role": m.role, "content": m.content or ""})
+    return plain
 
 
 def run_agent(

@@ -122,10 +122,19 @@ def _tool_result(message: Message) -> dict[str, Any]:
     """One ``toolResult``; ``status`` only for an error (Claude and Nova read it) [B1]."""
     result = message.tool_result
     assert result is not None
-    block: dict[str, Any] = {
-        "toolUseId": bedrock_id(result.call_id or ""),
-        "content": [{"text": result.content}],
-    }
+    content: list[dict[str, Any]]
+    if result.form == "json":  # a json content block takes the value itself [B1]
+        content = [{"json": result.value()}]
+    elif result.form == "parts":
+        content = [
+            {"text": p.text}
+            if p.kind == "text"
+            else {"image": {"format": (p.media_type or "").partition("/")[2], "source": {"bytes": p.data}}}
+            for p in result.parts
+        ]
+    else:
+        content = [{"text": result.content}]
+    block: dict[str, Any] = {"toolUseId": bedrock_id(result.call_id or ""), "content": content}
     if result.is_error:
         block["status"] = "error"
     return {"toolResult": block}
@@ -144,8 +153,8 @@ def _assistant_blocks(message: Message, findings: list[Finding]) -> list[dict[st
                 "rebuilt (reasoning not replayed)",
             )
         )
-    blocks: list[dict[str, Any]] = []
-    if message.content:
+    blocks: list[dict[str, Any]] = [{"text": p.text} for p in message.parts]
+    if message.content and not message.parts:
         blocks.append({"text": message.content})
     for call in message.tool_calls:
         if call.arguments is None:

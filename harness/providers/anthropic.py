@@ -43,6 +43,7 @@ from harness.providers._calls import (
     make_call,
     synthesize_id,
 )
+from harness.providers._history import anthropic_parts
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import provider_error
 from harness.providers.framing import DecodedStream
@@ -215,7 +216,7 @@ class AnthropicMessagesAdapter(Adapter):
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": anthropic_id(result.call_id or ""),
-            "content": result.content,
+            "content": anthropic_parts(result.parts) if result.form == "parts" else result.content,
         }
         if result.is_error:
             block["is_error"] = True
@@ -237,7 +238,9 @@ class AnthropicMessagesAdapter(Adapter):
                 )
             )
         blocks: list[dict[str, Any]] = []
-        if message.content:
+        if message.parts:
+            blocks += anthropic_parts(message.parts)
+        elif message.content:
             blocks.append({"type": "text", "text": message.content})
         for call in message.tool_calls:
             if call.arguments is None:

@@ -40,6 +40,7 @@ from harness.model import (
 )
 from harness.providers._calls import Notes, function_tools, id_findings, id_part, join_text, make_call
 from harness.providers._cohere_request import PLAN, THINKING, read_cohere_request
+from harness.providers._history import images, openai_parts, unsupported
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.framing import DecodedStream
 from harness.providers.rules import NameRules
@@ -103,6 +104,10 @@ class CohereChatAdapter(Adapter):
         """The v2 chat request; the SDK always says whether it streams, so the body does too."""
         findings: list[Finding] = []
         body: dict[str, Any] = {"model": options.model, "messages": self.map_messages(messages)}
+        if any(m.tool_result is not None and images(m.tool_result) for m in messages):
+            findings.append(
+                unsupported(self.format, "an image in a tool message", "sent as an image_url content item")
+            )
         if tools:
             body["tools"] = function_tools(self.offered(tools, tool_choice, findings))
             if tool_choice.mode in CHOICES:
@@ -170,11 +175,14 @@ class CohereChatAdapter(Adapter):
         """A ``tool`` message; the API has no error flag, so an error result is its text alone."""
         result = message.tool_result
         assert result is not None
-        return {
-            "role": "tool",
-            "tool_call_id": result.call_id,
-            "content": [{"type": "text", "text": result.content}],
-        }
+        content: list[dict[str, Any]]
+        if result.form == "json":  # structured results go as a document's data [CO7]
+            content = [{"type": "document", "document": {"data": result.content}}]
+        elif result.form == "parts":
+            content = openai_parts(result.parts)
+        else:
+            content = [{"type": "text", "text": result.content}]
+        return {"role": "tool", "tool_call_id": result.call_id, "content": content}
 
     @staticmethod
     def map_assistant(message: Message) -> dict[str, Any]:
@@ -192,7 +200,9 @@ class CohereChatAdapter(Adapter):
             if message.content:
                 content.append({"type": "text", "text": message.content})
             wire["content"] = content
-        elif message.content or not message.tool_calls:
+        elif message.parts:
+            wire["content"] = openai_parts(message.parts)
+        elif message.content is not None or not message.tool_calls:  # "" is sent when given
             wire["content"] = message.content or ""
         return wire
 

@@ -36,6 +36,7 @@ from harness.model import (
 )
 from harness.providers._calls import Notes, id_findings, join_text, make_call
 from harness.providers._gemini_request import read_generate_request
+from harness.providers._history import images
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
@@ -200,7 +201,11 @@ class GeminiGenerateAdapter(Adapter):
         response: dict[str, Any] = {"name": result.name}
         if result.call_id and result.call_id not in synthesized:
             response["id"] = result.call_id
-        response["response"] = {"error" if result.is_error else "result": result.content}
+        response["response"] = {"error" if result.is_error else "result": result.value()}
+        if images(result):  # multimodal function responses carry their images as parts [G18]
+            response["parts"] = [
+                {"inlineData": {"mimeType": p.media_type, "data": p.data}} for p in images(result)
+            ]
         return {"functionResponse": response}
 
     @staticmethod
@@ -210,6 +215,8 @@ class GeminiGenerateAdapter(Adapter):
         parts: list[dict[str, Any]] = (
             [dict(p) for p in kept]
             if isinstance(kept, list)
+            else [{"text": p.text} for p in message.parts]
+            if message.parts
             else [{"text": message.content}]
             if message.content
             else []

@@ -39,6 +39,7 @@ from harness.model import (
     ProviderError,
     ToolCall,
     ToolChoice,
+    ToolResult,
     ToolSpec,
     Usage,
     WireRequest,
@@ -217,7 +218,7 @@ class GeminiInteractionsAdapter(Adapter):
             "type": "function_result",
             "call_id": result.call_id or "",
             "name": result.name,
-            "result": result.content,
+            "result": result_value(result),
         }
         if result.is_error:
             step["is_error"] = True
@@ -248,7 +249,10 @@ class GeminiInteractionsAdapter(Adapter):
                 )
             )
         steps: list[dict[str, Any]] = []
-        if message.content or not message.tool_calls:
+        if message.parts:
+            content = [{"type": "text", "text": p.text} for p in message.parts]
+            steps.append({"type": "model_output", "content": content})
+        elif message.content or not message.tool_calls:
             steps.append(
                 {"type": "model_output", "content": [{"type": "text", "text": message.content or ""}]}
             )
@@ -615,3 +619,16 @@ class _Accumulator(Notes):
                     "status is 'requires_action' but the turn has no function_call step",
                 )
             )
+
+
+def result_value(result: ToolResult) -> Any:
+    """A ``function_result``'s ``result``: the text, the JSON value, or a list of content items
+    (``text`` and ``image`` with base64 data) [GI8]."""
+    if result.form == "parts":
+        return [
+            {"type": "text", "text": p.text}
+            if p.kind == "text"
+            else {"type": "image", "data": p.data, "mime_type": p.media_type}
+            for p in result.parts
+        ]
+    return result.value()

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from harness.model import ChoiceMode, Finding, Message, ParsedTurn, ToolCall, ToolChoice, deviation
 from harness.providers._calls import ids_rewritten, synthesize_id
 from harness.providers._chat_request import OPENAI_CHOICES
-from harness.providers.openai import OpenAIChatAdapter
+from harness.providers.openai import OpenAIChatAdapter, result_content
 
 ID_RULE = re.compile(r"^[a-zA-Z0-9]{9}$")
 RESPONSE_ID = re.compile(r"^[0-9a-f]{32}$")  # its response ids; OpenAI-style servers use chatcmpl-...
@@ -55,7 +55,7 @@ class MistralChatAdapter(OpenAIChatAdapter):
             "role": "tool",
             "tool_call_id": mistral_id(message.tool_result.call_id),
             "name": message.tool_result.name,
-            "content": message.tool_result.content,
+            "content": result_content(message.tool_result),
         }
 
     def map_call(self, call: ToolCall) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from harness.model import (
 )
 from harness.providers._calls import Notes, function_tools, id_findings, join_text, make_call
 from harness.providers._chat_request import read_ollama
+from harness.providers._history import images, unsupported
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
@@ -60,6 +61,8 @@ class OllamaChatAdapter(Adapter):
     ) -> WireRequest:
         findings: list[Finding] = []
         synthesized = {c.id for m in messages for c in m.tool_calls if c.id_synthesized}
+        if any(m.parts for m in messages):
+            findings.append(unsupported(self.format, "content as a list of parts", "sent as one string"))
         body: dict[str, Any] = {
             "model": options.model,
             "messages": [self.map_message(m, synthesized) for m in messages],
@@ -106,9 +109,11 @@ class OllamaChatAdapter(Adapter):
         if message.role == "tool":
             result = message.tool_result
             assert result is not None
-            item = {"role": "tool", "content": result.content, "tool_name": result.name}
+            item: dict[str, Any] = {"role": "tool", "content": result.content, "tool_name": result.name}
             if result.call_id and result.call_id not in synthesized:
                 item["tool_call_id"] = result.call_id
+            if images(result):  # a message's images go beside its text, as base64 [OL4]
+                item["images"] = [p.data for p in images(result)]
             return item
         wire: dict[str, Any] = {"role": message.role, "content": message.content or ""}
         if message.tool_calls:

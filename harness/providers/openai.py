@@ -23,6 +23,7 @@ from harness.model import (
     ParsedTurn,
     ToolCall,
     ToolChoice,
+    ToolResult,
     ToolSpec,
     Usage,
     WireRequest,
@@ -30,6 +31,7 @@ from harness.model import (
 )
 from harness.providers._calls import Notes, function_tools, id_findings, join_text, make_call
 from harness.providers._chat_request import OPENAI_CHOICES, REASONING_FIELDS, read_chat
+from harness.providers._history import images, openai_parts, unsupported
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import embedded_error
 from harness.providers.framing import DecodedStream
@@ -325,7 +327,7 @@ class OpenAIChatAdapter(Adapter):
         return {
             "role": "tool",
             "tool_call_id": message.tool_result.call_id,
-            "content": message.tool_result.content,
+            "content": result_content(message.tool_result),
         }
 
     def map_messages(self, messages: Sequence[Message], findings: list[Finding]) -> list[dict[str, Any]]:
@@ -333,9 +335,19 @@ class OpenAIChatAdapter(Adapter):
         replaced = 0
         for message in messages:
             if message.role == "tool":
+                assert message.tool_result is not None
+                if images(message.tool_result):
+                    findings.append(
+                        unsupported(
+                            self.format,
+                            "an image in a tool message (it takes text parts)",
+                            "sent as an image_url part",
+                        )
+                    )
                 wire.append(self.map_tool_result(message))
             elif message.role == "assistant":
-                item: dict[str, Any] = {"role": "assistant", "content": message.content}
+                content = openai_parts(message.parts) if message.parts else message.content
+                item: dict[str, Any] = {"role": "assistant", "content": content}
                 if message.tool_calls:
                     item["tool_calls"] = [self.map_call(c) for c in message.tool_calls]
                 if item["content"] is None and not self.profile.assistant_content_null:
@@ -343,6 +355,9 @@ class OpenAIChatAdapter(Adapter):
                     replaced += 1
                 if "extra_content" in message.extra:
                     item["extra_content"] = message.extra["extra_content"]
+                for name in REASONING_FIELDS:  # a seeded history's reasoning, kept for its own wire
+                    if name in message.extra:
+                        item[name] = message.extra[name]
                 wire.append(item)
             else:
                 wire.append({"role": message.role, "content": message.content or ""})
@@ -420,3 +435,8 @@ class OpenAIChatAdapter(Adapter):
                     data = {"error": data}
             acc.feed_chunk(data, where=f"events[{number}].")
         return acc.finish(wire_type=self.argument_wire_type)
+
+
+def result_content(result: ToolResult) -> Any:
+    """A tool message's content: the text, or its parts as a list (a JSON result goes as its text)."""
+    return openai_parts(result.parts) if result.form == "parts" else result.content

@@ -46,6 +46,7 @@ from harness.model import (
     WireResponse,
     deviation,
 )
+from harness.providers._history import data_url
 from harness.providers._json import JsonProblem, decode
 from harness.providers._openai_responses_items import ItemsAccumulator
 from harness.providers._openai_responses_request import read_responses_request
@@ -197,9 +198,15 @@ class OpenAIResponsesAdapter(Adapter):
             if message.role == "tool":
                 result = message.tool_result
                 assert result is not None
-                items.append(
-                    {"type": "function_call_output", "call_id": result.call_id, "output": result.content}
-                )
+                output: Any = result.content
+                if result.form == "parts":  # output as input_text / input_image items [RS19]
+                    output = [
+                        {"type": "input_text", "text": p.text}
+                        if p.kind == "text"
+                        else {"type": "input_image", "image_url": data_url(p)}
+                        for p in result.parts
+                    ]
+                items.append({"type": "function_call_output", "call_id": result.call_id, "output": output})
             elif message.role == "assistant":
                 items += self.map_assistant(message, findings, store=store)
             else:
@@ -228,7 +235,10 @@ class OpenAIResponsesAdapter(Adapter):
                 )
             )
         items: list[dict[str, Any]] = []
-        if message.content:
+        if message.parts:
+            parts = [{"type": "output_text", "text": p.text} for p in message.parts]
+            items.append({"role": "assistant", "content": parts})
+        elif message.content:
             items.append({"role": "assistant", "content": message.content})
         for call in message.tool_calls:
             raw = call.raw_arguments

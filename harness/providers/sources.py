@@ -184,6 +184,10 @@ SOURCES: dict[str, str] = {
     "A13": "https://docs.anthropic.com/en/api/rate-limits (anthropic-ratelimit-* response headers)",
     "A14": "https://github.com/stackblitz-labs/bolt.diy/issues/401 ; "
     "https://github.com/entropy-research/Devon/issues/88 (prompt is too long)",
+    "A15": "https://github.com/maximhq/bifrost/issues/5097 (a history from Kimi/DeepSeek with ids like "
+    "functions.Bash:0: 400 tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$')",
+    "A16": "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking "
+    "(preserving thinking blocks with tool use; the signature verifies Claude made the block)",
     # -- Google Gemini ---------------------------------------------------------------------------
     "G1": _urls(_GENAI, "google/genai/types.py")
     + " (FunctionCallingConfigMode, FunctionCallingConfig, ToolConfig)",
@@ -214,6 +218,12 @@ SOURCES: dict[str, str] = {
     "G16": "https://github.com/wwardaww/gnome-gemini-ai/issues/21 ; "
     "https://github.com/CopilotKit/CopilotKit/issues/2827 (model not found for API version v1beta)",
     "G17": _urls(_GENAI, "google/genai/types.py") + " (Type enum)",
+    "G18": "https://docs.cloud.google.com/nodejs/docs/reference/generativelanguage/latest/generativelanguage/"
+    "protos.google.ai.generativelanguage.v1beta.ifunctionresponsepart ; "
+    "https://googleapis.github.io/kotlin-genai/google-genai-kotlin/com.google.genai.kotlin.types/"
+    "-function-response-part/index.html (FunctionResponse.parts: inlineData media in a function response)",
+    "G19": "https://ai.google.dev/gemini-api/docs/thought-signatures (signatures go back on the function "
+    "call parts of the same model's turns; a missing one is refused)",
     # -- Cohere ----------------------------------------------------------------------------------
     "CO1": f"{_COHERE} src/cohere/v2/raw_client.py@045c06cb747458b584845c8fce23d31f6fc0ceef"
     " (chat, chat_stream: tool_choice REQUIRED or NONE, free choice when left out, Command R7B and newer"
@@ -236,6 +246,7 @@ SOURCES: dict[str, str] = {
     "CO6": "vercel/ai packages/cohere/src/__fixtures__/cohere-empty-tool-call.chunks.txt"
     "@ed857f50f112e23930b0c2dd8d532cc8bebbc911 ; vercel/ai packages/cohere/src/__fixtures__/"
     "cohere-null-args.json@ed857f50f112e23930b0c2dd8d532cc8bebbc911",
+    "CO7": "https://docs.cohere.com/docs/tool-use-overview (tool results as document content items)",
     # -- Google Gemini Interactions: the published reference; no recorded traffic yet -------------
     "GI1": f"{_GENAI_REPO} {_GAOS}createmodelinteraction.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8"
     " (input, system_instruction, tools, generation_config, store, previous_interaction_id) ; "
@@ -265,6 +276,10 @@ SOURCES: dict[str, str] = {
     "GI6": "https://ai.google.dev/gemini-api/docs/api-errors (error codes, the error envelope, error events)",
     "GI7": f"{_GENAI_REPO} google/genai/_api_client.py@79f0d7469288c9273adba217932657ad792b597c"
     " (get_env_api_key: GOOGLE_API_KEY wins over GEMINI_API_KEY)",
+    "GI8": f"{_GENAI_REPO} {_GAOS}functionresultstep.py@49b93b9fc715b6c7fc48183d2590f70e68c498c6"
+    " (result: an object, a list of contents or a string) ; "
+    f"{_GENAI_REPO} {_GAOS}functionresultsubcontent.py@46e848cfb60c9c9e5007899ee4fd14821fef72f9"
+    " (text and image contents)",
     # -- Groq ------------------------------------------------------------------------------------
     "Q1": _urls(_GROQ, "src/groq/_client.py", "src/groq/resources/chat/completions.py"),
     "Q2": _urls(
@@ -382,6 +397,10 @@ SOURCES: dict[str, str] = {
     "test_openai_responses_thinking_with_modified_history.yaml@4fda38988f2939fa6ea9cdefcf120693e10ef491",
     "RS18": "pydantic/pydantic-ai tests/models/cassettes/test_bedrock_mantle/"
     "test_reused_tool_call_ids[request].yaml@4fda38988f2939fa6ea9cdefcf120693e10ef491",
+    "RS19": "https://javadoc.io/static/com.openai/openai-java/4.27.0/com/openai/models/responses/"
+    "ResponseFunctionCallOutputItem.html (function_call_output output: input_text, input_image, input_file)",
+    "RS20": "https://platform.openai.com/docs/guides/reasoning (reasoning items passed back with function "
+    "call outputs; encrypted_content when store is false)",
     # -- AWS Bedrock -----------------------------------------------------------------------------
     "B1": _urls(
         _BEDROCK_DOCS + "APIReference/",
@@ -431,6 +450,12 @@ SOURCES: dict[str, str] = {
     "instrumentation/opentelemetry-instrumentation-botocore/tests/cassettes/"
     "test_converse_stream_no_content_tool_call.yaml@466ae4c00de77d1f54f77a9600f1d08eba2306b5 ; "
     "https://blog.cloudflare.com/ai-side-channel-attack-mitigated (the 'p' padding field)",
+    "B15": "https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html "
+    "(reasoningContent with its signature passed back with tool use)",
+    # -- histories moved between providers -------------------------------------------------------
+    "X1": "https://api-docs.deepseek.com/guides/thinking_mode ; "
+    "https://platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model (reasoning_content of a tool-call "
+    "turn goes back in thinking mode; their call ids read functions.<name>:<n>)",
     # -- client libraries that work around provider limits ---------------------------------------
     "PAI1": "pydantic/pydantic-ai pydantic_ai_slim/pydantic_ai/profiles/google.py"
     "@0148a6a9b62b4eca05f408cf32aecbd92b12f02d (GoogleJsonSchemaTransformer: what it removes for Gemini)",

@@ -40,6 +40,7 @@ from harness.targets import Target
 from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.naming import declared_namer
 from harness.tools.run_tools import RunTools
+from harness.tools.seeded import as_offered
 from harness.transport.cassette import CassetteTransport, cassette_path
 from harness.transport.credentials import SECRET_HEADERS
 from harness.transport.live import Borrowed
@@ -298,7 +299,8 @@ def _run_loop(setup: RunSetup) -> tuple[CassetteTransport | None, Transport]:
         endpoint.limiter.charge if endpoint.limiter is not None else None,
     )
     try:
-        run_loop(transcript, target.adapter(), transport.send, setup.registry, scenario.messages, settings)
+        messages = as_offered(scenario.messages, transcript.tool_names)
+        run_loop(transcript, target.adapter(), transport.send, setup.registry, messages, settings)
     except BaseException:
         transport.close()
         raise
