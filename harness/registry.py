@@ -125,6 +125,7 @@ CHECKS: Registry[Any] = Registry(
         "expect.no_loop": "harness.checks.expectations:no_loop",
         "expect.recovery": "harness.checks.expectations:recovery",
         "expect.batch": "harness.checks.expectations:batch_mode",
+        "expect.refused": "harness.checks.expectations:refused",
         "protocol.wire": "harness.checks.protocol:wire_format",
         "protocol.arguments_json": "harness.checks.protocol:arguments_json",
         "protocol.arguments_schema": "harness.checks.protocol:arguments_schema",

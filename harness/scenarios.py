@@ -62,6 +62,7 @@ class Expectation:
     no_call: bool = False
     final: Any = None
     batch: str | None = None  # "one_turn" or "per_item": how the N expected calls of a batch arrive
+    refused: dict[str, Any] | None = None  # the endpoint must refuse the request: {status, message?}
 
 
 @dataclass(frozen=True)
@@ -430,7 +431,8 @@ def _check_names(
         for index, call in _dicts(expect.get("calls")):
             check(call["name"], f"expected call to {call['name']!r}", *where, "calls", index, "name")
     choice = data.get("tool_choice")
-    if isinstance(choice, dict):
+    refused = "refused" in (data.get("expect") or {})
+    if isinstance(choice, dict) and not refused:  # a refusal scenario may name an absent tool
         check(choice["name"], f"tool_choice names {choice['name']!r}", "tool_choice", "name")
     for index, fault in _dicts(data.get("faults")):
         check(fault["tool"], f"fault on {fault['tool']!r}", "faults", index, "tool")
@@ -628,7 +630,9 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
         mcp_naming=data.get("mcp_naming", "prefixed"),
         tool_choice=ToolChoice.parse(data.get("tool_choice")),
         parallel_tool_calls=data.get("parallel_tool_calls"),
-        max_turns=(data.get("limits") or {}).get("max_turns", DEFAULT_MAX_TURNS),
+        max_turns=1  # a scenario expecting a refusal sends one request
+        if "refused" in (data.get("expect") or {})
+        else (data.get("limits") or {}).get("max_turns", DEFAULT_MAX_TURNS),
         faults=tuple(Fault(f["tool"], f.get("on_call", 1), f["error"]) for f in data.get("faults") or ()),
         tags=tuple(data.get("tags") or ()),
         follow_ups=tuple(
@@ -653,6 +657,7 @@ def _expectation(expect: dict[str, Any]) -> Expectation:
         no_call=expect.get("no_call", False),
         final=expect.get("final"),
         batch=expect.get("batch"),
+        refused=expect.get("refused"),
     )
 
 

@@ -68,13 +68,15 @@ def tools_withheld(context: RunContext) -> str | None:
     server's own capability report or a prompt-token probe, kept with the run (see
     :mod:`harness.servers.probe`), or a forced ``tool_choice`` the profile says the endpoint honours,
     answered with HTTP 200 and no call. A native call proves delivery. Native mode only (in
-    prompted mode the harness writes the tools into the prompt itself)."""
+    prompted mode the harness writes the tools into the prompt itself). Not asked of a scenario
+    whose request must be refused (``expect.refused``)."""
     if "withheld" in context.cache:
         withheld: str | None = context.cache["withheld"]
         return withheld
     t = context.transcript
     withheld = None
-    if context.protocol is None and t.tools and t.exchanges and not t.calls:
+    refusal = context.scenario.expect.refused is not None  # its request is meant to be refused
+    if context.protocol is None and t.tools and t.exchanges and not t.calls and not refusal:
         facts = t.endpoint
         choice = context.scenario.tool_choice
         first = t.exchanges[0].parsed

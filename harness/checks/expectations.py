@@ -9,6 +9,7 @@ matcher's reasons and a deepdiff of expected and actual arguments.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from typing import Any
 
@@ -274,7 +275,7 @@ def final_answer(context: RunContext) -> list[Finding]:
 def turn_budget(context: RunContext) -> list[Finding]:
     """The run finished within ``limits.max_turns`` model turns."""
     t = context.transcript
-    if not t.exchanges:
+    if not t.exchanges or context.scenario.expect.refused is not None:
         return []
     if t.stop_reason == "max_turns":
         return [Finding("", "error", False, f"no final answer within {context.scenario.max_turns} turns")]
@@ -345,3 +346,40 @@ def batch_mode(context: RunContext) -> list[Finding]:
             f"the batch's items came as {shape} (calls per turn); the scenario tests {wanted}",
         )
     ]
+
+
+@check(kind="expectation", weight=3.0)
+def refused(context: RunContext) -> list[Finding]:
+    """A request that must be refused (a malformed history, a ``tool_choice`` naming no offered
+    tool) is refused clearly: an HTTP 4xx, its message matching the scenario's pattern when it
+    gives one. A 5xx is the endpoint failing instead of refusing; a 2xx is silent acceptance,
+    and an agent that sent the request never learns it was wrong. The verdict says which."""
+    wanted = context.scenario.expect.refused
+    t = context.transcript
+    if wanted is None or not t.exchanges or t.exchanges[0].response is None:
+        return []  # no response at all: the run could not test the endpoint
+    first = t.exchanges[0]
+    assert first.response is not None
+    status = first.response.status
+    message = first.parsed.error.message if first.parsed.error is not None else ""
+    said = f": {message[:200]}" if message else ""
+    if status >= 500:
+        why = f"failed (HTTP {status}): the endpoint failed instead of refusing the request{said}"
+        return [Finding("", "error", False, why, 0, {"verdict": "failed", "status": status})]
+    if status < 400:
+        what = (
+            "an error inside a 2xx body, not a clear 4xx"
+            if first.parsed.error
+            else "the request was answered"
+        )
+        why = f"accepted silently (HTTP {status}): {what}; it must be refused"
+        return [Finding("", "error", False, why, 0, {"verdict": "accepted", "status": status})]
+    expected = wanted.get("status", "4xx")
+    if isinstance(expected, int) and status != expected:
+        why = f"refused with HTTP {status}, not the {expected} the scenario expects{said}"
+        return [Finding("", "error", False, why, 0, {"verdict": "refused", "status": status})]
+    pattern = wanted.get("message")
+    if pattern and not re.search(pattern, message):
+        why = f"refused (HTTP {status}), but the message does not match {pattern!r}{said}"
+        return [Finding("", "error", False, why, 0, {"verdict": "refused", "status": status})]
+    return [passed("", f"refused clearly (HTTP {status}){said}")]

@@ -203,16 +203,23 @@ def provider_error(context: RunContext) -> list[Finding]:
     """The provider answered every request without an error. An error status, an error
     inside a 200 body or stream, an empty stream, or no response at all is a finding; its
     turn points at the request and response that show it. An error that says the model or
-    server lacks tool support (Ollama, vLLM, OpenRouter, llama.cpp wordings) says so too."""
+    server lacks tool support (Ollama, vLLM, OpenRouter, llama.cpp wordings) says so too. A 4xx
+    to a request the scenario expects refused (``expect.refused``) is the answer wanted."""
     from harness.providers.profiles import capability_error
 
     t = context.transcript
     if not t.exchanges:
         return []
     findings = []
+    refusal = context.scenario.expect.refused is not None
     for exchange in t.exchanges:
         error = exchange.parsed.error
-        if error is not None:
+        status = exchange.response.status if exchange.response is not None else 0
+        if error is not None and refusal and exchange.turn == 0 and 400 <= status < 500:
+            findings.append(
+                passed("", f"HTTP {status}: the refusal the scenario expects (see expect.refused)")
+            )
+        elif error is not None:
             lacking = capability_error(error)
             if lacking is not None:
                 findings.append(lacking.at(exchange.turn))

@@ -9,7 +9,10 @@ against the schema, a call leaked into the text in native mode, a forced ``tool_
 ignored, a tool result the user's agent changed). A run the endpoint failed
 (:data:`PRECONDITIONS`: the tools never reached the model, a provider error) is no success for
 the target as served, and is counted against the endpoint, never the model; a run in ``error``
-could not be tested and is never scored. A scenario's figure is the share of its tested repeats
+could not be tested and is never scored. A scenario that expects the endpoint to refuse its
+request (``expect.refused``) succeeds when the endpoint refused it with a 4xx: refusing what must
+be refused is conformance; a 5xx or a silent 2xx fails it and is counted against the endpoint.
+A scenario's figure is the share of its tested repeats
 that succeeded; a category's the mean of its scenarios; a target's the mean of its categories
 (each category weighs the same, so a suite with many single-call scenarios does not drown the
 rest), 0-100, with a grade 0-5 derived from it. A model that never calls a tool therefore scores
@@ -96,6 +99,7 @@ ENDPOINT_CHECKS = {
     "protocol.provider_error": "provider errors",
     "protocol.truncation": "truncated turns",
     "protocol.template_leak": "template leaks",
+    "expect.refused": "malformed requests not refused",
 }
 """Failed checks that name the endpoint, not the model, as the cause (each target's row counts
 the runs they failed)."""
