@@ -136,6 +136,7 @@ CHECKS: Registry[Any] = Registry(
         "protocol.provider_error": "harness.checks.protocol:provider_error",
         "protocol.mcp_servers": "harness.checks.protocol:mcp_servers",
         "protocol.agent_conduct": "harness.checks.protocol:agent_conduct",
+        "protocol.history_portability": "harness.checks.protocol:history_portability",
         "protocol.tools_delivered": "harness.checks.attribution:tools_delivered",
         "protocol.truncation": "harness.checks.attribution:truncation",
         "protocol.template_leak": "harness.checks.attribution:template_leak",

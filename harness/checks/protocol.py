@@ -261,3 +261,30 @@ def agent_conduct(context: RunContext) -> list[Finding]:
     found = [f for f in t.findings if f.check_id.startswith("agent.")]
     done = f"the agent ran the {len(t.calls)} call(s) on the wire and sent each result back"
     return found if any(not f.passed for f in found) else [passed("", done), *found]
+
+
+@check(kind="protocol", weight=2.0)
+def history_portability(context: RunContext) -> list[Finding]:
+    """A history made on another provider (the scenario's ``history_from``) is sent as the target's
+    wire accepts it: call ids and tool names within its patterns (``functions.Bash:0`` is refused
+    by Anthropic), the origin's reasoning dropped on another wire and kept on its own (a thinking
+    block, a thought signature, a reasoning item or ``reasoning_content``). Each broken rule is
+    named with its source. The harness's own loop rewrites ids and names and drops or keeps the
+    reasoning; a user's agent must do the same."""
+    from harness.providers import adapter_class
+    from harness.providers.portability import broken_rules
+
+    origin = context.scenario.data.get("history_from")
+    t = context.transcript
+    if not origin or context.profile is None or context.protocol is not None or not t.exchanges:
+        return []
+    adapter = adapter_class(context.profile.format)(context.profile)
+    found: dict[str, Finding] = {}
+    for exchange in t.exchanges:
+        body = exchange.request.body
+        view = adapter.read_request(body if isinstance(body, dict) else {}, exchange.request.url)
+        for finding in broken_rules(context.profile.format, view, body, context.scenario.messages, origin):
+            found.setdefault(finding.detail, finding.at(exchange.turn))
+    if found:
+        return list(found.values())
+    return [passed("", f"the {origin} history kept {context.profile.format}'s id, name and reasoning rules")]

@@ -68,13 +68,15 @@ BROKEN_CALL = frozenset(
         "protocol.native_delivery",
         "protocol.tool_choice",
         "protocol.agent_conduct",
+        "protocol.history_portability",
     }
 )
 """Protocol checks whose failure means the run did not do what was asked, whatever the
 expectations say: a call that cannot be executed as made (invalid JSON, an unknown tool,
 arguments against the schema), a call written into the text in native mode, a forced
 ``tool_choice`` the endpoint honours but the model ignored, a user's agent that did not pass the
-tool results back as they were."""
+tool results back as they were, a history from another provider sent against the target's id,
+name or reasoning rules."""
 
 COMPLIANCE = frozenset(
     {

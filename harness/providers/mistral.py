@@ -34,6 +34,7 @@ class MistralChatAdapter(OpenAIChatAdapter):
     request_choices: ClassVar[Mapping[str, ChoiceMode]] = {**OPENAI_CHOICES, "any": "required"}
     request_id_rule = ID_RULE
     request_id_rule_name = "Mistral's rule (exactly 9 characters from a-z, A-Z, 0-9)"
+    replays_reasoning_fields = False  # another wire's reasoning is dropped
 
     @classmethod
     def claims_url(cls, host: str, path: str) -> bool:

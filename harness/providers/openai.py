@@ -287,6 +287,9 @@ class OpenAIChatAdapter(Adapter):
     request_id_rule: ClassVar[re.Pattern[str] | None] = None
     """The dialect's call id rule, checked on the calls of a request's history."""
     request_id_rule_name: ClassVar[str] = ""
+    replays_reasoning_fields: ClassVar[bool] = True
+    """Whether reasoning text kept in a message's ``reasoning_content`` (a seeded history from
+    DeepSeek or Kimi, whose endpoints speak this format) goes back on the assistant message [X1]."""
 
     @classmethod
     def claims_url(cls, host: str, path: str) -> bool:
@@ -355,7 +358,7 @@ class OpenAIChatAdapter(Adapter):
                     replaced += 1
                 if "extra_content" in message.extra:
                     item["extra_content"] = message.extra["extra_content"]
-                for name in REASONING_FIELDS:  # a seeded history's reasoning, kept for its own wire
+                for name in REASONING_FIELDS if self.replays_reasoning_fields else ():
                     if name in message.extra:
                         item[name] = message.extra[name]
                 wire.append(item)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.model import Finding, Message, canonical
+from harness.providers import _bedrock_request, anthropic, mistral
 from harness.providers.adapter import RequestView
 from harness.providers.rules import rules_for
 from harness.providers.sources import cite
@@ -61,11 +62,11 @@ class IdRule:
 
 
 ID_RULES = {
-    "anthropic-messages": IdRule(re.compile(r"^[a-zA-Z0-9_-]+$"), "A15"),
-    "bedrock-converse": IdRule(re.compile(r"^[a-zA-Z0-9_-]+$"), "B1"),
-    "mistral-chat": IdRule(re.compile(r"^[a-zA-Z0-9]{9}$"), "M8"),
+    "anthropic-messages": IdRule(anthropic.ID_RULE, "A15"),
+    "bedrock-converse": IdRule(_bedrock_request.ID_RULE, "B1"),
+    "mistral-chat": IdRule(mistral.ID_RULE, "M8"),
 }
-"""Call id rules by wire format (formats not listed take any id)."""
+"""Call id rules by wire format, the adapters' own (formats not listed take any id)."""
 
 NAME_SOURCES = {"bedrock": "B6", "anthropic": "A1", "gemini": "G2", "openai": "O3", "cohere": "CO1"}
 """Where each family's tool name rule is documented or was recorded."""
