@@ -124,6 +124,8 @@ class _TargetGrid:
     def add(self, record: RunRecord) -> None:
         if record.outcome == "error":  # the harness could not test it: it decides nothing
             return
+        if _applies(record, "expect.refused"):  # a request meant to be refused shows no capability
+            return
         if self.first is None or record.key < self.first[0]:
             self.first = (record.key, record.target)
         schemas: dict[str, Seen] | None = None
