@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.model import Finding, Message, Part, ToolResult
+from harness.model import Finding, Part, ToolResult
 
 
 def data_url(part: Part) -> str:
@@ -48,11 +48,3 @@ def unsupported(fmt: str, what: str, how: str) -> Finding:
         False,
         f"{fmt} has no place for {what} in a request; {how}",
     )
-
-
-def result_variant(message: Message) -> str | None:
-    """What a tool result message asks beyond plain text (``parts``, ``json``, an image), if anything."""
-    result = message.tool_result
-    if result is None or result.form == "text":
-        return None
-    return "an image in a tool result" if images(result) else f"a tool result as {result.form}"
