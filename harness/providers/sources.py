@@ -86,6 +86,8 @@ SOURCES: dict[str, str] = {
     " (tool message without its call)",
     "O21": "https://github.com/mcp-use/mcp-use/issues/90",
     "O22": _urls(_OPENAI, "src/openai/_base_client.py") + " (retry headers)",
+    "O23": "https://github.com/openai/openai-openapi/pull/129 (the API refuses a named tool_choice without"
+    ' type: "function")',
     # -- Mistral ---------------------------------------------------------------------------------
     "M1": _urls(_MISTRAL, "src/mistralai/client/models/chatcompletionrequest.py"),
     "M2": _urls(
@@ -118,6 +120,8 @@ SOURCES: dict[str, str] = {
     "https://github.com/pipecat-ai/pipecat-flows/issues/178 ; https://github.com/camel-ai/camel/issues/1467",
     "M12": "https://github.com/microsoft/semantic-kernel/issues/6316 ; https://github.com/comet-ml/opik/pull/7385",
     "M13": "https://github.com/lfnovo/open-notebook/issues/441",
+    "M14": "https://github.com/camel-ai/camel/issues/1467 ; https://github.com/mistralai/client-ts/issues/106"
+    " ('Not the same number of function calls and responses')",
     # -- Ollama ----------------------------------------------------------------------------------
     "OL1": _urls(_OLLAMA, "api/types.go"),
     "OL2": _urls(_OLLAMA, "server/routes.go") + " (toolCallId, ChatHandler, streamResponse)",
@@ -188,6 +192,8 @@ SOURCES: dict[str, str] = {
     "functions.Bash:0: 400 tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$')",
     "A16": "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking "
     "(preserving thinking blocks with tool use; the signature verifies Claude made the block)",
+    "A17": "https://github.com/anthropics/claude-code/issues/28515 ; https://github.com/trycua/cua/issues/524"
+    " ('messages.1.content.1: `tool_use` ids must be unique')",
     # -- Google Gemini ---------------------------------------------------------------------------
     "G1": _urls(_GENAI, "google/genai/types.py")
     + " (FunctionCallingConfigMode, FunctionCallingConfig, ToolConfig)",
@@ -224,6 +230,9 @@ SOURCES: dict[str, str] = {
     "-function-response-part/index.html (FunctionResponse.parts: inlineData media in a function response)",
     "G19": "https://ai.google.dev/gemini-api/docs/thought-signatures (signatures go back on the function "
     "call parts of the same model's turns; a missing one is refused)",
+    "G20": "https://github.com/langchain-ai/langchain/issues/27799 ; "
+    "https://github.com/GoogleCloudPlatform/generative-ai/pull/368 (function response turn must come"
+    " immediately after a function call turn)",
     # -- Cohere ----------------------------------------------------------------------------------
     "CO1": f"{_COHERE} src/cohere/v2/raw_client.py@045c06cb747458b584845c8fce23d31f6fc0ceef"
     " (chat, chat_stream: tool_choice REQUIRED or NONE, free choice when left out, Command R7B and newer"
@@ -456,6 +465,8 @@ SOURCES: dict[str, str] = {
     "X1": "https://api-docs.deepseek.com/guides/thinking_mode ; "
     "https://platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model (reasoning_content of a tool-call "
     "turn goes back in thinking mode; their call ids read functions.<name>:<n>)",
+    "B16": "https://github.com/agno-agi/agno/issues/6698"
+    " ('Expected toolResult blocks at messages.2.content for the following Ids')",
     # -- client libraries that work around provider limits ---------------------------------------
     "PAI1": "pydantic/pydantic-ai pydantic_ai_slim/pydantic_ai/profiles/google.py"
     "@0148a6a9b62b4eca05f408cf32aecbd92b12f02d (GoogleJsonSchemaTransformer: what it removes for Gemini)",
