@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.scenarios import Scenario
+from harness.servers.sim import strict
 from harness.servers.sim.deviations import deviate, fail, fail_share, parse
 from harness.servers.sim.faults import FAULTS, NO_RESPONSE
 from harness.servers.sim.formats import FORMATS
@@ -56,14 +57,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         fault = FAULTS.get(deviation)
         if fault is not None:
-            response = fault(self, json.dumps(body, sort_keys=True), self.server.seen)
+            response = fault(self, json.dumps(body, sort_keys=True), self.server.simulator.seen)
             if response is NO_RESPONSE:
                 return
             if response is not None:
                 self._send(response)
                 return
             deviation = ""
-        self._send(self.server.answer(fmt_name, SimRequest(self.path[len(segment) + 1 :], body), deviation))
+        self._send(
+            self.server.simulator.answer(fmt_name, SimRequest(self.path[len(segment) + 1 :], body), deviation)
+        )
 
     def _send(self, response: Response) -> None:
         data = response.data
@@ -76,29 +79,38 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # many clients connecting at once (the live speed benchmark)
+class Simulator:
+    """The simulator without its socket: a request to a format's prefix in, its response out."""
 
-    def __init__(self, address: tuple[str, int], model: ScriptedModel):
-        super().__init__(address, _Handler)
+    def __init__(self, model: ScriptedModel):
         self.model = model
         self.seen: set[str] = set()  # requests an endpoint fault already hit once
         self.sent: Counter[str] = Counter()  # sendings per request, for rate-limit and noisy
 
     def answer(self, fmt_name: str, request: SimRequest, deviation: str = "") -> Response:
+        """The answer to ``request`` on format ``fmt_name``'s endpoint: refused as its provider
+        refuses it (:mod:`harness.servers.sim.strict`), else the scripted model's reply, honouring
+        what was sent, written conformantly or with ``deviation``."""
         fmt = FORMATS[fmt_name]
         try:
             deviation, parameters = parse(deviation) if deviation else ("", ())
         except ValueError as exc:
             return fmt.error(404, f"sim: {exc}; endpoint faults: {', '.join(FAULTS)}")
+        view = strict.read(fmt_name, request.body, request.path)
+        refused = strict.refusal(fmt_name, view, stored=strict.continues_stored(request.body))
+        if refused is not None:
+            response = fmt.error(refused.status, refused.message)
+            response.headers[strict.RULE_HEADER] = refused.header
+            return response
         conversation = fmt.read(request)
         if not conversation.tool_names:  # prompted mode: the tools are in the system prompt
             conversation.tool_names = names_in_prompt(conversation)
         scenario = self.model.find(conversation)
         if scenario is None:
             return fmt.error(400, "sim: no bundled scenario opens with these messages")
-        reply = self.model.reply(scenario, conversation)
+        reply = strict.honoured(
+            self.model.reply(scenario, conversation), fmt_name, scenario, view, conversation
+        )
         seed = f"{scenario.id}/{conversation.assistant_turns}"
 
         def respond(answer: Reply) -> Response:
@@ -116,6 +128,15 @@ class _Server(ThreadingHTTPServer):
         except KeyError:
             having = [name for name, other in FORMATS.items() if deviation in other.deviations]
             return fmt.error(404, f"sim: deviation {deviation!r} is defined for {', '.join(having)} only")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # many clients connecting at once (the live speed benchmark)
+
+    def __init__(self, address: tuple[str, int], model: ScriptedModel):
+        super().__init__(address, _Handler)
+        self.simulator = Simulator(model)
 
 
 class SimServer:
