@@ -214,6 +214,12 @@ class ProviderError:
     code: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def refused_request(self) -> bool:
+        """The provider refused the request as sent (a 4xx other than a key refused, a timeout or a
+        rate limit): the fault of whoever wrote the request, not of the endpoint."""
+        return 400 <= self.status < 500 and self.status not in (401, 403, 407, 408, 429)
+
 
 @dataclass(frozen=True)
 class Finding:

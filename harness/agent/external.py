@@ -47,6 +47,7 @@ from harness.model import (
     ProviderError,
     SentRequest,
     ToolCall,
+    ToolChoice,
     ToolExecution,
     ToolResult,
     Transcript,
@@ -424,6 +425,8 @@ def rebuild(
         )
         parsed = adapter.parse(wire, stream=view.stream, tools=view.tools)
         parsed.findings = [f.at(turn) for f in parsed.findings]
+        if parsed.error is not None and parsed.error.refused_request:
+            transcript.findings.append(_refused(turn, wire, parsed.error, view))
         attempts = [*failed, Attempt(wire.status, None, response.get("elapsed_ms"))] if failed else []
         failed = []
         transcript.exchanges.append(Exchange(turn, sent, wire, parsed, response.get("elapsed_ms"), attempts))
@@ -439,6 +442,31 @@ def rebuild(
         transcript.stop_reason = "max_turns"
     else:
         transcript.stop_reason = "final"
+
+
+SIM_RULE = "x-sim-rule"
+"""The header in which the simulator names the rule a request it refused broke."""
+
+
+def _refused(turn: int, wire: WireResponse, error: ProviderError, view: Any) -> Finding:
+    """The endpoint refused the agent's request (a 4xx): the agent's fault, named with the rule it
+    broke (the simulator's ``x-sim-rule`` header) and what the harness's reader saw wrong in it."""
+    rule = next((v for k, v in wire.headers.items() if k.lower() == SIM_RULE), None)
+    seen = [f.detail for f in view.findings if f.severity != "info"]
+    message = error.message or "(no message)"
+    detail = f"the endpoint refused the agent's request with HTTP {error.status}: {message}"
+    if rule:
+        detail += f"; the rule broken: {rule}"
+    if seen:
+        detail += f"; in the request: {'; '.join(seen[:3])}"
+    return Finding(
+        "agent.request_refused",
+        "error",
+        False,
+        secrets.redact(detail),
+        turn,
+        {"status": error.status, "rule": rule, "request_findings": seen},
+    )
 
 
 def conduct_findings(
@@ -534,6 +562,33 @@ def _result_sent_back(
     return []
 
 
+def _choice_sent(transcript: Transcript, adapter: Adapter, scenario: str | dict[str, Any]) -> list[Finding]:
+    """The scenario's forcing ``tool_choice`` (``required``, ``none`` or a named tool) is in the
+    agent's first request: an agent that leaves it out leaves the model free to do otherwise."""
+    wanted = ToolChoice.parse(scenario)
+    if wanted.mode == "auto" or not transcript.exchanges:
+        return []
+    request = transcript.exchanges[0].request
+    view = adapter.read_request(request.body if isinstance(request.body, dict) else {}, request.url)
+    if view.tool_choice is None and any(
+        f.check_id.startswith("wire.request_tool_choice") for f in view.findings
+    ):
+        return []  # sent, in a shape the provider refuses: agent.request_refused names it
+    sent = view.tool_choice.label() if view.tool_choice is not None else "none given (the provider's default)"
+    if sent == wanted.label():
+        return []
+    return [
+        Finding(
+            "agent.tool_choice_not_sent",
+            "error",
+            False,
+            f"the scenario forces tool_choice {wanted.label()!r}; the agent's first request sent {sent!r}",
+            0,
+            {"scenario": wanted.label(), "sent": sent},
+        )
+    ]
+
+
 def _quoted(text: str, limit: int = 120) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
@@ -602,6 +657,7 @@ def run_agent(
         interactions = wire_exchanges(cassette)
     rebuild(transcript, adapter, interactions, _no_response(failure))
     transcript.findings += conduct_findings(transcript, adapter, executed)
+    transcript.findings += _choice_sent(transcript, adapter, task.tool_choice)
     transcript.executions = executed
     if failure is not None:
         transcript.findings.append(

@@ -57,6 +57,12 @@ def endpoint_failure(transcript: Transcript) -> tuple[int, str] | None:
     if error is None:
         return None
     status = f"HTTP {error.status}" if error.status else "no response"
+    if transcript.agent and error.refused_request:
+        return (
+            last.turn,
+            f"the endpoint refused the agent's request of turn {last.turn} "
+            f"({status}: {error.message or 'no message'})",
+        )
     return (
         last.turn,
         f"the endpoint failed turn {last.turn} ({status}: {error.message or error.code or 'no message'})",

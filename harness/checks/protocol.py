@@ -204,7 +204,9 @@ def provider_error(context: RunContext) -> list[Finding]:
     inside a 200 body or stream, an empty stream, or no response at all is a finding; its
     turn points at the request and response that show it. An error that says the model or
     server lacks tool support (Ollama, vLLM, OpenRouter, llama.cpp wordings) says so too. A 4xx
-    to a request the scenario expects refused (``expect.refused``) is the answer wanted."""
+    to a request the scenario expects refused (``expect.refused``) is the answer wanted. A
+    user's agent whose request the endpoint refused (a 4xx) is the agent's fault: noted here,
+    failed by ``protocol.agent_conduct``."""
     from harness.providers.profiles import capability_error
 
     t = context.transcript
@@ -218,6 +220,17 @@ def provider_error(context: RunContext) -> list[Finding]:
         if error is not None and refusal and exchange.turn == 0 and 400 <= status < 500:
             findings.append(
                 passed("", f"HTTP {status}: the refusal the scenario expects (see expect.refused)")
+            )
+        elif error is not None and t.agent and error.refused_request:
+            findings.append(
+                Finding(
+                    "",
+                    "info",
+                    False,
+                    f"HTTP {error.status}: the endpoint refused the agent's request; the agent's fault "
+                    "(protocol.agent_conduct names the rule), not the endpoint's",
+                    exchange.turn,
+                )
             )
         elif error is not None:
             lacking = capability_error(error)

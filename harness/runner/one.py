@@ -174,11 +174,14 @@ def run_one(
                 reason = last.parsed.error.message if last.parsed.error else "no response"
                 cassette.mark_incomplete(f"turn {last.turn} got no response while recording: {reason}")
             cassette.save()
+        sent = offered(target.format, transcript) if transcript.agent else None
         context = RunContext(
             transcript,
             scenario,
             target.protocol,
-            native_tool_choice=scenario.tool_choice.mode in target.profile.tool_choice,
+            # a user's agent that did not send the scenario's tool_choice: the endpoint was never asked
+            native_tool_choice=scenario.tool_choice.mode in target.profile.tool_choice
+            and (sent is None or sent.tool_choice == scenario.tool_choice.label()),
             profile=target.profile,
             max_tokens=target.max_tokens if target.agent is None else None,
         )
