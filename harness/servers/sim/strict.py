@@ -134,7 +134,7 @@ _ANTHROPIC = {
         "`tool_use` block must have a corresponding `tool_result` block in the next message.",
         ("A12",),
     ),
-    "history.duplicate_call_ids": Answer(400, "{where}: `tool_use` ids must be unique", ("A15",)),
+    "history.duplicate_call_ids": Answer(400, "{where}: `tool_use` ids must be unique", ("A17",)),
     "tool_choice.form": Answer(400, "tool_choice: {detail}", ("A2",)),
     "tool_choice.offered": Answer(400, "tool_choice: {detail}", ("A2",)),
     "request.schema": Answer(400, "{where}: {detail}", ("A3",)),
@@ -143,7 +143,7 @@ _GEMINI = {
     "history.result_without_call": Answer(
         400,
         "Please ensure that function response turn comes immediately after a function call turn.",
-        ("G18",),
+        ("G20",),
     ),
     "history.call_without_result": Answer(
         400,
@@ -166,7 +166,7 @@ _BEDROCK = {
         ("B1",),
     ),
     "history.call_without_result": Answer(
-        400, "Expected toolResult blocks at {where}.content for the following Ids: {ids}", ("B15",)
+        400, "Expected toolResult blocks at {where}.content for the following Ids: {ids}", ("B16",)
     ),
     "history.duplicate_call_ids": Answer(400, "{where}: duplicate toolUse ids {ids}", ("B7",)),
     "tool_choice.form": Answer(400, "toolChoice: {detail}", ("B5",)),
