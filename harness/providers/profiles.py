@@ -579,9 +579,24 @@ def get_profile(name: str) -> Profile:
     return profile
 
 
+VENDORS = {
+    "openai-chat": "openai",
+    "mistral-chat": "mistral",
+    "ollama-chat": "ollama",
+    "cohere-chat": "cohere",
+    "openai-responses": "openai-responses",
+    "bedrock-converse": "bedrock",
+    "gemini-interactions": "gemini-interactions",
+}
+"""The profile of the vendor that defines each format, where one is bundled. Anthropic Messages and
+Gemini generateContent have none (only others serving them: llama-server, Ollama, ...)."""
+
+
 def default_profile(fmt: str) -> Profile:
-    """The vendor that defines a format is its default profile."""
-    return next((p for p in PROFILES.values() if p.format == fmt), Profile(fmt, fmt))
+    """The vendor that defines a format is its default profile; a format whose vendor has no
+    profile gets one with no quirks (never the profile of another server that speaks it)."""
+    vendor = VENDORS.get(fmt)
+    return PROFILES[vendor] if vendor in PROFILES else Profile(fmt, fmt)
 
 
 # -- "the model or server lacks tools" --------------------------------------

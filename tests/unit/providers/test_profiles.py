@@ -25,6 +25,7 @@ from harness.providers.profiles import (
     CAPABILITY_ERRORS,
     PROFILES,
     URL_RULES,
+    VENDORS,
     capability_error,
     default_profile,
     get_profile,
@@ -123,6 +124,10 @@ def test_the_new_profiles_sit_beside_the_first_four() -> None:
     assert default_profile("openai-chat").name == "openai"  # the format's vendor stays its default
     assert default_profile("ollama-chat").name == "ollama"
     assert default_profile("cohere-chat").name == "cohere"
+    for fmt in ("anthropic-messages", "gemini-generate"):  # only others serve these here
+        neutral = default_profile(fmt)
+        assert (neutral.name, neutral.quirks, neutral.tool_choice) == (fmt, (), ALL_CHOICES), neutral
+    assert all(get_profile(name).format == fmt for fmt, name in VENDORS.items())
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
