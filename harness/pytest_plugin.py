@@ -213,6 +213,7 @@ class ScenarioFile(pytest.File):
     """A scenario file: one item per scenario in it and per chosen target."""
 
     def collect(self) -> Iterator[pytest.Item]:
+        from harness.runner.plan import applies
         from harness.scenarios import load_file
 
         session = self.config.stash[SESSION]
@@ -225,6 +226,9 @@ class ScenarioFile(pytest.File):
                 item.add_marker("harness")
                 item.add_marker(scenario.category)
                 item.add_marker(target.name)
+                if not applies(target, scenario):
+                    reason = f"{target.name} sends tools and history as text: no tool structure to refuse"
+                    item.add_marker(pytest.mark.skip(reason=reason))
                 yield item
 
 

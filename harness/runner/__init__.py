@@ -21,6 +21,7 @@ from harness.runner.plan import (
     OnResult,
     RunConfig,
     Shard,
+    applies,
     run_config,
     target_limits,
     worker_count,
@@ -69,7 +70,9 @@ def run(
         for s in scenarios
         for k in range(config.repeats)
         for t in targets
-        if (t.name, s.id, k) not in config.skip and (config.shard is None or config.shard.holds(t.name, s.id))
+        if (t.name, s.id, k) not in config.skip
+        and (config.shard is None or config.shard.holds(t.name, s.id))
+        and applies(t, s)
     ]
     workers = worker_count(config, jobs)
     if workers > 1:

@@ -134,6 +134,13 @@ OnResult = Callable[[RunRecord], None]
 
 Job = tuple[Target, Scenario, int]
 
+
+def applies(target: Target, scenario: Scenario) -> bool:
+    """Whether ``scenario`` can test ``target``: a scenario that expects the endpoint to refuse a
+    malformed tool history (``expect.refused``) does not apply in a prompted mode, which sends the
+    tools and the history as text, so there is no tool structure to refuse (docs/scenarios.md)."""
+    return scenario.expect.refused is None or target.protocol is None
+
 MIN_JOBS_PER_WORKER = 50
 """A replay forks workers only when each gets at least this many runs (a fork costs ~10 ms)."""
 

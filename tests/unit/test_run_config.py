@@ -125,3 +125,17 @@ def test_harness_run_takes_a_run_config_and_its_old_keywords_with_a_warning(tmp_
     assert new.scores == old.scores == {"sim-openai": 100.0}
     with pytest.raises(TypeError, match=r"\['mdoe'\]"):
         harness.run([paris], ["sim-openai"], mdoe="live")
+
+
+def test_a_negative_scenario_does_not_apply_to_a_prompted_target(tmp_path: Path) -> None:
+    """A prompted target sends tools and history as text: nothing there for an endpoint to refuse."""
+    from harness.runner.plan import applies
+    from harness.scenarios import load
+    from harness.targets import Target
+
+    suite = {s.id: s for s in load([Path(__file__).resolve().parents[2] / "scenarios"])}
+    negative = suite["negative.result_without_call"]
+    native = Target.build("n", format="openai-chat", model="m", base_url="sim")
+    prompted = Target.build("p", format="openai-chat", model="m", base_url="sim", protocol="hermes")
+    assert applies(native, negative) and not applies(prompted, negative)
+    assert applies(prompted, suite["weather.single.paris"])
