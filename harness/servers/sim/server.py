@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from harness.scenarios import Scenario
-from harness.servers.sim import strict
+from harness.servers.sim import wire_strict as strict
 from harness.servers.sim.deviations import deviate, fail, fail_share, parse
 from harness.servers.sim.faults import FAULTS, NO_RESPONSE
 from harness.servers.sim.formats import FORMATS
@@ -89,7 +89,7 @@ class Simulator:
 
     def answer(self, fmt_name: str, request: SimRequest, deviation: str = "") -> Response:
         """The answer to ``request`` on format ``fmt_name``'s endpoint: refused as its provider
-        refuses it (:mod:`harness.servers.sim.strict`), else the scripted model's reply, honouring
+        refuses it (:mod:`harness.servers.sim.wire_strict`), else the scripted model's reply, honouring
         what was sent, written conformantly or with ``deviation``."""
         fmt = FORMATS[fmt_name]
         try:

@@ -14,7 +14,7 @@ from harness.providers import RequestOptions, adapter_class
 from harness.providers.sources import SOURCES
 from harness.runner import build_registry
 from harness.scenarios import load
-from harness.servers.sim import strict
+from harness.servers.sim import wire_strict as strict
 from harness.servers.sim.formats import FORMATS
 from harness.servers.sim.script import ScriptedModel
 from harness.servers.sim.server import Simulator
