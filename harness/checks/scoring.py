@@ -12,6 +12,8 @@ the target as served, and is counted against the endpoint, never the model; a ru
 could not be tested and is never scored. A scenario that expects the endpoint to refuse its
 request (``expect.refused``) succeeds when the endpoint refused it with a 4xx: refusing what must
 be refused is conformance; a 5xx or a silent 2xx fails it and is counted against the endpoint.
+Such a run tests the endpoint alone: it shows in its scenario's row and in the endpoint's faults,
+never in the headline, pass@1 or pass^k, which say how often the model did what was asked.
 A scenario's figure is the share of its tested repeats
 that succeeded; a category's the mean of its scenarios; a target's the mean of its categories
 (each category weighs the same, so a suite with many single-call scenarios does not drown the
@@ -126,6 +128,12 @@ def record_score(record: RunRecord) -> float | None:
     """A run's score read from its checks (100 when it succeeded, 0 when not, ``None`` when it was
     not tested), whatever results format wrote it: what every report and comparison reads."""
     return None if record.outcome == "error" else run_score(record.checks)
+
+
+def asks_refusal(record: RunRecord) -> bool:
+    """The run's scenario asks the endpoint to refuse a malformed request (``expect.refused``): it
+    tests the endpoint alone, so it counts in the endpoint's figures, never in the headline."""
+    return any(c.id == "expect.refused" and c.status != "n/a" for c in record.checks)
 
 
 def endpoint_failed(checks: Iterable[CheckResult]) -> bool:
@@ -429,10 +437,12 @@ class _Scenario(_Figures):
         self.category = category
         self.runs = self.tested = self.succeeded = 0
         self.errors: list[tuple[int, ErrorSummary]] = []  # (repeat, error) of the runs that had one
+        self.refusal = False  # it asks the endpoint to refuse a malformed request: not the model's task
 
     def add_repeat(self, record: RunRecord) -> None:
         self.add(record)
         self.runs += 1
+        self.refusal = self.refusal or asks_refusal(record)
         score = record_score(record)
         if score is not None:
             self.tested += 1
@@ -514,8 +524,8 @@ class _Target:
     def entry(self) -> TargetSummary:
         rows = {scenario_id: self.scenarios[scenario_id].row() for scenario_id in sorted(self.scenarios)}
         groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for scenario_id in sorted(self.scenarios):
-            scenario = self.scenarios[scenario_id]
+        modelled = [self.scenarios[s] for s in sorted(self.scenarios) if not self.scenarios[s].refusal]
+        for scenario in modelled:
             groups[scenario.category].append((scenario.succeeded, scenario.tested))
         score, interval, effective_runs = Figure(groups).data()
         tested = self.runs - self.errors
@@ -526,7 +536,8 @@ class _Target:
             categories[category] = CategorySummary(
                 *figure, grade=grade(figure[0]) if graded else None, scenarios=len(groups[category])
             )
-        succeeded = sum(s.succeeded for s in self.scenarios.values())
+        succeeded = sum(s.succeeded for s in modelled)
+        tested_modelled = sum(s.tested for s in modelled)
         figures = _Figures.of(self.scenarios.values())  # each run counted in its scenario
         return TargetSummary(
             info=self.info,
@@ -536,8 +547,8 @@ class _Target:
             grade=grade(score) if graded else None,
             categories=categories,
             compliance=self.compliance(),
-            pass_at_1=round(succeeded / tested, 4) if tested else None,
-            pass_all_k=round(sum(row.pass_all for row in rows.values()) / len(rows), 4),
+            pass_at_1=round(succeeded / tested_modelled, 4) if tested_modelled else None,
+            pass_all_k=round(sum(s.row().pass_all for s in modelled) / len(modelled), 4) if modelled else 0.0,
             runs=self.runs,
             tested=tested,
             errors=self.errors,

@@ -143,12 +143,17 @@ def failing(scenarios: Iterable[Scenario], share: float, seed: str) -> frozenset
 
 def fail(reply: Reply, conversation: Conversation) -> Reply:
     """How a failed scenario goes wrong: every call goes to a tool that was not offered; where no
-    call is right, the phase opens with a call to the first offered tool."""
+    call is right, the phase opens with a call to the first offered tool; and its answers are wrong
+    (after a seeded history an answer may be due with no call before it)."""
     if reply.calls:
         return _unknown_tool(reply, conversation)
     if conversation.since_user == 0 and conversation.tool_names:
         return Reply([(conversation.tool_names[0], {})])
-    return reply
+    return Reply([], WRONG_ANSWER) if reply.text is not None else reply
+
+
+WRONG_ANSWER = "I could not find that out."
+"""What a failed scenario answers where an answer is due: it holds nothing a scenario expects."""
 
 
 def deviate(
