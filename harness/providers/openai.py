@@ -67,6 +67,7 @@ class ChatAccumulator(Notes):
         self.streaming = streaming
         self.text: list[str] = []
         self.reasoning: list[str] = []
+        self.reasoning_content: list[str] = []
         self.calls: list[_PartialCall] = []
         self.finish_reasons: list[str] = []
         self.usage: Usage | None = None
@@ -140,6 +141,8 @@ class ChatAccumulator(Notes):
             value = self.string(f"{where}.{name}", delta.get(name))
             if value:
                 self.reasoning.append(value)
+                if name == "reasoning_content":
+                    self.reasoning_content.append(value)
                 self.note(
                     Finding(
                         f"wire.reasoning_field:{name}",
@@ -269,9 +272,10 @@ class ChatAccumulator(Notes):
         text = join_text(self.text)
         self.note_text_beside_calls(text, calls)
         reasoning = join_text(self.reasoning)
-        return ParsedTurn(
-            text, calls, finish, self.usage, self.error, self.findings, reasoning, dict(self.extra)
-        )
+        extra = dict(self.extra)
+        if self.reasoning_content:  # a thinking-mode tool-call turn's reasoning goes back with it [X1]
+            extra["reasoning_content"] = "".join(self.reasoning_content)
+        return ParsedTurn(text, calls, finish, self.usage, self.error, self.findings, reasoning, extra)
 
 
 class OpenAIChatAdapter(Adapter):

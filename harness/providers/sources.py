@@ -256,6 +256,8 @@ SOURCES: dict[str, str] = {
     "@ed857f50f112e23930b0c2dd8d532cc8bebbc911 ; vercel/ai packages/cohere/src/__fixtures__/"
     "cohere-null-args.json@ed857f50f112e23930b0c2dd8d532cc8bebbc911",
     "CO7": "https://docs.cohere.com/docs/tool-use-overview (tool results as document content items)",
+    "CO8": "https://docs.cohere.com/docs/tool-use-overview (the assistant message goes back with its "
+    "tool_plan beside its tool_calls before the tool results; no refusal is documented when it is dropped)",
     # -- Google Gemini Interactions: the published reference; no recorded traffic yet -------------
     "GI1": f"{_GENAI_REPO} {_GAOS}createmodelinteraction.py@d830f165d223ac5f42ab3fa74d2c3d868b0054d8"
     " (input, system_instruction, tools, generation_config, store, previous_interaction_id) ; "
@@ -465,6 +467,18 @@ SOURCES: dict[str, str] = {
     "X1": "https://api-docs.deepseek.com/guides/thinking_mode ; "
     "https://platform.moonshot.ai/docs/guide/use-kimi-k2-thinking-model (reasoning_content of a tool-call "
     "turn goes back in thinking mode; their call ids read functions.<name>:<n>)",
+    "X2": "https://github.com/qwersyk/Newelle/issues/404 ; "
+    "https://github.com/JohnnyZ93/oai-compatible-copilot/issues/215 (DeepSeek: 400 "
+    "'The reasoning_content in the thinking mode must be passed back to the API.')",
+    "A18": "https://github.com/deepset-ai/haystack-core-integrations/issues/2146 (400 "
+    "'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. "
+    "When `thinking` is enabled, a final `assistant` message must start with a thinking block ...')",
+    "G21": "https://github.com/csells/dartantic/pull/86 ; "
+    "https://github.com/google-gemini/gemini-cli/issues/26682 (400 INVALID_ARGUMENT "
+    "'Function call is missing a thought_signature in functionCall parts. ...')",
+    "B17": "https://github.com/anomalyco/opencode/issues/3077 (Bedrock: 'The model returned the "
+    "following errors: messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, "
+    "but found `tool_use`. ...')",
     "B16": "https://github.com/agno-agi/agno/issues/6698"
     " ('Expected toolResult blocks at messages.2.content for the following Ids')",
     # -- client libraries that work around provider limits ---------------------------------------
