@@ -85,11 +85,12 @@ NOISY_SHARE = 5
 
 DEVIATIONS = sorted(
     {*REPLY_DEVIATIONS, *(name for fmt in FORMATS.values() for name in fmt.deviations)}
-    | {"rate-limit", "noisy", "fail-share"}
+    | {"rate-limit", "noisy", "fail-share", "reasoning-required"}
 )
 """The deviations of what is said, every served format's wire deviations included;
 :data:`harness.servers.sim.faults.FAULTS` lists the endpoint faults. ``fail-share`` takes
-parameters (see :func:`parse`)."""
+parameters (see :func:`parse`); ``reasoning-required`` is a thinking model that refuses a turn
+whose reasoning did not come back (:mod:`harness.servers.sim.reasoning`)."""
 
 PARAMETERS = {"fail-share": "fail-share:<share from 0 to 1>[:<seed>]"}
 """The deviations that take parameters after a colon, and how they are written."""

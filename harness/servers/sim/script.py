@@ -10,6 +10,7 @@ counterpart, and a simulated one: its scores are never a model's.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections.abc import Iterable
@@ -27,6 +28,9 @@ class Reply:
 
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     text: str | None = None
+    reasoning: str | None = None
+    """The model's reasoning, written in the format's own artefact where the wire module has one
+    (only ``reasoning-required`` sets it: :mod:`harness.servers.sim.reasoning`)."""
 
 
 @dataclass
@@ -172,3 +176,8 @@ def sim_id(*parts: Any, length: int = 9) -> str:
         number, rest = divmod(number, len(alphabet))
         out.append(alphabet[rest])
     return "".join(out)
+
+
+def signature(seed: str) -> str:
+    """The opaque signature of a turn's reasoning (deterministic, as every reply is)."""
+    return base64.b64encode(("sim-signature:" + sim_id(seed, "sig", length=24)).encode()).decode()

@@ -14,10 +14,13 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from harness.providers.adapter import RequestView
 from harness.scenarios import Scenario
+from harness.servers.sim import reasoning
 from harness.servers.sim import wire_strict as strict
 from harness.servers.sim.deviations import deviate, fail, fail_share, parse
 from harness.servers.sim.faults import FAULTS, NO_RESPONSE
@@ -116,6 +119,8 @@ class Simulator:
         def respond(answer: Reply) -> Response:
             return fmt.respond(request, as_text(answer, conversation), seed)
 
+        if deviation == reasoning.DEVIATION:
+            return self.reasoned(fmt_name, request, view, scenario, reply, respond)
         if deviation == "fail-share":
             share, draw = fail_share(parameters)
             return respond(
@@ -128,6 +133,33 @@ class Simulator:
         except KeyError:
             having = [name for name, other in FORMATS.items() if deviation in other.deviations]
             return fmt.error(404, f"sim: deviation {deviation!r} is defined for {', '.join(having)} only")
+
+    def reasoned(
+        self,
+        fmt_name: str,
+        request: SimRequest,
+        view: RequestView,
+        scenario: Scenario,
+        reply: Reply,
+        respond: Callable[[Reply], Response],
+    ) -> Response:
+        """``reasoning-required``: the reply reasons before its calls; a request that dropped a turn's
+        reasoning is refused as its provider refuses it, or (no refusal documented) answered worse."""
+        if fmt_name not in reasoning.RULES:
+            having = ", ".join(reasoning.RULES)
+            return FORMATS[fmt_name].error(
+                404, f"sim: deviation {reasoning.DEVIATION!r} is defined for {having} only"
+            )
+        seeded = sum(1 for m in scenario.messages if m.role == "assistant")
+        stored = strict.continues_stored(request.body)
+        lost = None if stored else reasoning.dropped(fmt_name, view, seeded)
+        if lost is not None and lost.rule.status:
+            refused = reasoning.refusal(fmt_name, lost)
+            response = FORMATS[fmt_name].error(refused.status, refused.message)
+            response.headers[strict.RULE_HEADER] = refused.header
+            return response
+        text = reasoning.LOST if lost is not None and reply.text is not None else reply.text
+        return respond(Reply(reply.calls, text, reasoning.REASONING if reply.calls else None))
 
 
 class _Server(ThreadingHTTPServer):

@@ -118,6 +118,8 @@ def _chat_respond(request: SimRequest, reply: Reply, seed: str, *, mistral: bool
     base = {"id": "chatcmpl-" + sim_id(seed, "c"), "created": CREATED, "model": model}
     if not body.get("stream"):
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.reasoning:
+            message["reasoning_content"] = reply.reasoning
         if calls:
             message["tool_calls"] = calls
         choice = {"index": 0, "message": message, "finish_reason": finish}
@@ -132,6 +134,7 @@ def _chat_respond(request: SimRequest, reply: Reply, seed: str, *, mistral: bool
         return {**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": finish_reason}]}
 
     chunks = [delta({"role": "assistant", "content": ""})]
+    chunks += [delta({"reasoning_content": piece}) for piece in _pieces(reply.reasoning or "", 12) if piece]
     chunks += [delta({"content": piece}) for piece in _pieces(reply.text or "", 12) if piece]
     for i, call in enumerate(calls):
         if mistral:  # Mistral sends each call whole in one chunk

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.servers.sim.script import Conversation, Reply, sim_id, turns_since_user
+from harness.servers.sim.script import Conversation, Reply, signature, sim_id, turns_since_user
 from harness.servers.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
 
 TEXT_PIECE = 12
@@ -72,6 +72,8 @@ def read(request: SimRequest) -> Conversation:
 def _blocks(reply: Reply, seed: str) -> list[dict[str, Any]]:
     """The whole content: the text block first, then one ``tool_use`` block per call."""
     blocks: list[dict[str, Any]] = []
+    if reply.reasoning:
+        blocks.append({"type": "thinking", "thinking": reply.reasoning, "signature": signature(seed)})
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
     for i, (name, args) in enumerate(reply.calls):
@@ -100,6 +102,13 @@ def _stream(message: dict[str, Any]) -> str:
         if block["type"] == "text":
             start: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"], TEXT_PIECE)]
+        elif block["type"] == "thinking":
+            start = {"type": "thinking", "thinking": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": piece}
+                for piece in _pieces(block["thinking"], TEXT_PIECE)
+            ]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
         else:
             start = {**block, "input": {}}
             arguments = json.dumps(block["input"], ensure_ascii=False) if block["input"] else ""

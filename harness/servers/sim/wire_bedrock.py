@@ -20,7 +20,7 @@ import struct
 import zlib
 from typing import Any
 
-from harness.servers.sim.script import Conversation, Reply, sim_id, turns_since_user
+from harness.servers.sim.script import Conversation, Reply, signature, sim_id, turns_since_user
 from harness.servers.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
 
 TEXT_PIECE = 12
@@ -76,6 +76,9 @@ def read(request: SimRequest) -> Conversation:
 def _content(reply: Reply, seed: str) -> list[dict[str, Any]]:
     """The text block first, then one ``toolUse`` block per call."""
     blocks: list[dict[str, Any]] = []
+    if reply.reasoning:
+        reasoning = {"text": reply.reasoning, "signature": signature(seed)}
+        blocks.append({"reasoningContent": {"reasoningText": reasoning}})
     if reply.text:
         blocks.append({"text": reply.text})
     for i, (name, args) in enumerate(reply.calls):
@@ -109,6 +112,13 @@ def _stream(content: list[dict[str, Any]], stop: str, usage: dict[str, int]) -> 
         if "text" in block:
             for piece in _pieces(block["text"], TEXT_PIECE):
                 out.append(frame("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}}))
+        elif "reasoningContent" in block:
+            reasoning = block["reasoningContent"]["reasoningText"]
+            for delta in [{"text": p} for p in _pieces(reasoning["text"], TEXT_PIECE)] + [
+                {"signature": reasoning["signature"]}
+            ]:
+                payload = {"contentBlockIndex": index, "delta": {"reasoningContent": delta}}
+                out.append(frame("contentBlockDelta", payload))
         else:
             use = block["toolUse"]
             start = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
