@@ -54,6 +54,7 @@ from harness.model import (
     WireResponse,
 )
 from harness.providers import Adapter
+from harness.providers.reasoning import ARTEFACTS
 from harness.tools.run_tools import RunTools, ToolFailure
 from harness.transport.cassette import (
     MATCH_ON,
@@ -508,6 +509,7 @@ def conduct_findings(
             execution.source,
         )
         findings += _result_sent_back(transcript, adapter, turn, call, executed[match].result)
+    findings += _reasoning_sent_back(transcript, adapter)
     for index in pending:
         execution = executed[index]
         findings.append(
@@ -560,6 +562,40 @@ def _result_sent_back(
             )
         ]
     return []
+
+
+def _reasoning_sent_back(transcript: Transcript, adapter: Adapter) -> list[Finding]:
+    """Each turn whose calls came with the format's reasoning artefact comes back, in the next
+    request, with that artefact: thinking models refuse (or answer worse) a tool turn without it."""
+    artefact = ARTEFACTS.get(adapter.format)
+    findings: list[Finding] = []
+    for turn, exchange in enumerate(transcript.exchanges[:-1]):
+        returned = exchange.parsed.as_message()
+        if artefact is None or not returned.tool_calls or not artefact.carried(returned):
+            continue
+        ids = {c.wire_id for c in returned.tool_calls if c.wire_id}
+        request = transcript.exchanges[turn + 1].request
+        view = adapter.read_request(request.body if isinstance(request.body, dict) else {}, request.url)
+        sent = [
+            m
+            for m in view.messages
+            if m.role == "assistant" and m.tool_calls and {c.wire_id for c in m.tool_calls} & ids
+        ]
+        if sent and not any(artefact.carried(m) for m in sent):
+            names = ", ".join(c.name for c in returned.tool_calls)
+            findings.append(
+                Finding(
+                    "agent.reasoning_dropped",
+                    "error",
+                    False,
+                    f"the endpoint returned a {artefact.name} with the calls of turn {turn} ({names}); the "
+                    f"agent sent that turn back without it in the next request "
+                    f"[{', '.join(artefact.sources)}]",
+                    turn + 1,
+                    {"artefact": artefact.name, "turn": turn},
+                )
+            )
+    return findings
 
 
 def _choice_sent(transcript: Transcript, adapter: Adapter, scenario: str | dict[str, Any]) -> list[Finding]:

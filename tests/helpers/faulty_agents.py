@@ -57,3 +57,27 @@ def run_raw_tool_choice(task: AgentTask) -> str | None:
             content = task.tool(call.function.name)(call.function.arguments)  # type: ignore[union-attr]
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
     return None
+
+
+def run_dropping_reasoning(task: AgentTask) -> str | None:
+    """An agent on the openai SDK that rebuilds each assistant message from its content and calls
+    alone, dropping the ``reasoning_content`` a thinking model (DeepSeek, Kimi) needs back."""
+    client = openai.OpenAI(
+        base_url=task.endpoint.openai_base_url, api_key=task.endpoint.api_key, max_retries=0
+    )
+    messages: list[Any] = [dict(m) for m in task.messages]
+    for _ in range(task.max_turns):
+        reply = client.chat.completions.create(
+            model=task.endpoint.model,
+            messages=messages,
+            tools=task.openai_tools(),  # type: ignore[arg-type]
+        )
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return message.content
+        calls = [c.model_dump(exclude_none=True) for c in message.tool_calls]
+        messages.append({"role": "assistant", "content": message.content, "tool_calls": calls})
+        for call in message.tool_calls:
+            content = task.tool(call.function.name)(call.function.arguments)  # type: ignore[union-attr]
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+    return None
