@@ -2,7 +2,8 @@
 weights on two real servers (llama-cpp-python and llama.cpp's llama-server), replayed.
 
 On llama-server the tools never reach the model (its fallback chat template has no place for
-them); every run must say so with the server's own evidence, and charge nothing to the model.
+them), on Chat Completions, Anthropic Messages and the Responses API alike; every run must say so with the
+server's own evidence, and charge nothing to the model.
 On llama-cpp-python, streamed ``auto`` turns come back as an empty body exactly when the model
 chose to call: the model must not be charged for that either.
 """
@@ -23,6 +24,14 @@ from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
 LLAMA_SERVER = ["local-llamacpp-gemma3-270m", "local-llamacpp-gemma3-270m-stream"]
+LLAMA_SERVER_ANTHROPIC = [
+    "local-llamacpp-gemma3-270m-anthropic",
+    "local-llamacpp-gemma3-270m-anthropic-stream",
+]
+LLAMA_SERVER_RESPONSES = [
+    "local-llamacpp-gemma3-270m-responses",
+    "local-llamacpp-gemma3-270m-responses-stream",
+]
 LLAMA_CPP_PYTHON = ["local-gemma3-270m", "local-gemma3-270m-stream"]
 
 
@@ -30,7 +39,9 @@ LLAMA_CPP_PYTHON = ["local-gemma3-270m", "local-gemma3-270m-stream"]
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], RunRecord]:
     out = tmp_path_factory.mktemp("local")
     records = run_targets(
-        pick(load_targets(), LLAMA_SERVER + LLAMA_CPP_PYTHON),
+        pick(
+            load_targets(), LLAMA_SERVER + LLAMA_SERVER_ANTHROPIC + LLAMA_SERVER_RESPONSES + LLAMA_CPP_PYTHON
+        ),
         scenarios.load([REPO / "scenarios"]),
         RunConfig(results=out / "results.jsonl"),
     )
@@ -46,17 +57,28 @@ def details(record: RunRecord, check_id: str) -> list[str]:
     return [f.detail for c in record.checks if c.id == check_id for f in c.findings if not f.passed]
 
 
+@pytest.mark.parametrize(
+    ("targets", "probed_on"),
+    [
+        (LLAMA_SERVER, "prompt tokens"),
+        (LLAMA_SERVER_ANTHROPIC, "with one tool on /v1/messages"),
+        (LLAMA_SERVER_RESPONSES, "with one tool on /v1/responses"),
+    ],
+    ids=["chat", "messages", "responses"],
+)
 def test_every_llama_server_run_charges_the_dropped_tools_to_the_server(
-    replayed: dict[tuple[str, str], RunRecord],
+    replayed: dict[tuple[str, str], RunRecord], targets: list[str], probed_on: str
 ) -> None:
-    runs = [r for (target, _), r in replayed.items() if target in LLAMA_SERVER]
+    """On either wire of the server: the probe's evidence, asked on that wire, names the endpoint
+    in every run; the cut turns and the leaked ChatML are found and charged to no one's model."""
+    runs = [r for (target, _), r in replayed.items() if target in targets]
     assert len(runs) == 2 * len(scenarios.load([REPO / "scenarios"]))
     for record in runs:
         facts = record.transcript.endpoint
         assert facts["server"] == "llama-server" and facts["tools_delivered"] is False
         assert len(facts["model_sha256"]) == 64
         (dropped,) = details(record, "protocol.tools_delivered")
-        assert "/props chat_template_caps.supports_tools = false" in dropped
+        assert "/props chat_template_caps.supports_tools = false" in dropped and probed_on in dropped
         assert "'tools_dropped_without_tool_template'" in dropped
         assert record.score == 0.0
         assert all(c.status != "fail" for c in record.checks if c.kind == "expectation"), record.key
