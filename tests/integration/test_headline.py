@@ -84,5 +84,6 @@ def test_a_simulator_of_known_quality_scores_its_quality_in_order(
     found = [scores[f"share-{share:g}"] for share in SHARES]
     for share, score in zip(SHARES, found, strict=True):
         low, high = headlines.intervals[f"share-{share:g}"] or (score, score)
+        assert abs(score - 100 * (1 - share)) <= 5, (share, score)
         assert low - 1 <= 100 * (1 - share) <= high + 1, (share, score, low, high)  # within its 95 % interval
     assert found == sorted(found, reverse=True) and len(set(found)) == len(found)

@@ -128,10 +128,12 @@ def failing(scenarios: Iterable[Scenario], share: float, seed: str) -> frozenset
     ``sha256(seed/id)``, as many as keep the running mean over categories of the failed share
     within half a scenario of ``share`` (error diffusion from category to category), so the
     headline of a conformant model under it is ``100 * (1 - share)`` to a fraction of a point
-    whatever the category sizes."""
+    whatever the category sizes. A scenario that asks the endpoint to refuse (``expect.refused``)
+    is no task of the model's, and outside the headline: it is never among them."""
     by_category: dict[str, list[str]] = defaultdict(list)
     for scenario in scenarios:
-        by_category[scenario.category].append(scenario.id)
+        if scenario.expect.refused is None:
+            by_category[scenario.category].append(scenario.id)
     chosen: set[str] = set()
     failed = 0.0  # the failed shares of the categories so far, summed
     for index, category in enumerate(sorted(by_category)):
