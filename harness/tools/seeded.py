@@ -39,7 +39,7 @@ EXTRA_KEYS = {
 
 def read(data: dict[str, Any], error: Error, offered: Callable[[str], bool]) -> tuple[Message, ...]:
     """The scenario's messages as neutral messages; every problem noted through ``error``."""
-    items = data.get("messages") or []
+    items = data.get("messages") if isinstance(data.get("messages"), list) else []
     refused = isinstance(data.get("expect"), dict) and "refused" in data["expect"]
     origin = data.get("history_from")
     pairing = _Pairing(error, checked=not refused)
@@ -84,13 +84,16 @@ def read(data: dict[str, Any], error: Error, offered: Callable[[str], bool]) -> 
 
 
 def _parts(value: list[Any]) -> list[Part]:
-    return [
-        Part("text", text=p["text"])
-        if "text" in p
-        else Part("image", media_type=p["image"]["media_type"], data=p["image"]["data"])
-        for p in value
-        if isinstance(p, dict)
-    ]
+    """The well-formed parts (``{text}``, ``{image: {media_type, data}}``); the schema names the
+    others."""
+    parts = []
+    for p in value:
+        image = p.get("image") if isinstance(p, dict) else None
+        if isinstance(p, dict) and isinstance(p.get("text"), str):
+            parts.append(Part("text", text=p["text"]))
+        elif isinstance(image, dict) and all(isinstance(image.get(k), str) for k in ("media_type", "data")):
+            parts.append(Part("image", media_type=image["media_type"], data=image["data"]))
+    return parts
 
 
 def _assistant(
@@ -101,7 +104,13 @@ def _assistant(
     offered: Callable[[str], bool] | None,
 ) -> Message | None:
     calls = []
-    for index, raw in enumerate(item.get("calls") or []):
+    listed = item.get("calls") or []
+    for index, raw in enumerate(listed if isinstance(listed, list) else []):
+        if not (
+            isinstance(raw, dict) and isinstance(raw.get("name"), str) and isinstance(raw.get("id"), str)
+        ):
+            error("a call is {id: text, name: text, args: {...}}", *where, "calls", index)
+            continue
         if offered is not None and not offered(raw["name"]):
             error(
                 f"the history calls {raw['name']!r}, a tool the scenario does not offer",
@@ -110,7 +119,7 @@ def _assistant(
                 index,
                 "name",
             )
-        args = raw.get("args") or {}
+        args = raw.get("args") if isinstance(raw.get("args"), dict) else {}
         calls.append(ToolCall(raw["name"], args, None, raw["id"], raw["id"], index))
     content = item.get("content")
     parts: list[Part] = []
@@ -126,6 +135,9 @@ def _assistant(
     message = Message("assistant", content, calls, parts=parts)
     reasoning = item.get("reasoning")
     if reasoning is not None:
+        if not isinstance(reasoning, dict) or not isinstance(reasoning.get("text"), str):
+            error("reasoning is {text: ..., signature: ...}", *where, "reasoning")
+            return None
         if origin is None:
             error(
                 "reasoning is kept in its origin's wire shape: say whose it is (history_from)",
@@ -138,8 +150,8 @@ def _assistant(
 
 
 def _tool(item: dict[str, Any], where: tuple[str | int, ...], error: Error) -> Message | None:
-    if "call_id" not in item:
-        error("a tool result names the call it answers (call_id)", *where)
+    if not isinstance(item.get("call_id"), str) or not isinstance(item.get("name", ""), str):
+        error("a tool result names the call it answers (call_id, text)", *where)
         return None
     given = [key for key in ("content", "json") if key in item]
     if len(given) != 1:
