@@ -352,8 +352,10 @@ def batch_mode(context: RunContext) -> list[Finding]:
 def refused(context: RunContext) -> list[Finding]:
     """A request that must be refused (a malformed history, a ``tool_choice`` naming no offered
     tool) is refused clearly: an HTTP 4xx, its message matching the scenario's pattern when it
-    gives one. A 5xx is the endpoint failing instead of refusing; a 2xx is silent acceptance,
-    and an agent that sent the request never learns it was wrong. The verdict says which."""
+    gives one. A 5xx is the endpoint failing instead of refusing; a 2xx is silent acceptance, a
+    warning: an agent that sent the request never learns it was wrong, though the format's own
+    vendor may accept it too (providers disagree: OpenAI takes a duplicate call id that Anthropic
+    refuses). The verdict says which."""
     wanted = context.scenario.expect.refused
     t = context.transcript
     if wanted is None or not t.exchanges or t.exchanges[0].response is None:
@@ -372,8 +374,8 @@ def refused(context: RunContext) -> list[Finding]:
             if first.parsed.error
             else "the request was answered"
         )
-        why = f"accepted silently (HTTP {status}): {what}; it must be refused"
-        return [Finding("", "error", False, why, 0, {"verdict": "accepted", "status": status})]
+        why = f"accepted silently (HTTP {status}): {what}; stricter providers refuse it"
+        return [Finding("", "warning", False, why, 0, {"verdict": "accepted", "status": status})]
     expected = wanted.get("status", "4xx")
     if isinstance(expected, int) and status != expected:
         why = f"refused with HTTP {status}, not the {expected} the scenario expects{said}"

@@ -11,7 +11,8 @@ ignored, a tool result the user's agent changed). A run the endpoint failed
 the target as served, and is counted against the endpoint, never the model; a run in ``error``
 could not be tested and is never scored. A scenario that expects the endpoint to refuse its
 request (``expect.refused``) succeeds when the endpoint refused it with a 4xx: refusing what must
-be refused is conformance; a 5xx or a silent 2xx fails it and is counted against the endpoint.
+be refused is conformance; a 5xx fails it and is counted against the endpoint, a silent 2xx is a
+warning (providers disagree on what they refuse).
 Such a run tests the endpoint alone: it shows in its scenario's row and in the endpoint's faults,
 never in the headline, pass@1 or pass^k, which say how often the model did what was asked.
 A scenario's figure is the share of its tested repeats
@@ -103,7 +104,7 @@ ENDPOINT_CHECKS = {
     "protocol.provider_error": "provider errors",
     "protocol.truncation": "truncated turns",
     "protocol.template_leak": "template leaks",
-    "expect.refused": "malformed requests not refused",
+    "expect.refused": "malformed requests failed on, not refused",
 }
 """Failed checks that name the endpoint, not the model, as the cause (each target's row counts
 the runs they failed)."""

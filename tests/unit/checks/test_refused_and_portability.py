@@ -91,12 +91,14 @@ def test_a_5xx_is_the_endpoint_failing(tmp_path: Path) -> None:
     assert not got["success"] and got["outcome"] == "fail"
 
 
-def test_a_silent_200_is_a_failure_charged_to_the_endpoint(tmp_path: Path) -> None:
+def test_a_silent_200_is_a_warning_the_verdict_names(tmp_path: Path) -> None:
+    """Providers disagree on what they refuse (OpenAI takes a duplicate call id Anthropic refuses):
+    silent acceptance is a warning with its verdict, not a fault of the endpoint."""
     got = run(load(tmp_path, NEGATIVE), 200, ANSWER)
     refused = got["checks"]["expect.refused"]
-    assert refused.status == "fail" and refused.findings[0].detail.startswith("accepted silently (HTTP 200)")
-    assert "expect.refused" in ENDPOINT_CHECKS
-    assert not got["success"]
+    assert refused.status == "warn" and refused.findings[0].detail.startswith("accepted silently (HTTP 200)")
+    assert refused.findings[0].evidence == {"verdict": "accepted", "status": 200}
+    assert "expect.refused" in ENDPOINT_CHECKS  # a 5xx is the endpoint's fault
 
 
 def test_an_unavailable_endpoint_is_never_scored(tmp_path: Path) -> None:
