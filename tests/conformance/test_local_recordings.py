@@ -17,6 +17,7 @@ import pytest
 from harness import scenarios
 from harness.api import run_targets
 from harness.checks import RunContext, run_checks
+from harness.checks.scoring import asks_refusal
 from harness.records import RunRecord
 from harness.runner import RunConfig
 from harness.targets import pick
@@ -73,6 +74,7 @@ def test_every_llama_server_run_charges_the_dropped_tools_to_the_server(
     in every run; the cut turns and the leaked ChatML are found and charged to no one's model."""
     runs = [r for (target, _), r in replayed.items() if target in targets]
     assert len(runs) == 2 * len(scenarios.load([REPO / "scenarios"]))
+    runs = [r for r in runs if not asks_refusal(r)]  # the tools are not asked of a refusal's one request
     for record in runs:
         facts = record.transcript.endpoint
         assert facts["server"] == "llama-server" and facts["tools_delivered"] is False
@@ -141,8 +143,8 @@ def test_the_server_that_drops_the_tools_never_outscores_the_one_that_delivers_t
     llama-cpp-python delivers them: the model makes the expected call in some runs (and then loops,
     so it completes none either): the same weights, told apart by what the endpoint let them do."""
 
-    def runs(target: str) -> list[RunRecord]:
-        return [r for (name, _), r in replayed.items() if name == target]
+    def runs(target: str) -> list[RunRecord]:  # the model's tasks: a refusal tests the endpoint alone
+        return [r for (name, _), r in replayed.items() if name == target and not asks_refusal(r)]
 
     def success(target: str) -> float:
         return sum(r.score or 0.0 for r in runs(target)) / len(runs(target))

@@ -11,7 +11,7 @@ import pytest
 from harness.api import load_scenarios, run
 from harness.records import RunRecord
 from harness.runner import RunConfig
-from harness.servers.sim.reasoning import RULES
+from harness.servers.sim.wire_reasoning import RULES
 from harness.targets import Target
 from tests.helpers.cli import REPO
 

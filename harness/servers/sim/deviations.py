@@ -90,7 +90,7 @@ DEVIATIONS = sorted(
 """The deviations of what is said, every served format's wire deviations included;
 :data:`harness.servers.sim.faults.FAULTS` lists the endpoint faults. ``fail-share`` takes
 parameters (see :func:`parse`); ``reasoning-required`` is a thinking model that refuses a turn
-whose reasoning did not come back (:mod:`harness.servers.sim.reasoning`)."""
+whose reasoning did not come back (:mod:`harness.servers.sim.wire_reasoning`)."""
 
 PARAMETERS = {"fail-share": "fail-share:<share from 0 to 1>[:<seed>]"}
 """The deviations that take parameters after a colon, and how they are written."""

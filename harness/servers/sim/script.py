@@ -30,7 +30,7 @@ class Reply:
     text: str | None = None
     reasoning: str | None = None
     """The model's reasoning, written in the format's own artefact where the wire module has one
-    (only ``reasoning-required`` sets it: :mod:`harness.servers.sim.reasoning`)."""
+    (only ``reasoning-required`` sets it: :mod:`harness.servers.sim.wire_reasoning`)."""
 
 
 @dataclass

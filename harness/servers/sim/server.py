@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.providers.adapter import RequestView
 from harness.scenarios import Scenario
-from harness.servers.sim import reasoning
+from harness.servers.sim import wire_reasoning as reasoning
 from harness.servers.sim import wire_strict as strict
 from harness.servers.sim.deviations import deviate, fail, fail_share, parse
 from harness.servers.sim.faults import FAULTS, NO_RESPONSE
