@@ -203,7 +203,7 @@ def _first_failure(run: RunSummary) -> str:
     return f"`{first.check_id}`: {inline(first.detail, 150)}{more}"
 
 
-FAILED_PER_TARGET = 20
+FAILED_PER_TARGET = 10
 """Failed runs listed per target in report.md, lowest score first (the rest are counted; every
 run is in report.html and report.json), so the summary stays small for any suite."""
 
@@ -299,7 +299,7 @@ def render(report: Report) -> str:
         for target, items in report.notes.items():
             lines.append(f"- **{inline(target)}**")
             lines += [
-                f"  - `{item.id}` in {item.runs} run(s), e.g. {inline(item.example, 200)}" for item in items
+                f"  - `{item.id}` in {item.runs} run(s), e.g. {inline(item.example, 120)}" for item in items
             ]
         lines.append("")
     return "\n".join(lines)
@@ -312,7 +312,7 @@ MIGRATION_NOTE = (
     "target and who caused it (the model, or the endpoint: how it serves the wire); a check that "
     "passed on one wire and did not apply on another is not a difference by itself."
 )
-DIFFERENCES_PER_GROUP = 20
+DIFFERENCES_PER_GROUP = 5
 """Scenarios that differ listed per migration group in report.md (the rest are counted; every one
 is in report.html and report.json)."""
 

@@ -41,7 +41,9 @@ def test_default_run_replays_the_bundled_suite(tmp_path: Path) -> None:
     assert len(suite) >= 80
     assert all(sum(s.category == c for s in suite) >= 4 for c in categories)
     for name, target in targets.items():  # every scenario recorded for every target, none an error
-        assert sorted(target["scenarios"]) == sorted(s.id for s in suite), name
+        prompted = target["info"]["mode"].startswith("prompted")  # a refusal does not apply there
+        expected = [s.id for s in suite if not (prompted and s.expect.refused is not None)]
+        assert sorted(target["scenarios"]) == sorted(expected), name
     assert not [r for r in report["runs"] if r["outcome"] == "error"]
     gemma = targets["local-gemma3-270m"]["categories"]
     assert set(categories) <= set(gemma) and all(gemma[c]["score"] is not None for c in categories)
