@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from harness import api
 from harness.analysis.verify import VerifyConfig, verify_records
@@ -101,6 +102,18 @@ NEW_WIRES = {
 }
 
 
+REQUESTS = 237  # the requests of a simulated target's cassettes over the bundled suite
+
+
+def refused(target: str) -> int:
+    """The requests ``target``'s cassettes hold a 4xx for (the simulator refused them)."""
+    found = 0
+    for path in (REPO / "cassettes" / target).glob("*.yaml"):
+        interactions = yaml.safe_load(path.read_text(encoding="utf-8")).get("interactions", [])
+        found += sum(400 <= i["response"]["status"]["code"] < 500 for i in interactions)
+    return found
+
+
 def verify_json(reference: str, endpoint: str) -> tuple[int, dict[str, Any], str]:
     """``harness verify --json`` on the committed cassettes: exit code, the endpoint's figures, stderr."""
     result = harness("verify", "--reference", reference, "--against", endpoint, "--json")
@@ -116,11 +129,12 @@ def test_verify_pairs_a_stream_with_the_whole_response_in_every_new_wire(fmt: st
     target = NEW_WIRES[fmt]
     code, found, stderr = verify_json(target, f"{target}-stream")
     assert code == 0, stderr
-    assert found["paired_by"] == "body" and found["pairs"] == 204
+    assert found["paired_by"] == "body" and found["pairs"] == REQUESTS
     assert found["trigger"]["fp"] == found["trigger"]["fn"] == 0 and found["trigger"]["tp"] > 100
     assert found["tool_call_errors"]["requests_with_calls"] == found["trigger"]["tp"]
     assert found["argument_agreement"] == 1 and found["answered"] == 1 and found["verdict"] == "pass"
-    assert found["stream_delivery"]["streamed"] == found["pairs"]
+    # a refused request is answered with a JSON error body, even when it asked for a stream
+    assert found["stream_delivery"]["streamed"] == found["pairs"] - refused(f"{target}-stream")
 
 
 @pytest.mark.parametrize("fmt", list(NEW_WIRES))
@@ -134,6 +148,6 @@ def test_verify_across_wire_formats_pairs_by_conversation_and_says_so(fmt: str) 
     assert code == 0 and found["verdict"] == "pass", stderr
     assert found["paired_by"] == "conversation"
     assert f"note: {target} speaks {fmt}, sim-openai speaks openai-chat" in " ".join(stderr.split())
-    unpaired = {"openai-responses": 1, "bedrock-converse": 4, "cohere-chat": 4, "gemini-interactions": 10}
-    assert found["pairs"] == 204 - unpaired[fmt]
+    unpaired = {"openai-responses": 2, "bedrock-converse": 4, "cohere-chat": 5, "gemini-interactions": 12}
+    assert found["pairs"] == REQUESTS - unpaired[fmt]
     assert found["trigger"]["f1"] == 1 and found["argument_agreement"] == 1
