@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from harness.api import load_scenarios
 from harness.cli import main
 from harness.results import RunFolder
 from tests.helpers.cli import REPO, harness
@@ -45,8 +46,9 @@ def killed_run(out: Path, left: int, *run: str) -> Path:
 
 
 def test_two_resumes_of_one_killed_run_at_once_run_it_once(tmp_path: Path) -> None:
-    """Both went on with it: 236 lines for 180 runs. Now one runs it, the other is refused."""
-    folder = killed_run(tmp_path / "o", 2, "-t", "sim-openai", "-t", "sim-anthropic", *SUITE)  # 180 runs
+    """Both went on with it: 236 lines for 180 runs (the suite then). Now one runs it, the other is
+    refused."""
+    folder = killed_run(tmp_path / "o", 2, "-t", "sim-openai", "-t", "sim-anthropic", *SUITE)
     command = [sys.executable, "-m", "harness", "run", "--resume", "--out", str(tmp_path / "o")]
     both = [subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     ended = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in both]
@@ -56,7 +58,7 @@ def test_two_resumes_of_one_killed_run_at_once_run_it_once(tmp_path: Path) -> No
     assert "is in use by another harness (pid " in refused or "no an unfinished run" in refused, refused
     lines = (folder / "results.jsonl").read_text().splitlines()
     keys = [(r["target"]["name"], r["scenario"], r["repeat"]) for r in map(json.loads, lines)]
-    assert len(keys) == len(set(keys)) == 180
+    assert len(keys) == len(set(keys)) == 2 * len(load_scenarios(REPO / "scenarios"))
 
 
 def test_a_resume_is_refused_at_once_while_a_live_run_holds_its_folder(tmp_path: Path) -> None:
