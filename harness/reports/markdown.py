@@ -203,7 +203,7 @@ def _first_failure(run: RunSummary) -> str:
     return f"`{first.check_id}`: {inline(first.detail, 150)}{more}"
 
 
-FAILED_PER_TARGET = 10
+FAILED_PER_TARGET = 5
 """Failed runs listed per target in report.md, lowest score first (the rest are counted; every
 run is in report.html and report.json), so the summary stays small for any suite."""
 
