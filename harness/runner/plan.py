@@ -141,6 +141,7 @@ def applies(target: Target, scenario: Scenario) -> bool:
     tools and the history as text, so there is no tool structure to refuse (docs/scenarios.md)."""
     return scenario.expect.refused is None or target.protocol is None
 
+
 MIN_JOBS_PER_WORKER = 50
 """A replay forks workers only when each gets at least this many runs (a fork costs ~10 ms)."""
 

@@ -39,7 +39,8 @@ EXTRA_KEYS = {
 
 def read(data: dict[str, Any], error: Error, offered: Callable[[str], bool]) -> tuple[Message, ...]:
     """The scenario's messages as neutral messages; every problem noted through ``error``."""
-    items = data.get("messages") if isinstance(data.get("messages"), list) else []
+    listed = data.get("messages")
+    items: list[Any] = listed if isinstance(listed, list) else []
     refused = isinstance(data.get("expect"), dict) and "refused" in data["expect"]
     origin = data.get("history_from")
     pairing = _Pairing(error, checked=not refused)
