@@ -139,10 +139,13 @@ def call_ids(context: RunContext) -> list[Finding]:
 @check(kind="protocol")
 def tool_choice_honoured(context: RunContext) -> list[Finding]:
     """The first turn honours ``tool_choice``: ``required`` makes a call, ``none`` makes none,
-    a named choice calls that tool and only it."""
+    a named choice calls that tool and only it. Not asked of a request the scenario expects the
+    endpoint to refuse (``expect.refused``): its tool_choice may be the malformed part."""
     choice = context.scenario.tool_choice
     t = context.transcript
     if choice.mode == "auto" or not t.exchanges or t.exchanges[0].parsed.error is not None:
+        return []
+    if context.scenario.expect.refused is not None:
         return []
     calls = t.exchanges[0].parsed.tool_calls
     names = [c.name for c in calls]
