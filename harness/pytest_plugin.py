@@ -213,6 +213,7 @@ class ScenarioFile(pytest.File):
     """A scenario file: one item per scenario in it and per chosen target."""
 
     def collect(self) -> Iterator[pytest.Item]:
+        from harness.analysis.gate import xfail_reason
         from harness.runner.plan import applies
         from harness.scenarios import load_file
 
@@ -226,6 +227,9 @@ class ScenarioFile(pytest.File):
                 item.add_marker("harness")
                 item.add_marker(scenario.category)
                 item.add_marker(target.name)
+                expected = xfail_reason(target.xfail, scenario.id)
+                if expected is not None:  # the target's xfail, as `harness run`'s gate reads it
+                    item.add_marker(pytest.mark.xfail(reason=expected, strict=target.xfail_strict))
                 if not applies(target, scenario):
                     reason = f"{target.name} sends tools and history as text: no tool structure to refuse"
                     item.add_marker(pytest.mark.skip(reason=reason))
