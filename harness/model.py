@@ -110,6 +110,61 @@ class ToolCall:
         return self.id != self.wire_id
 
 
+HOSTED_APPROVALS = "hosted_approvals"
+"""The :attr:`Message.extra` key of the message that answers hosted MCP approval requests:
+``[{"id": <approval request id>, "approve": true}]``."""
+HostedKind = Literal["call", "list_tools", "approval_request"]
+Approval = Literal["never", "always"]
+
+
+@dataclass(frozen=True)
+class HostedServer:
+    """An MCP server the request hands to the provider's own connector (hosted MCP: OpenAI
+    Responses' ``mcp`` tool, Anthropic's ``mcp_servers`` + ``mcp_toolset``): the provider lists
+    its tools and calls them itself; the harness runs nothing.
+
+    ``allowed_tools`` is ``None`` for all of the server's tools; ``require_approval`` says whether
+    each call waits for the client's approval (``always``) or not (``never``). ``headers`` are
+    sent to the MCP server by the provider: secrets, masked like keys.
+
+    Example::
+
+        harness.HostedServer("codeindex", "https://mcp.example.com/mcp", ("find_symbol",))
+    """
+
+    name: str
+    url: str
+    allowed_tools: tuple[str, ...] | None = None
+    require_approval: Approval = "never"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class HostedCall:
+    """What a provider's MCP connector did in one turn, as it reported it: a tool listing
+    (``list_tools``: the names in ``tools``), a call it ran (``call``: ``name``, ``arguments``,
+    its ``output`` or ``error``) or a call waiting for the client's approval (``approval_request``).
+    Hosted calls are never run by the harness: they sit apart from :attr:`ParsedTurn.tool_calls`.
+    ``approval`` is, for a call, the id of the approval request it answers (``None``: none named).
+
+    Example::
+
+        for turn in record.transcript.turns:
+            print([(h.kind, h.server, h.name, h.error) for h in turn.hosted])
+    """
+
+    kind: HostedKind
+    server: str
+    name: str = ""
+    arguments: dict[str, Any] | None = None
+    raw_arguments: Any = None
+    id: str | None = None
+    output: str | None = None
+    error: str | None = None
+    tools: list[str] = field(default_factory=list)
+    approval: str | None = None
+
+
 ResultForm = Literal["text", "parts", "json"]
 
 
@@ -291,6 +346,7 @@ class ParsedTurn:
     findings: list[Finding] = field(default_factory=list)
     reasoning: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    hosted: list[HostedCall] = field(default_factory=list)  # what the provider's MCP connector did
 
     def as_message(self) -> Message:
         """The assistant message to append to the conversation."""
@@ -478,6 +534,11 @@ class Transcript:
     def calls(self) -> list[tuple[int, ToolCall]]:
         """Every tool call of the run with the index of the model turn that made it."""
         return [(e.turn, call) for e in self.exchanges for call in e.parsed.tool_calls]
+
+    @property
+    def hosted_calls(self) -> list[tuple[int, HostedCall]]:
+        """Every call the provider's MCP connector ran (hosted MCP), with its model turn."""
+        return [(e.turn, h) for e in self.exchanges for h in e.parsed.hosted if h.kind == "call"]
 
     @property
     def final_text(self) -> str | None:

@@ -24,8 +24,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model import Finding, ParsedTurn, ProviderError, ToolCall, Usage, deviation
+from harness.model import Finding, HostedCall, ParsedTurn, ProviderError, ToolCall, Usage, deviation
 from harness.providers._calls import Notes, id_findings, id_part, join_text, make_call
+from harness.providers._hosted import hosted_call, listing
 from harness.providers._json import JsonProblem, decode
 from harness.providers.envelopes import provider_error
 from harness.providers.text_protocols import detect_leaks
@@ -74,6 +75,8 @@ HOSTED_ITEMS = frozenset(
     }
 )
 """Items of tools the provider runs itself: not calls for the client to execute."""
+MCP_ITEMS = frozenset({"mcp_call", "mcp_list_tools", "mcp_approval_request"})
+"""The hosted MCP items, read into :class:`~harness.model.HostedCall` values [RS21]."""
 CLIENT_ITEMS = frozenset(
     {"custom_tool_call", "computer_call", "local_shell_call", "shell_call", "apply_patch_call"}
 )
@@ -398,8 +401,12 @@ class ItemsAccumulator(Notes):
         calls: list[ToolCall] = []
         texts: list[str] = []
         reasoning: list[str] = []
+        hosted: list[HostedCall] = []
         for slot in ordered:
-            self.read_item(slot, calls, texts, reasoning)
+            if slot.type in MCP_ITEMS:
+                hosted.append(self.hosted_item(slot))
+            else:
+                self.read_item(slot, calls, texts, reasoning)
         for finding in id_findings(calls):
             self.note(finding)
         self.id_forms(calls)
@@ -415,8 +422,43 @@ class ItemsAccumulator(Notes):
         if self.response_id:
             extra["openai_response_id"] = self.response_id
         return ParsedTurn(
-            text, calls, self.finish, self.usage, self.error, self.findings, join_text(reasoning), extra
+            text,
+            calls,
+            self.finish,
+            self.usage,
+            self.error,
+            self.findings,
+            join_text(reasoning),
+            extra,
+            hosted,
         )
+
+    def hosted_item(self, slot: _Item) -> HostedCall:
+        """A hosted MCP item: a listing, an approval request, or a call with its output or error
+        (an item still ``in_progress`` when the stream ended has neither, and is noted)."""
+        where = f"output[{slot.index}]."
+        if slot.type == "mcp_list_tools":
+            return listing(self, where, slot.field("server_label"), slot.field("tools"), slot.field("error"))
+        kind = "call" if slot.type == "mcp_call" else "approval_request"
+        found = hosted_call(
+            self,
+            where,
+            kind,
+            slot.field("server_label"),
+            slot.field("name"),
+            slot.field("arguments"),
+            wire_type="string",
+            call_id=slot.field("id"),
+        )
+        if kind == "call":
+            found.output = self.string(f"{where}output", slot.field("output"))
+            error = slot.field("error")
+            found.error = error if isinstance(error, str) or error is None else str(error)
+            found.approval = self.string(f"{where}approval_request_id", slot.field("approval_request_id"))
+            if found.output is None and found.error is None:
+                detail = f"hosted MCP call {found.name!r} came with neither output nor error"
+                self.note(deviation("hosted_call_without_output", detail))
+        return found
 
     def id_forms(self, calls: list[ToolCall]) -> None:
         """Call ids that are counters (``call_0``) or name the function (``functions.name:0``): each

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from harness.model import (
     Finding,
+    HostedServer,
     Message,
     OversizedResponse,
     ParsedTurn,
@@ -73,6 +74,7 @@ class RequestOptions:
     seed: int | None = None
     parallel_tool_calls: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    hosted_mcp: tuple[HostedServer, ...] = ()  # MCP servers the provider's connector runs (hosted MCP)
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,9 @@ class Adapter(ABC):
     """Where ``harness sim`` finds this format's server side: a ``"module:attribute"`` path to a
     ``SimFormat`` in ``harness/servers/sim/wire*.py`` (a string: adapters import no server);
     ``None``: the simulator does not serve the format."""
+    hosted_mcp: ClassVar[bool] = False
+    """Whether the provider runs MCP servers itself (hosted MCP): the adapter declares
+    :attr:`RequestOptions.hosted_mcp` and reads what the connector did into ``ParsedTurn.hosted``."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

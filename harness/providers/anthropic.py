@@ -23,6 +23,8 @@ from typing import Any
 
 from harness.model import (
     Finding,
+    HostedCall,
+    HostedServer,
     Message,
     ParsedTurn,
     ProviderError,
@@ -44,6 +46,7 @@ from harness.providers._calls import (
     synthesize_id,
 )
 from harness.providers._history import anthropic_parts
+from harness.providers._hosted import MCP_BETA, connector_declarations, hosted_call, text_of
 from harness.providers.adapter import Adapter, RequestOptions, RequestView
 from harness.providers.envelopes import provider_error
 from harness.providers.framing import DecodedStream
@@ -60,6 +63,8 @@ DELTA_BLOCK = {
     "signature_delta": "thinking",
 }
 NEUTRAL_BLOCKS = ("text", "tool_use")
+HOSTED_BLOCKS = frozenset({"mcp_tool_use", "mcp_tool_result"})
+"""The MCP connector's blocks: calls the provider ran on an MCP server, and their results [A19]."""
 STREAM_EVENTS = frozenset(
     {
         "message_start",
@@ -84,6 +89,7 @@ class AnthropicMessagesAdapter(Adapter):
     default_path = "/v1/messages"
     argument_wire_type = "object"
     stream_sentinel = None
+    hosted_mcp = True
 
     @classmethod
     def claims_url(cls, host: str, path: str) -> bool:
@@ -128,8 +134,14 @@ class AnthropicMessagesAdapter(Adapter):
         if system:
             body["system"] = "\n\n".join(system)
         body["messages"] = self.map_messages(messages, findings)
-        if tools:
+        headers = {"anthropic-version": API_VERSION}
+        if tools or options.hosted_mcp:
             body["tools"] = [self.map_tool(t) for t in tools]
+            if options.hosted_mcp:
+                body["mcp_servers"], toolsets = connector_declarations(options.hosted_mcp)
+                body["tools"] += toolsets
+                headers["anthropic-beta"] = MCP_BETA
+                findings += no_approvals(options.hosted_mcp)
             body["tool_choice"] = self.map_tool_choice(tool_choice, options, findings)
             findings.extend(self.choice_findings(tool_choice))
         if options.temperature is not None:
@@ -146,7 +158,6 @@ class AnthropicMessagesAdapter(Adapter):
         if options.stream:
             body["stream"] = True
         body.update(options.extra)
-        headers = {"anthropic-version": API_VERSION}
         return WireRequest(self.default_path, body, options.stream, headers, findings)
 
     @staticmethod
@@ -289,6 +300,19 @@ class AnthropicMessagesAdapter(Adapter):
         if stream.events and not acc.stopped and acc.error is None:
             acc.note(deviation("stream_without_message_stop", "the stream ended without event: message_stop"))
         return acc.finish()
+
+
+def no_approvals(servers: Sequence[HostedServer]) -> list[Finding]:
+    """A note for each server declared to need approval: the MCP connector has no approval step
+    [A19], so its calls run without one."""
+    asked = [s.name for s in servers if s.require_approval != "never"]
+    if not asked:
+        return []
+    detail = (
+        f"MCP server(s) {asked} ask for approval of each call; Anthropic's MCP connector has no "
+        "approval step, so the provider calls them without one"
+    )
+    return [Finding("wire.hosted_approval_unsupported", "info", False, detail)]
 
 
 def anthropic_id(call_id: str) -> str:
@@ -459,10 +483,14 @@ class _Accumulator(Notes):
         thinking: list[str] = []
         calls: list[ToolCall] = []
         content: list[dict[str, Any]] = []
-        for _, block in sorted(self.blocks.items()):
+        hosted: dict[str, HostedCall] = {}
+        for index, block in sorted(self.blocks.items()):
             call = self.make_call(block, len(calls)) if block.type == "tool_use" else None
             if call is not None:
                 calls.append(call)
+            elif block.type in HOSTED_BLOCKS:
+                content.append(self.hosted_block(index, block, hosted))
+                continue
             elif block.type == "text":
                 text.append(str(block.start.get("text") or "") + "".join(block.text))
             elif block.type == "thinking":
@@ -493,9 +521,55 @@ class _Accumulator(Notes):
             if self.input_tokens is None and self.output_tokens is None
             else Usage(self.input_tokens, self.output_tokens)
         )
+        for found in hosted.values():
+            if found.output is None and found.error is None:
+                detail = f"hosted MCP call {found.name!r} ({found.id}) has no mcp_tool_result in the turn"
+                self.note(deviation("hosted_call_without_output", detail))
         return ParsedTurn(
-            joined, calls, self.stop_reason, usage, self.error, self.findings, join_text(thinking), extra
+            joined,
+            calls,
+            self.stop_reason,
+            usage,
+            self.error,
+            self.findings,
+            join_text(thinking),
+            extra,
+            list(hosted.values()),
         )
+
+    def hosted_block(self, index: int, block: _Block, hosted: dict[str, HostedCall]) -> dict[str, Any]:
+        """An ``mcp_tool_use`` block (a call the connector made) or the ``mcp_tool_result`` that
+        answers it by ``tool_use_id`` [A19]; the block as a whole message holds it, for replay."""
+        where = f"content[{index}]."
+        wire = dict(block.start)
+        if block.type == "mcp_tool_use":
+            buffer = "".join(block.json)
+            raw, wire_type = (buffer, "string") if buffer else (wire.get("input"), "object")
+            found = hosted_call(
+                self,
+                where,
+                "call",
+                wire.get("server_name"),
+                wire.get("name"),
+                raw,
+                wire_type=wire_type,
+                call_id=wire.get("id"),
+            )
+            hosted[found.id or f"#{index}"] = found
+            wire["input"] = found.arguments if found.arguments is not None else {}
+            return wire
+        use_id = self.string(f"{where}tool_use_id", wire.get("tool_use_id"))
+        answered = hosted.get(use_id or "")
+        if answered is None:
+            detail = f"mcp_tool_result {index} answers {use_id!r}, no mcp_tool_use before it in the turn"
+            self.note(deviation("hosted_result_without_call", detail))
+            return wire
+        text = text_of(wire.get("content"))
+        if wire.get("is_error") is True:
+            answered.error = text or "error"
+        else:
+            answered.output = text or ""
+        return wire
 
     def make_call(self, block: _Block, position: int) -> ToolCall:
         """A whole message carries ``input`` as an object; a stream carries it as JSON text deltas,

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from harness.model import (
+    HOSTED_APPROVALS,
     Finding,
     Message,
     ParsedTurn,
@@ -47,6 +48,7 @@ from harness.model import (
     deviation,
 )
 from harness.providers._history import data_url
+from harness.providers._hosted import server_declarations
 from harness.providers._json import JsonProblem, decode
 from harness.providers._openai_responses_items import ItemsAccumulator
 from harness.providers._openai_responses_request import read_responses_request
@@ -72,6 +74,7 @@ class OpenAIResponsesAdapter(Adapter):
     default_path = "/v1/responses"
     argument_wire_type = "string"
     stream_sentinel = None
+    hosted_mcp = True
 
     @classmethod
     def claims_url(cls, host: str, path: str) -> bool:
@@ -123,8 +126,9 @@ class OpenAIResponsesAdapter(Adapter):
         body["input"] = self.map_input(messages[start:], findings, store=store)
         if chained:
             findings += self.chain_findings(store)
-        if tools:
+        if tools or options.hosted_mcp:
             body["tools"] = [self.map_tool(t, strict) for t in tools]
+            body["tools"] += server_declarations(options.hosted_mcp)
             body["tool_choice"] = self.map_tool_choice(tool_choice)
             findings += self.choice_findings(tool_choice)
             if not any(m.role == "assistant" for m in messages):  # the first request of the run
@@ -209,6 +213,11 @@ class OpenAIResponsesAdapter(Adapter):
                 items.append({"type": "function_call_output", "call_id": result.call_id, "output": output})
             elif message.role == "assistant":
                 items += self.map_assistant(message, findings, store=store)
+            elif HOSTED_APPROVALS in message.extra:  # the client's answers to approval requests [RS21]
+                items += [
+                    {"type": "mcp_approval_response", "approval_request_id": a["id"], "approve": a["approve"]}
+                    for a in message.extra[HOSTED_APPROVALS]
+                ]
             else:
                 items.append({"role": message.role, "content": message.content or ""})
         return items

@@ -194,6 +194,16 @@ SOURCES: dict[str, str] = {
     "(preserving thinking blocks with tool use; the signature verifies Claude made the block)",
     "A17": "https://github.com/anthropics/claude-code/issues/28515 ; https://github.com/trycua/cua/issues/524"
     " ('messages.1.content.1: `tool_use` ids must be unique')",
+    "A19": "https://docs.claude.com/en/docs/agents-and-tools/mcp-connector (beta mcp-client-2025-11-20: "
+    "mcp_servers [{type: url, url, name, authorization_token}], tools [{type: mcp_toolset, mcp_server_name, "
+    "default_config, configs}]; no approval step) ; https://reference.langchain.com/javascript/"
+    "langchain-anthropic/MCPToolsetOptions ; "
+    + _urls(
+        _ANTHROPIC + "src/anthropic/types/beta/",
+        "beta_mcp_tool_use_block.py",
+        "beta_request_mcp_tool_result_block_param.py",
+    )
+    + " (mcp_tool_use: id, name, server_name, input; mcp_tool_result: tool_use_id, is_error, content)",
     # -- Google Gemini ---------------------------------------------------------------------------
     "G1": _urls(_GENAI, "google/genai/types.py")
     + " (FunctionCallingConfigMode, FunctionCallingConfig, ToolConfig)",
@@ -412,6 +422,11 @@ SOURCES: dict[str, str] = {
     "ResponseFunctionCallOutputItem.html (function_call_output output: input_text, input_image, input_file)",
     "RS20": "https://platform.openai.com/docs/guides/reasoning (reasoning items passed back with function "
     "call outputs; encrypted_content when store is false)",
+    "RS21": "https://platform.openai.com/docs/guides/tools-remote-mcp (the mcp tool: server_label, "
+    "server_url, allowed_tools, require_approval, headers; mcp_list_tools, mcp_approval_request, "
+    "mcp_approval_response, mcp_call items) ; "
+    + _urls(_OPENAI + "src/openai/types/responses/", "tool_param.py", "response_output_item.py")
+    + " (Mcp, McpCall: id, server_label, name, arguments, output, error, approval_request_id)",
     # -- AWS Bedrock -----------------------------------------------------------------------------
     "B1": _urls(
         _BEDROCK_DOCS + "APIReference/",
