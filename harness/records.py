@@ -45,6 +45,10 @@ refused key, a missing or unreadable cassette, a fault of the harness); never sc
 Cause = Literal["transport", "endpoint", "config", "cassette", "harness"]
 
 
+HOSTED_MODE = "+hosted-mcp"
+"""What a target's mode ends with when the provider runs the scenarios' MCP servers (``hosted_mcp``)."""
+
+
 @dataclass(frozen=True)
 class TargetInfo:
     """What reports show about the target a run used.

@@ -135,6 +135,7 @@ CHECKS: Registry[Any] = Registry(
         "protocol.native_delivery": "harness.checks.protocol:native_delivery",
         "protocol.provider_error": "harness.checks.protocol:provider_error",
         "protocol.mcp_servers": "harness.checks.protocol:mcp_servers",
+        "protocol.hosted_mcp": "harness.checks.hosted:hosted_mcp",
         "protocol.agent_conduct": "harness.checks.protocol:agent_conduct",
         "protocol.history_portability": "harness.checks.protocol:history_portability",
         "protocol.tools_delivered": "harness.checks.attribution:tools_delivered",

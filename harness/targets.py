@@ -22,7 +22,7 @@ from typing import Any
 from harness.errors import ConfigError, UnknownNameError
 from harness.providers import Adapter, Profile, adapter_class
 from harness.providers.profiles import default_profile, get_profile
-from harness.records import TargetInfo
+from harness.records import HOSTED_MODE, TargetInfo
 
 SIM = "sim"
 LOCAL_PREFIX = "local:"
@@ -92,6 +92,7 @@ class Target:
     xfail_strict: bool = True
     reference: str | None = None  # the target serving the same model as the reference (verify)
     migrates_from: str | None = None  # the same agent on another wire (the report's migration section)
+    hosted_mcp: dict[str, Any] | None = None  # the scenarios' MCP servers handed to the provider's connector
     origin: str = ""
 
     def __post_init__(self) -> None:
@@ -186,7 +187,10 @@ class Target:
 
     @property
     def mode_label(self) -> str:
-        return f"prompted:{self.protocol}" if self.protocol else ("agent" if self.agent else "native")
+        """``native``, ``prompted:<protocol>`` or ``agent``; ``+hosted-mcp`` when the provider runs
+        the MCP servers (``hosted_mcp``)."""
+        mode = f"prompted:{self.protocol}" if self.protocol else ("agent" if self.agent else "native")
+        return mode + HOSTED_MODE if self.hosted_mcp is not None else mode
 
     def info(self) -> TargetInfo:
         """What reports show about the target (one value for all its runs' records)."""

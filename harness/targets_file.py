@@ -57,7 +57,7 @@ from typing import Any
 
 from harness import yamlio
 from harness.errors import ConfigError, UnknownNameError
-from harness.providers import Profile, Quirk
+from harness.providers import Profile, Quirk, adapter_class, formats
 from harness.providers.profiles import get_profile
 from harness.registry import load_path
 from harness.targets import SIM, Target
@@ -471,6 +471,12 @@ def _build_targets(
                 ("targets", name, "reference"),
                 f"no target {target.reference!r} to verify against; targets: {known}",
             )
+        if target.hosted_mcp is not None and not target.adapter().hosted_mcp:
+            file.problem(
+                ("targets", name, "hosted_mcp"),
+                f"wire format {target.format!r} has no hosted MCP connector; formats that have one: "
+                f"{', '.join(hosted_formats())}",
+            )
         if target.migrates_from is not None:
             problem = _migration_problem(target, every)
             if problem:
@@ -478,18 +484,25 @@ def _build_targets(
     return targets
 
 
+def hosted_formats() -> list[str]:
+    """The wire formats whose provider runs MCP servers itself (a target's ``hosted_mcp``)."""
+    return [f for f in formats() if adapter_class(f).hosted_mcp]
+
+
 def _migration_problem(target: Target, every: Mapping[str, Target]) -> str | None:
     """Why ``target.migrates_from`` cannot name the target its migration is compared with: none
-    of that name, itself, or one in the same wire format (a migration changes the wire)."""
+    of that name, itself, or one in the same wire format (a migration changes the wire, or hands
+    the MCP servers to the provider: ``hosted_mcp``)."""
     source = every.get(target.migrates_from or "")
     if source is None:
         return f"no target {target.migrates_from!r} to migrate from; targets: {', '.join(sorted(every))}"
     if source.name == target.name:
         return "a target cannot migrate from itself: name the target in the wire format it replaces"
-    if source.format == target.format:
+    if source.format == target.format and (source.hosted_mcp is None) == (target.hosted_mcp is None):
         return (
             f"target {source.name!r} speaks the same wire format ({target.format}): name a target in "
-            "the wire format this one replaces"
+            "the wire format this one replaces (or, for a hosted_mcp target, the target of the same "
+            "wire running MCP in the harness's loop)"
         )
     return None
 

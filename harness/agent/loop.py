@@ -1,6 +1,7 @@
 """The agent loop: send, parse, execute the calls, send the results back, repeat.
 
-It stops at a final answer (a turn without calls), at ``max_turns``, at a
+It stops at a final answer (a turn without calls, nor hosted MCP calls awaiting approval: those
+it approves, and goes on), at ``max_turns``, at a
 repeated identical call (a loop), or at a provider or transport error. A
 scenario's follow-ups are sent one by one after each final answer, with the
 whole history (calls and results included); each follow-up starts a *phase*
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from harness.errors import TransportError
 from harness.model import (
+    HOSTED_APPROVALS,
     Attempt,
     Exchange,
     Finding,
@@ -147,8 +149,12 @@ def _turn(
     if parsed.error is not None:
         return "provider_error"
     conversation.append(parsed.as_message())
+    asked = [h.id for h in parsed.hosted if h.kind == "approval_request" and h.id]
     if not parsed.tool_calls:
-        return "final"
+        if not asked:
+            return "final"
+        conversation.append(approvals(asked))
+        return [("approve", i) for i in sorted(asked)], False
     signature = call_signature(parsed.tool_calls)
     if previous is not None and signature == previous[0] and not previous[1]:
         transcript.findings.append(
@@ -165,7 +171,15 @@ def _turn(
     executions = execute(pool, tools, parsed.tool_calls, turn)
     transcript.executions.extend(executions)
     conversation.extend(Message("tool", tool_result=e.result) for e in executions)
+    if asked:
+        conversation.append(approvals(asked))
     return signature, any(e.result.is_error for e in executions)
+
+
+def approvals(asked: list[str]) -> Message:
+    """The harness's answer to the hosted MCP calls the provider asks it to approve: each one
+    approved (the loop tests the wire, not a user's judgement), as the next request sends it."""
+    return Message("user", extra={HOSTED_APPROVALS: [{"id": i, "approve": True} for i in asked]})
 
 
 def execute(

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model import Finding, Transcript
+from harness.model import Finding, HostedServer, Transcript
 from harness.providers.profiles import Profile
 from harness.records import CheckResult, Kind
 from harness.scenarios import Scenario
@@ -29,6 +29,7 @@ class RunContext:
     native_tool_choice: bool = True  # False when the endpoint does not honour the scenario's tool_choice
     profile: Profile | None = None  # the endpoint profile, whose documented quirks findings may name
     max_tokens: int | None = None  # the output token limit the harness's loop sent (None: not sent)
+    hosted: tuple[HostedServer, ...] = ()  # the MCP servers handed to the provider's connector (hosted MCP)
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # shared by checks
 
 

@@ -16,8 +16,9 @@ from typing import Any
 from harness.checks import RunContext, check, passed
 from harness.checks.attribution import echo_of_prompt, endpoint_failure, is_truncated, not_reached
 from harness.matchers import args_match
-from harness.model import Finding, ToolCall
+from harness.model import Finding, HostedCall, ToolCall
 from harness.scenarios import ExpectedCall
+from harness.tools.mcp.hosted import logical_name
 
 Actual = tuple[int, ToolCall]
 
@@ -29,9 +30,18 @@ def _fits(expected: ExpectedCall, call: ToolCall) -> bool:
 
 
 def _logical(context: RunContext) -> list[Actual]:
-    """The run's calls under the names the scenario uses (MCP tools may be offered renamed)."""
+    """The run's calls under the names the scenario uses (MCP tools may be offered renamed), and the
+    calls the provider's MCP connector ran (hosted MCP), in turn order."""
     t = context.transcript
-    return [(turn, dataclasses.replace(call, name=t.logical(call.name))) for turn, call in t.calls]
+    calls = [(turn, dataclasses.replace(call, name=t.logical(call.name))) for turn, call in t.calls]
+    hosted = [(turn, _hosted(call, context.scenario.mcp_naming)) for turn, call in t.hosted_calls]
+    # in one turn the connector's calls come first: the provider ran them before it answered
+    return sorted(hosted + calls, key=lambda actual: actual[0]) if hosted else calls
+
+
+def _hosted(call: HostedCall, naming: str) -> ToolCall:
+    """A call the provider's MCP connector ran, as a call under the scenario's name for its tool."""
+    return ToolCall(logical_name(call, naming), call.arguments, call.raw_arguments, call.id, call.id)
 
 
 def in_order(expected: tuple[ExpectedCall, ...], actual: list[Actual]) -> dict[int, int]:
@@ -197,7 +207,7 @@ def no_call(context: RunContext) -> list[Finding]:
     without calling one: irrelevance detection."""
     if not context.scenario.expects_no_call:
         return []
-    calls = context.transcript.calls
+    calls = _logical(context)
     failure = endpoint_failure(context.transcript)
     if failure is not None and failure[0] == 0:
         return [not_reached(failure[1])]

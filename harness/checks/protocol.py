@@ -257,8 +257,8 @@ def provider_error(context: RunContext) -> list[Finding]:
 def mcp_servers(context: RunContext) -> list[Finding]:
     """The scenario's MCP servers started, answered and stopped cleanly. A server that
     would not start, crashed, timed out, broke the protocol or left a process behind is
-    a finding with its stderr; the run itself goes on."""
-    if not context.scenario.mcp_servers:
+    a finding with its stderr; the run itself goes on. Not for hosted MCP: the provider ran them."""
+    if not context.scenario.mcp_servers or context.hosted:
         return []
     issues = [f for f in context.transcript.findings if f.check_id.startswith("mcp.")]
     servers = ", ".join(s.name for s in context.scenario.mcp_servers)

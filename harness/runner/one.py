@@ -29,7 +29,7 @@ from harness.checks import RunContext, run_checks
 from harness.checks.outcomes import outcome_of, untestable
 from harness.checks.scoring import run_score
 from harness.errors import CassetteError, UserError
-from harness.model import Finding, ToolExecution, Transcript
+from harness.model import Finding, HostedServer, ToolExecution, Transcript
 from harness.providers import Adapter, RequestOptions, adapter_class
 from harness.providers.schemas import schema_features
 from harness.providers.text_protocols import native_tools_size
@@ -37,6 +37,7 @@ from harness.records import CheckResult, Offered, PromptSize, RunError, RunRecor
 from harness.runner.plan import RunConfig
 from harness.scenarios import Scenario
 from harness.targets import Target
+from harness.tools.mcp.hosted import hosted_servers
 from harness.tools.mcp.session import MCPSession, recording_path
 from harness.tools.naming import declared_namer
 from harness.tools.run_tools import RunTools
@@ -60,6 +61,15 @@ class RunSetup:
     path: Path
     registry: RunTools
     transcript: Transcript
+    hosted: tuple[HostedServer, ...] = ()  # the MCP servers the provider's connector runs (hosted_mcp)
+
+
+def hosted_for(target: Target, scenario: Scenario) -> tuple[HostedServer, ...]:
+    """The scenario's MCP servers as the provider's connector gets them, for a target with
+    ``hosted_mcp`` driven by the harness's loop; else none (the harness runs them itself)."""
+    if target.hosted_mcp is None or target.agent or not scenario.mcp_servers:
+        return ()
+    return hosted_servers(scenario.mcp, target.hosted_mcp)
 
 
 def build_registry(scenario: Scenario) -> RunTools:
@@ -143,7 +153,8 @@ def run_one(
             )
         if not target.agent:  # an agent names the tools itself: it gets the declared names
             expose_declared(registry, target.adapter().family, transcript)
-        if scenario.mcp_servers:
+        hosted = hosted_for(target, scenario)
+        if scenario.mcp_servers and not hosted:
             mcp = MCPSession(
                 target.name,
                 scenario.mcp,
@@ -158,7 +169,7 @@ def run_one(
             for tool in mcp.tools():
                 registry.add(tool)
             transcript.tool_names.update(mcp.names())
-        setup = RunSetup(target, scenario, endpoint, config, path, registry, transcript)
+        setup = RunSetup(target, scenario, endpoint, config, path, registry, transcript, hosted)
         if target.agent:
             run_user_agent(setup)
         else:
@@ -184,6 +195,7 @@ def run_one(
             and (sent is None or sent.tool_choice == scenario.tool_choice.label()),
             profile=target.profile,
             max_tokens=target.max_tokens if target.agent is None else None,
+            hosted=hosted,
         )
         checks = run_checks(context)
         error = untestable(transcript, simulated=target.simulated)
@@ -293,6 +305,7 @@ def _run_loop(setup: RunSetup) -> tuple[CassetteTransport | None, Transport]:
         target.seed,
         scenario.parallel_tool_calls,
         dict(target.request_options),
+        setup.hosted,
     )
     settings = LoopConfig(
         scenario.max_turns,
