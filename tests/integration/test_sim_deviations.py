@@ -75,6 +75,16 @@ RESPONSES_CAUGHT = {
         "wire.strict_normalised",
     ),
 }
+# Hosted MCP deviations, on a Responses target whose provider runs the scenario's MCP server
+# (hosted_mcp): the connector oversteps what the request allowed.
+HOSTED_CAUGHT = {
+    "hosted-unapproved": (
+        {"require_approval": "always"},
+        "protocol.hosted_mcp",
+        "ran without the client's approval",
+    ),
+    "hosted-disallowed-tool": ({}, "protocol.hosted_mcp", "is not in allowed_tools"),
+}
 ORACLES = {
     **{("openai-chat", deviation): caught for deviation, caught in CAUGHT.items()},
     **{("openai-responses", deviation): caught for deviation, caught in RESPONSES_CAUGHT.items()},
@@ -91,9 +101,29 @@ def test_every_deviation_has_an_oracle() -> None:
     # fail-share, the simulator of known quality, is held to the headline (test_headline.py)
     # reasoning-required is held to the loop passing and an agent failing (test_reasoning_sim.py)
     others = {"rate-limit", "noisy", "fail-share", "reasoning-required"}
-    assert set(CAUGHT) | set(RESPONSES_CAUGHT) | others == set(DEVIATIONS)
+    assert set(CAUGHT) | set(RESPONSES_CAUGHT) | set(HOSTED_CAUGHT) | others == set(DEVIATIONS)
     # each format's own wire deviations, each on that format
-    assert {(name, d) for name, fmt in FORMATS.items() for d in fmt.deviations} <= set(ORACLES)
+    hosted = {("openai-responses", d) for d in HOSTED_CAUGHT}
+    assert {(name, d) for name, fmt in FORMATS.items() for d in fmt.deviations} <= set(ORACLES) | hosted
+
+
+@pytest.mark.parametrize("deviation", sorted(HOSTED_CAUGHT))
+def test_each_hosted_mcp_deviation_is_caught(deviation: str, tmp_path: Path) -> None:
+    settings, check_id, detail = HOSTED_CAUGHT[deviation]
+    target = Target.build(
+        f"sim-{deviation}",
+        format="openai-responses",
+        model="sim-deviant",
+        base_url=f"sim~{deviation}",
+        hosted_mcp=settings,
+        retries=0,
+    )
+    scenario = SUITE["mcp.single.find_symbol"]
+    (record,) = run([target], [scenario], RunConfig(mode="live", results=tmp_path / "r.jsonl"))
+    assert record.error is None, record.error
+    result = check(record, check_id)
+    assert result.status == "fail", result
+    assert any(detail in f.detail for f in result.findings if not f.passed), result.findings
 
 
 @pytest.mark.parametrize(("fmt", "deviation"), sorted(ORACLES), ids=lambda v: v)

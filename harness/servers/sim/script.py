@@ -15,11 +15,14 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.matchers import example
 from harness.scenarios import Scenario
 from harness.tools.naming import HASH_LENGTHS, name_digest
+
+if TYPE_CHECKING:
+    from harness.servers.sim.hosted import Approved, Declared, Step
 
 
 @dataclass
@@ -31,6 +34,8 @@ class Reply:
     reasoning: str | None = None
     """The model's reasoning, written in the format's own artefact where the wire module has one
     (only ``reasoning-required`` sets it: :mod:`harness.servers.sim.wire_reasoning`)."""
+    hosted: list[Step] = field(default_factory=list)
+    """What the provider's MCP connector did before this reply (:mod:`harness.servers.sim.hosted`)."""
 
 
 @dataclass
@@ -43,6 +48,9 @@ class Conversation:
     user_texts: list[str] = field(default_factory=list)  # every user text message, follow-ups included
     since_user: int = 0  # assistant turns after the last user text message: the step of this phase
     tool_schemas: dict[str, Any] = field(default_factory=dict)  # declared name -> its parameters schema
+    hosted: dict[str, Declared] = field(default_factory=dict)  # hosted MCP servers the request declares
+    listed: list[str] = field(default_factory=list)  # hosted servers the history already listed
+    approved: list[Approved] = field(default_factory=list)  # approved hosted calls not yet run
 
 
 def turns_since_user(roles: list[tuple[str, bool]]) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.providers.adapter import RequestView
 from harness.scenarios import Scenario
+from harness.servers.sim import hosted
 from harness.servers.sim import wire_reasoning as reasoning
 from harness.servers.sim import wire_strict as strict
 from harness.servers.sim.deviations import deviate, fail, fail_share, parse
@@ -115,6 +116,7 @@ class Simulator:
             self.model.reply(scenario, conversation), fmt_name, scenario, view, conversation
         )
         seed = f"{scenario.id}/{conversation.assistant_turns}"
+        reply = hosted.play(self.model, scenario, conversation, reply, seed)
 
         def respond(answer: Reply) -> Response:
             return fmt.respond(request, as_text(answer, conversation), seed)

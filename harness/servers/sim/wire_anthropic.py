@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harness.servers.sim.hosted import Declared
 from harness.servers.sim.script import Conversation, Reply, signature, sim_id, turns_since_user
 from harness.servers.sim.wire import Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
 
@@ -56,17 +57,40 @@ def read(request: SimRequest) -> Conversation:
         if text is None:
             break
         opening.append(("user", text))
-    tools = [str(t.get("name") or "") for t in _dicts(body.get("tools"))]
+    functions = [t for t in _dicts(body.get("tools")) if t.get("type") != "mcp_toolset"]
+    tools = [str(t.get("name") or "") for t in functions]
     assistants = sum(1 for m in messages if m.get("role") == "assistant")
     users = [_text(m.get("content")) for m in messages if m.get("role") == "user"]
-    since = turns_since_user(
-        [
-            (m.get("role", ""), m.get("role") == "user" and _text(m.get("content")) is not None)
-            for m in messages
-        ]
+    roles: list[tuple[str, bool]] = []
+    for m in messages:
+        role = str(m.get("role", ""))
+        # each hosted call the connector ran is a scripted step of its own, before the message's own
+        hosted = sum(1 for b in _dicts(m.get("content")) if b.get("type") == "mcp_tool_use")
+        roles += [("assistant", False)] * (hosted if role == "assistant" else 0)
+        roles.append((role, role == "user" and _text(m.get("content")) is not None))
+    since = turns_since_user(roles)
+    schemas = {str(t.get("name")): t.get("input_schema") for t in functions}
+    return Conversation(
+        opening, assistants, tools, [u for u in users if u is not None], since, schemas, _declared(body)
     )
-    schemas = {str(t.get("name")): t.get("input_schema") for t in _dicts(body.get("tools"))}
-    return Conversation(opening, assistants, tools, [u for u in users if u is not None], since, schemas)
+
+
+def _declared(body: dict[str, Any]) -> dict[str, Declared]:
+    """The request's MCP servers and their toolsets: an allowlist is a ``default_config`` that
+    turns tools off with ``configs`` that turn some on [A19]."""
+    servers = {str(s.get("name")) for s in _dicts(body.get("mcp_servers")) if isinstance(s.get("name"), str)}
+    declared = {}
+    for tool in _dicts(body.get("tools")):
+        name = tool.get("mcp_server_name")
+        if tool.get("type") != "mcp_toolset" or name not in servers:
+            continue
+        default, configs = tool.get("default_config"), tool.get("configs")
+        configs = configs if isinstance(configs, dict) else {}
+        allowed = None
+        if isinstance(default, dict) and default.get("enabled") is False:
+            allowed = tuple(n for n, c in configs.items() if isinstance(c, dict) and c.get("enabled") is True)
+        declared[str(name)] = Declared(allowed)
+    return declared
 
 
 def _blocks(reply: Reply, seed: str) -> list[dict[str, Any]]:
@@ -74,6 +98,21 @@ def _blocks(reply: Reply, seed: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if reply.reasoning:
         blocks.append({"type": "thinking", "thinking": reply.reasoning, "signature": signature(seed)})
+    for step in reply.hosted:  # the connector lists tools unseen: only its calls are blocks [A19]
+        if step.kind == "call":
+            blocks.append(
+                {
+                    "type": "mcp_tool_use",
+                    "id": step.id,
+                    "name": step.name,
+                    "server_name": step.server,
+                    "input": step.arguments,
+                }
+            )
+            text = [{"type": "text", "text": step.output or ""}]
+            blocks.append(
+                {"type": "mcp_tool_result", "tool_use_id": step.id, "is_error": False, "content": text}
+            )
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
     for i, (name, args) in enumerate(reply.calls):
@@ -109,6 +148,8 @@ def _stream(message: dict[str, Any]) -> str:
                 for piece in _pieces(block["thinking"], TEXT_PIECE)
             ]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif block["type"] == "mcp_tool_result":
+            start, deltas = block, []
         else:
             start = {**block, "input": {}}
             arguments = json.dumps(block["input"], ensure_ascii=False) if block["input"] else ""

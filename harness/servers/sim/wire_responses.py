@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from harness.servers.sim.hosted import Approved, Declared, Step, output
 from harness.servers.sim.script import Conversation, Reply, sim_id, turns_since_user
 from harness.servers.sim.wire import CREATED, Response, SimFormat, SimRequest, _dicts, _pieces, _tokens
 
@@ -124,6 +125,12 @@ def read(request: SimRequest) -> Conversation:
             roles.append(("user", True))
         elif item.get("type") in OUTPUTS:
             roles.append(("tool", False))
+        elif item.get("type") in HOSTED_STEPS and not item.get("approval_request_id"):
+            if not roles or roles[-1][0] != "assistant":  # a hosted call ends a scripted step
+                roles.append(("assistant", False))
+            roles.append(("tool", False))
+        elif item.get("type") in ("mcp_list_tools", "mcp_call", "mcp_approval_response"):
+            pass
         elif not _is_message(item, "system", "developer") and (not roles or roles[-1][0] != "assistant"):
             roles.append(("assistant", False))  # a run of output items is one assistant turn
     tools = [t for t in _dicts(body.get("tools")) if t.get("type", "function") == "function"]
@@ -134,7 +141,44 @@ def read(request: SimRequest) -> Conversation:
         [_text(i.get("content")) for i in items if _is_message(i, "user")],
         turns_since_user(roles),
         {str(t.get("name")): t.get("parameters") for t in tools},
+        *_hosted(body, items),
     )
+
+
+HOSTED_STEPS = ("mcp_call", "mcp_approval_request")
+
+
+def _hosted(
+    body: dict[str, Any], items: list[dict[str, Any]]
+) -> tuple[dict[str, Declared], list[str], list[Approved]]:
+    """The ``mcp`` tools the request declares, the servers the history already listed, and the
+    calls it approved (``mcp_approval_response`` with ``approve: true``) that were not run yet."""
+    declared = {}
+    for tool in _dicts(body.get("tools")):
+        if tool.get("type") == "mcp" and isinstance(tool.get("server_label"), str):
+            allowed = tool.get("allowed_tools")
+            names = tuple(str(n) for n in allowed) if isinstance(allowed, list) else None
+            declared[tool["server_label"]] = Declared(names, tool.get("require_approval") != "never")
+    listed = [str(i.get("server_label")) for i in items if i.get("type") == "mcp_list_tools"]
+    asked = {str(i.get("id")): i for i in items if i.get("type") == "mcp_approval_request"}
+    ran = {i.get("approval_request_id") for i in items if i.get("type") == "mcp_call"}
+    approved = []
+    for item in items:
+        request = asked.get(str(item.get("approval_request_id")))
+        if item.get("type") != "mcp_approval_response" or item.get("approve") is not True or request is None:
+            continue
+        if request.get("id") in ran:
+            continue
+        try:
+            arguments = json.loads(str(request.get("arguments") or "{}"))
+        except ValueError:
+            arguments = {}
+        approved.append(
+            Approved(
+                str(request["id"]), str(request.get("server_label")), str(request.get("name")), arguments
+            )
+        )
+    return declared, listed, approved
 
 
 def _replay_problem(body: dict[str, Any], items: list[dict[str, Any]]) -> Response | None:
@@ -181,7 +225,7 @@ def _output(body: dict[str, Any], reply: Reply, response_id: str) -> list[dict[s
     }
     if ENCRYPTED in (body.get("include") or []):
         reasoning["encrypted_content"] = "enc_" + sim_id(response_id, "enc", length=40)
-    output = [reasoning]
+    output = [reasoning, *(_hosted_item(step) for step in reply.hosted)]
     if reply.text:
         text = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
         output.append(
@@ -205,6 +249,23 @@ def _output(body: dict[str, Any], reply: Reply, response_id: str) -> list[dict[s
             }
         )
     return output
+
+
+def _hosted_item(step: Step) -> dict[str, Any]:
+    """What the MCP connector did, as its output item [RS21]."""
+    if step.kind == "list_tools":
+        tools = [{"name": n, "input_schema": {"type": "object"}, "annotations": None} for n in step.tools]
+        return {"id": step.id, "type": "mcp_list_tools", "server_label": step.server, "tools": tools}
+    item: dict[str, Any] = {
+        "id": step.id,
+        "type": "mcp_call" if step.kind == "call" else "mcp_approval_request",
+        "server_label": step.server,
+        "name": step.name,
+        "arguments": json.dumps(step.arguments, ensure_ascii=False),
+    }
+    if step.kind == "call":
+        item.update(output=step.output, error=None, status="completed", approval_request_id=step.approval)
+    return item
 
 
 def respond(request: SimRequest, reply: Reply, seed: str) -> Response:
@@ -278,6 +339,8 @@ def _item_events(index: int, item: dict[str, Any]) -> list[Event]:
         added = {**item, "status": "in_progress", "content": []}
     elif kind == "function_call":
         added = {**item, "status": "in_progress", "arguments": ""}
+    elif kind == "mcp_call":
+        added = {**item, "status": "in_progress", "output": None}
     else:
         added = dict(item)
     events: list[Event] = [("response.output_item.added", {"output_index": index, "item": added})]
@@ -304,6 +367,8 @@ def _item_events(index: int, item: dict[str, Any]) -> list[Event]:
                 if piece
             ]
         events.append(("response.function_call_arguments.done", {**at, "arguments": arguments}))
+    elif kind in ("mcp_call", "mcp_list_tools"):
+        events.append((f"response.{kind}.completed", at))
     events.append(("response.output_item.done", {"output_index": index, "item": item}))
     return events
 
@@ -519,6 +584,24 @@ def _strict_normalised(obj: dict[str, Any]) -> None:
         call["arguments"] = json.dumps(_filled(arguments, schemas.get(call["name"])), ensure_ascii=False)
 
 
+def _hosted_unapproved(obj: dict[str, Any]) -> None:
+    """The MCP connector runs each call it should have asked the client to approve."""
+    for item in obj["output"]:
+        if item.get("type") == "mcp_approval_request":
+            arguments = json.loads(item.get("arguments") or "{}")
+            text = output(str(item.get("server_label")), str(item.get("name")), arguments)
+            item.update(
+                type="mcp_call", output=text, error=None, status="completed", approval_request_id=None
+            )
+
+
+def _hosted_disallowed(obj: dict[str, Any]) -> None:
+    """The MCP connector calls (and asks approval for) a tool the request's allowed_tools leave out."""
+    for item in obj["output"]:
+        if item.get("type") in HOSTED_STEPS:
+            item["name"] = f"{item['name']}_admin"
+
+
 DEVIATIONS: dict[str, Callable[[Response], Response]] = {
     "args-object": _deviation(_arguments_object),
     "args-invalid-json": _deviation(_arguments_truncated),
@@ -532,6 +615,8 @@ DEVIATIONS: dict[str, Callable[[Response], Response]] = {
     "orphan-deltas": _deviation(events=_orphan_deltas, stream_only=True),
     "items-out-of-order": _deviation(events=_out_of_order, stream_only=True),
     "strict-normalised": _deviation(_strict_normalised),
+    "hosted-unapproved": _deviation(_hosted_unapproved),
+    "hosted-disallowed-tool": _deviation(_hosted_disallowed),
 }
 """How the Responses answer is written wrongly: the chat deviations that apply (arguments as an
 object or as broken JSON, call ids missing or shared, a failure inside an HTTP 200, a 500), and
@@ -539,6 +624,8 @@ what Responses servers have been seen to do: a call streamed as ``output_text`` 
 #29725, #36435), ``call_id`` changed in ``response.completed`` (vLLM PR #47916), a
 ``multi_tool_use.parallel`` wrapper (vercel/ai issue 19067), argument deltas keyed by
 ``call_id`` rather than the item id, items streamed last to first, and every schema normalised
-to strict mode whatever ``strict`` said (what OpenAI does when it is omitted)."""
+to strict mode whatever ``strict`` said (what OpenAI does when it is omitted); and two of a hosted
+MCP connector overstepping the request: a call run without the approval it required, a call to a
+tool outside ``allowed_tools``."""
 
 RESPONSES = SimFormat("openai-responses", read, respond, error, DEVIATIONS)

@@ -11,6 +11,7 @@ import pytest
 from harness.model import WireResponse
 from harness.providers import adapter_class
 from harness.servers.sim.formats import FORMATS
+from harness.servers.sim.hosted import Step
 from harness.servers.sim.script import Conversation, Reply
 from harness.servers.sim.wire import Response, SimRequest
 from harness.servers.sim.wire_responses import DEVIATIONS, RESPONSES, STORE
@@ -190,6 +191,10 @@ STREAM_ONLY = ("call-as-text", "call-id-changed", "orphan-deltas", "items-out-of
 @pytest.mark.parametrize("name", sorted(DEVIATIONS))
 def test_each_deviation_rewrites_a_conformant_answer_and_passes_errors_through(name: str) -> None:
     reply = Reply([WEATHER, ("get_weather", {"city": "Tokyo"})])
+    if name.startswith("hosted-"):  # what a hosted MCP connector did: an approval asked, a call run
+        asked = Step("approval_request", "codeindex", "mcpr_1", "find_symbol", {"name": "Point"})
+        ran = Step("call", "codeindex", "mcp_1", "find_symbol", {"name": "Point"}, output="found")
+        reply = Reply(text="In geometry.py.", hosted=[asked, ran])
     for stream in (False, True):
         conformant = RESPONSES.respond(request(input=OPENING, stream=stream), reply, f"dev/{name}")
         deviant = DEVIATIONS[name](conformant)
