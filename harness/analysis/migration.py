@@ -12,6 +12,10 @@ is a set of targets that ran and that
   joins that target's group whatever its model and endpoint (the way to compare a target with a
   deviating simulator, another gateway or another door of the same vendor).
 
+A target with ``hosted_mcp`` (the provider runs the scenarios' MCP servers through its own
+connector) may name, by ``migrates_from``, the target of the same wire that runs them in the
+harness's loop: the group then shows hosted MCP beside the harness's own MCP loop.
+
 Both rules join: a target's group is everything linked to it either way. A ``sim~<deviation>``
 is another endpoint than ``sim``, so it joins only by ``migrates_from``.
 
@@ -46,16 +50,16 @@ import msgspec
 
 from harness.checks.scoring import ENDPOINT_CHECKS, Compliance, Summary, TargetSummary, difference
 from harness.model import Finding
-from harness.records import CheckResult, RunRecord, TargetInfo
+from harness.records import HOSTED_MODE, CheckResult, RunRecord, TargetInfo
 
 T = TypeVar("T")
 DETAIL_LIMIT = 300
 """Characters of a finding's detail a difference keeps (the whole finding is in the run)."""
 
-ENDPOINT_SIDE = frozenset({*ENDPOINT_CHECKS, "protocol.wire", "protocol.call_ids"})
+ENDPOINT_SIDE = frozenset({*ENDPOINT_CHECKS, "protocol.wire", "protocol.call_ids", "protocol.hosted_mcp"})
 """Checks whose failure is charged to the endpoint: what it did to the run (tools not delivered,
 an error, a turn cut short, its template showing through) and how it speaks the wire (framing,
-argument encoding, finish reasons, call ids)."""
+argument encoding, finish reasons, call ids), and what its hosted MCP connector did."""
 
 OTHER_CAUSES = {"protocol.agent_conduct": "agent", "protocol.mcp_servers": "mcp server"}
 """Checks that judge neither the model nor the endpoint: the user's agent, the MCP servers."""
@@ -120,6 +124,12 @@ class WireRow(msgspec.Struct):
     compliance: Compliance | None
     tested: int
     errors: int
+
+    @property
+    def wire(self) -> str:
+        """The wire as the report names it: the format, and ``(hosted MCP)`` when the provider ran the
+        MCP servers."""
+        return self.format + (" (hosted MCP)" if self.mode.endswith(HOSTED_MODE) else "")
 
 
 class Separation(msgspec.Struct):
@@ -233,7 +243,7 @@ class Migrations:
 
     def components(self) -> list[list[str]]:
         """The targets that ran, in groups (see the module), each group sorted by name: those
-        with at least two wire formats."""
+        with at least two wire formats, or a wire format both with and without hosted MCP."""
         parent = {name: name for name in self.infos}
 
         def root(name: str) -> str:
@@ -254,7 +264,13 @@ class Migrations:
         members: dict[str, list[str]] = {}
         for name in sorted(self.infos):
             members.setdefault(root(name), []).append(name)
-        return [names for names in members.values() if len({self.infos[n].format for n in names}) > 1]
+        return [names for names in members.values() if len({self._wire(n) for n in names}) > 1]
+
+    def _wire(self, name: str) -> tuple[str, bool]:
+        """What a migration changes: the wire format, or who runs the MCP servers (a target whose
+        provider runs them, ``hosted_mcp``, beside the same wire running them in the harness's loop)."""
+        info = self.infos[name]
+        return info.format, info.mode.endswith(HOSTED_MODE)
 
     def groups(self, summary: Summary) -> list[MigrationGroup]:
         """Every migration group, in order of its first target's name."""

@@ -310,7 +310,9 @@ MIGRATION_NOTE = (
     "other wire formats, or that name the one they replace with migrates_from: what changes for "
     "an agent that switches between them. Each difference names its check, the status on each "
     "target and who caused it (the model, or the endpoint: how it serves the wire); a check that "
-    "passed on one wire and did not apply on another is not a difference by itself."
+    "passed on one wire and did not apply on another is not a difference by itself. A target whose "
+    "provider runs the MCP servers (hosted MCP) sits beside the target of its wire that runs them in "
+    "the harness's own loop."
 )
 DIFFERENCES_PER_GROUP = 5
 """Scenarios that differ listed per migration group in report.md (the rest are counted; every one
@@ -395,7 +397,7 @@ def _migration_lines(groups: list[MigrationGroup]) -> list[str]:
         rows = [
             [
                 row.target,
-                row.format,
+                row.wire,
                 *([row.model, row.endpoint or "-"] if served else []),
                 figure(row),
                 figure(row.compliance),
