@@ -169,8 +169,10 @@ class Grid:
     def __init__(self) -> None:
         self.targets: dict[str, _TargetGrid] = {}
 
-    def add(self, record: RunRecord) -> None:
-        self.targets.setdefault(record.target.name, _TargetGrid()).add(record)
+    def add(self, record: RunRecord, under: str | None = None) -> None:
+        """Add one run to its target's cells, or to those of ``under`` (several targets of one
+        model measured together, as :mod:`harness.analysis.capability_map` does)."""
+        self.targets.setdefault(under or record.target.name, _TargetGrid()).add(record)
 
     def result(self) -> dict[str, Any]:
         """``{"columns": [...], "targets": {name: {column id: cell}}}``, targets sorted by name,

@@ -131,24 +131,54 @@ def baseline(results: Path, out: Path) -> None:
 
 @click.command(name="capabilities")
 @click.argument("results", default="reports/results.jsonl", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="The grid as JSON, with the runs behind each cell.")
-def capabilities_command(results: Path, as_json: bool) -> None:
+@click.option(
+    "--format",
+    "shape",
+    type=click.Choice(["text", "json", "litellm"]),
+    default="text",
+    show_default=True,
+    help="text: the table; json: the full grid with the runs behind each cell, dated and tiered; "
+    "litellm: the measured flags as a LiteLLM model map (litellm.register_model reads it).",
+)
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
+@click.option(
+    "-t", "--target", "targets", multiple=True, help="Only these targets (name or glob; repeatable)."
+)
+@click.option(
+    "--out", default=None, type=click.Path(dir_okay=False, path_type=Path), help="Write to this file."
+)
+def capabilities_command(
+    results: Path, shape: str, as_json: bool, targets: tuple[str, ...], out: Path | None
+) -> None:
     """What each target was measured to do, from the runs of RESULTS (a results file or a run
     folder; default reports/results.jsonl): native and parallel calls, each tool_choice mode,
     streamed calls, MCP tools and the JSON Schema features the endpoint accepted."""
     import json
 
     from harness.analysis.capabilities import capabilities, render_capabilities_text
+    from harness.analysis.capability_map import grid_json, litellm_map, provenance
     from harness.results import RecordLog
 
     path = results / "results.jsonl" if results.is_dir() else results
     if not path.exists():  # a path that is no regular file is refused when it is read
         raise click.UsageError(f"no results file at {path}: run `harness run` first")
-    grid = capabilities(RecordLog.open(path))
-    if as_json:
-        click.echo(json.dumps(grid, indent=2))
+    records = RecordLog.open(path)
+    if targets:
+        from fnmatch import fnmatchcase
+
+        records = records.where(lambda key: any(fnmatchcase(key[0], t) for t in targets))
+    shape = "json" if as_json else shape
+    if shape == "litellm":
+        text = json.dumps(litellm_map(records, provenance(path)), indent=2)
+    elif shape == "json":
+        text = json.dumps(grid_json(records, provenance(path)), indent=2)
     else:
-        click.echo(render_capabilities_text(grid, console().width))
+        text = render_capabilities_text(capabilities(records), console().width)
+    if out is None:
+        click.echo(text)
+    else:
+        out.write_text(text + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
 
 
 def exit_on_gate(

@@ -1,0 +1,260 @@
+"""The measured capability grid in shapes other tools read: LiteLLM's model map, and the full
+grid as JSON, each dated and tiered.
+
+Agents gate tool use on LiteLLM's hand-written flags (``supports_function_calling``,
+``supports_parallel_function_calling``, ``supports_tool_choice`` in its
+``model_prices_and_context_window.json``), and those are often wrong. :func:`litellm_map`
+writes the flags the runs measured under the keys LiteLLM defines, one entry per
+``<litellm provider>/<model>`` (the name a LiteLLM user calls), so ``litellm.register_model``
+takes it as it is. Nothing is invented under LiteLLM's names: the harness's own facts (the
+date, its version, the targets, the runs behind each flag and the tier) go in an ``x-harness``
+block under the entry's ``metadata``, the free-form object LiteLLM's map already has (its
+schema allows no other key: ``additionalProperties: false`` in LiteLLM's
+tests/test_litellm/test_utils.py, https://github.com/BerriAI/litellm).
+
+How a flag is decided from its cell of the grid (:mod:`harness.analysis.capabilities`):
+``yes`` or ``partial`` (at least one run showed it) is ``true``, ``no`` (runs tested it and
+none showed it) is ``false``, ``untested`` leaves the key out, so LiteLLM's own value stands.
+``supports_tool_choice`` takes the worst of the forcing modes (``required``, ``none``, a named
+tool): a mode the endpoint refuses or ignores in every run makes it ``false``.
+
+The tier of an entry: ``verified`` when every run behind it was live or recorded, ``replayed``
+when some came from cassettes, ``untested`` when no flag could be measured.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from harness._version import __version__
+from harness.analysis.capabilities import Grid
+from harness.records import RunRecord
+
+Tier = Literal["verified", "replayed", "untested"]
+
+FLAGS: dict[str, tuple[str, ...]] = {
+    "supports_function_calling": ("native_calls",),
+    "supports_parallel_function_calling": ("parallel_calls",),
+    "supports_tool_choice": ("tool_choice_required", "tool_choice_none", "tool_choice_named"),
+}
+"""LiteLLM's flag -> the grid's columns it is decided by (LiteLLM's model map, and
+``litellm.supports_function_calling`` / ``supports_parallel_function_calling`` /
+``litellm.utils.supports_tool_choice``, which read it)."""
+
+PROVIDERS = {
+    "openai": "openai",
+    "openai-responses": "openai",
+    "azure-openai-v1": "azure",
+    "azure-openai-chat": "azure",
+    "mistral": "mistral",
+    "ollama": "ollama_chat",
+    "ollama-v1": "ollama_chat",
+    "ollama-responses": "ollama_chat",
+    "ollama-anthropic": "ollama_chat",
+    "groq": "groq",
+    "openrouter": "openrouter",
+    "openrouter-responses": "openrouter",
+    "openrouter-anthropic": "openrouter",
+    "vllm": "hosted_vllm",
+    "vllm-responses": "hosted_vllm",
+    "lmstudio": "lm_studio",
+    "lmstudio-responses": "lm_studio",
+    "gemini-openai": "gemini",
+    "gemini-interactions": "gemini",
+    "vertex-openai": "vertex_ai",
+    "cohere": "cohere_chat",
+    "xai": "xai",
+    "xai-anthropic": "xai",
+    "bedrock": "bedrock",
+    "bedrock-openai": "bedrock",
+    "bedrock-mantle": "bedrock",
+}
+"""The harness's endpoint profile -> LiteLLM's provider name (``litellm.provider_list``) for
+the same endpoint. A profile not named here is reached the way its wire format is
+(:data:`FORMATS`): llama.cpp's servers, for one, as an OpenAI-compatible endpoint."""
+
+FORMATS = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic-messages": "anthropic",
+    "mistral-chat": "mistral",
+    "ollama-chat": "ollama_chat",
+    "cohere-chat": "cohere_chat",
+    "gemini-generate": "gemini",
+    "gemini-interactions": "gemini",
+    "bedrock-converse": "bedrock",
+}
+"""A wire format -> the LiteLLM provider that speaks it, for a profile :data:`PROVIDERS` does
+not name (an unknown format is reached as OpenAI-compatible, LiteLLM's ``openai/`` prefix)."""
+
+WORST = ("no", "partial", "yes")
+"""Cell values from worst to best (``untested`` decides nothing)."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the measurement comes from: when the run started, the harness version that ran it,
+    its run id (``reports/runs/<id>``) when known, and the results file read."""
+
+    date: str
+    harness_version: str
+    run: str | None
+    results: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"date": self.date, "harness_version": self.harness_version, "run": self.run}
+
+
+def provenance(results: Path) -> Provenance:
+    """The provenance of a results file: its run folder's ``run.json`` (beside it, or that of the
+    run folder under ``runs/`` holding the same results), the version in the ``report.json``
+    beside it; else the file's time and this harness's version."""
+    manifest = _read_json(results.parent / "run.json") or _read_json(_run_folder(results) / "run.json")
+    report = _read_json(results.parent / "report.json")
+    version = str(report.get("harness_version", __version__)) if report else __version__
+    if manifest.get("started"):
+        started = datetime.strptime(str(manifest["started"]), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    else:
+        started = datetime.fromtimestamp(results.stat().st_mtime, UTC)
+    run = manifest.get("run_id")
+    return Provenance(_iso(started), version, str(run) if run else None, str(results))
+
+
+def _run_folder(results: Path) -> Path:
+    """The newest folder under ``runs/`` beside ``results`` whose results are the same bytes
+    (``harness run`` publishes a finished run's results to its ``--out``), else ``results``'s."""
+    runs = results.parent / "runs"
+    if runs.is_dir():
+        data = results.read_bytes()
+        for folder in sorted(runs.iterdir(), reverse=True):  # newest first: run ids start with the time
+            copy = folder / results.name
+            if copy.is_file() and copy.stat().st_size == len(data) and copy.read_bytes() == data:
+                return folder
+    return results.parent
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object file's content; ``{}`` when there is none or it cannot be read (then the
+    provenance falls back to what the results file itself says)."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def litellm_provider(profile: str, fmt: str) -> str:
+    """LiteLLM's provider name for an endpoint of ``profile`` speaking ``fmt``."""
+    return PROVIDERS.get(profile) or FORMATS.get(fmt, "openai")
+
+
+def model_key(record: RunRecord) -> str | None:
+    """The LiteLLM model name a run measured (``<provider>/<model>``), or ``None`` for a run in
+    prompted mode: its calls were written as text, which says nothing of native tool calling."""
+    target = record.target
+    if target.mode != "native":
+        return None
+    return f"{litellm_provider(target.profile, target.format)}/{target.model}"
+
+
+@dataclass
+class _Model:
+    """What is known of one LiteLLM model as runs are added."""
+
+    provider: str
+    formats: set[str] = field(default_factory=set)
+    targets: set[str] = field(default_factory=set)
+    modes: set[str] = field(default_factory=set)
+    simulated: bool = False
+
+
+def litellm_map(records: Iterable[RunRecord], source: Provenance) -> dict[str, dict[str, Any]]:
+    """The measured flags of every model in ``records`` as a LiteLLM model map (see the module):
+    ``{"<provider>/<model>": {"litellm_provider", "mode", "supports_...", "metadata":
+    {"x-harness": {...}}}}``, keys sorted. Targets that LiteLLM would call by the same name (one
+    model on two endpoints of one provider) are measured together: their runs make one entry,
+    and ``x-harness.targets`` names them all."""
+    grid = Grid()
+    models: dict[str, _Model] = {}
+    for record in records:
+        key = model_key(record)
+        if key is None:
+            continue
+        target = record.target
+        model = models.setdefault(key, _Model(key.split("/", 1)[0]))
+        model.formats.add(target.format)
+        model.targets.add(target.name)
+        model.simulated |= target.simulated
+        if record.outcome != "error":  # as in the grid: a run the harness could not test decides nothing
+            model.modes.add(record.mode)
+        grid.add(record, under=key)
+    cells = grid.result()["targets"]
+    return {key: _entry(models[key], cells[key], source) for key in sorted(models)}
+
+
+def _entry(model: _Model, cells: dict[str, dict[str, Any]], source: Provenance) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "litellm_provider": model.provider,
+        "mode": "responses" if model.formats == {"openai-responses"} else "chat",
+    }
+    evidence: dict[str, dict[str, Any]] = {}
+    for flag, columns in FLAGS.items():
+        found = _combined(columns, cells)
+        evidence[flag] = found
+        if found["value"] != "untested":
+            entry[flag] = found["value"] != "no"
+    entry["metadata"] = {
+        "x-harness": {
+            **source.to_json(),
+            "tier": _tier(model.modes, any(flag in entry for flag in FLAGS)),
+            "targets": sorted(model.targets),
+            "simulated": model.simulated,
+            "evidence": evidence,
+        }
+    }
+    return entry
+
+
+def _combined(columns: tuple[str, ...], cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One flag's cell from its columns' cells: the worst tested value, with the runs of every
+    tested column and the detail of each (named by its column when there are several)."""
+    tested = {c: cells[c] for c in columns if cells[c]["value"] != "untested"}
+    if not tested:
+        return {"value": "untested", "detail": cells[columns[0]]["detail"], "runs": []}
+    value = min((cell["value"] for cell in tested.values()), key=WORST.index)
+    runs = sorted({run for cell in tested.values() for run in cell["runs"]})
+    if len(columns) == 1:
+        return {"value": value, "detail": tested[columns[0]]["detail"], "runs": runs}
+    detail = "; ".join(f"{column}: {cell['value']}, {cell['detail']}" for column, cell in tested.items())
+    return {"value": value, "detail": detail, "runs": runs}
+
+
+def _tier(modes: set[str], measured: bool = True) -> Tier:
+    """``verified`` when every tested run was live or recorded, ``replayed`` when some came from
+    cassettes, ``untested`` when nothing was measured."""
+    if not measured or not modes:
+        return "untested"
+    return "verified" if modes <= {"live", "record"} else "replayed"
+
+
+def grid_json(records: Iterable[RunRecord], source: Provenance) -> dict[str, Any]:
+    """The full grid (:func:`harness.analysis.capabilities.capabilities`) with an ``x-harness``
+    block: the provenance and each target's tier."""
+    grid = Grid()
+    modes: dict[str, set[str]] = {}
+    for record in records:
+        seen = modes.setdefault(record.target.name, set())
+        if record.outcome != "error":
+            seen.add(record.mode)
+        grid.add(record)
+    tiers = {name: _tier(seen) for name, seen in sorted(modes.items())}
+    return {"x-harness": {**source.to_json(), "tiers": tiers}, **grid.result()}
