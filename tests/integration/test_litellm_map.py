@@ -3,7 +3,7 @@ LiteLLM's own model map uses, with the same type, and ``litellm.register_model``
 so that ``litellm.supports_function_calling`` and the others answer what was measured.
 
 LiteLLM is imported with ``LITELLM_LOCAL_MODEL_COST_MAP=True``: its bundled model map, no
-download (https://docs.litellm.ai/docs/completion/token_usage#9-register_model)."""
+download (https://docs.litellm.ai/docs/completion/token_usage)."""
 
 from __future__ import annotations
 
