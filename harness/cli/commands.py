@@ -1,5 +1,5 @@
 """The commands that do not run the suite: validate, list, the simulator, local model servers, audit,
-verify and the BFCL import."""
+verify, the BFCL import and init."""
 
 from __future__ import annotations
 
@@ -373,6 +373,52 @@ def import_bfcl(questions: Path, answers: Path | None, out: Path) -> None:
     click.echo(f"imported {count} BFCL {result.category} {entries} into {result.out}{skipped}")
 
 
+@click.command(name="init")
+@click.option("--profile", default=None, help="Your provider's endpoint profile (`harness list profiles`).")
+@click.option(
+    "--model", default=None, help="The model to test (default: a bundled target's on that profile)."
+)
+@click.option(
+    "--dir",
+    "root",
+    default=".",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The project folder to write into.",
+)
+def init(profile: str | None, model: str | None, root: Path) -> None:
+    """Start a project: harness.toml with a target for your provider and its twin on the
+    simulator, one scenario per main category over a declared tool set (scenarios/), and a GitHub
+    Actions workflow that replays and gates on the baseline; then print the next three commands.
+    Writes nothing when any of those files exists (exit 2, each named). Asks for the profile (and
+    the model) on a terminal; elsewhere --profile is required."""
+    from harness import scaffold
+    from harness.errors import ConfigError
+
+    scaffold.refuse_existing(root)  # before asking anything
+    interactive = sys.stdin.isatty()
+    if profile is None:
+        if not interactive:
+            raise ConfigError(
+                "harness init: no --profile given and no terminal to ask on; pass --profile NAME, "
+                "one of: " + ", ".join(scaffold.profiles())
+            )
+        profile = click.prompt("Provider profile", type=click.Choice(scaffold.profiles()), default="openai")
+    if model is None:
+        model = scaffold.default_model(profile)
+        if interactive:
+            model = click.prompt("Model", default=model)
+        elif model is None:
+            raise ConfigError(f"harness init: no bundled target on profile {profile!r}; pass --model NAME")
+    project = scaffold.plan(profile, model)
+    written = scaffold.write(project, root)
+    for path in written:
+        click.echo(f"wrote {root / path}", err=True)
+    click.echo("Next, offline against the simulator (then commit cassettes/ and harness-baseline.json):")
+    for command in project.next_commands():
+        click.echo(f"  {command}")
+
+
 COMMANDS = (
     validate,
     list_,
@@ -381,4 +427,5 @@ COMMANDS = (
     local,
     verify,
     import_,
+    init,
 )
