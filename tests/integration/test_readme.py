@@ -33,7 +33,7 @@ NOT_RUN = "not run by the docs test"
 COPIED = ("scenarios", "cassettes", "examples", "tests/data/bfcl")
 """What the documented commands read from the repository."""
 OFFLINE = {"run", "validate", "list", "report", "audit", "baseline", "compare", "verify", "merge"}
-OFFLINE |= {"import", "capabilities"}
+OFFLINE |= {"import", "capabilities", "init"}
 VERDICTS = {"verify": {0, 6, 7}}
 """Commands whose documented exit codes carry a verdict, not a failure of the command."""
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", flags=re.S | re.M)
