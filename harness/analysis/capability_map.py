@@ -24,6 +24,7 @@ when some came from cassettes, ``untested`` when no flag could be measured.
 
 from __future__ import annotations
 
+import filecmp
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -130,10 +131,9 @@ def _run_folder(results: Path) -> Path:
     (``harness run`` publishes a finished run's results to its ``--out``), else ``results``'s."""
     runs = results.parent / "runs"
     if runs.is_dir():
-        data = results.read_bytes()
         for folder in sorted(runs.iterdir(), reverse=True):  # newest first: run ids start with the time
             copy = folder / results.name
-            if copy.is_file() and copy.stat().st_size == len(data) and copy.read_bytes() == data:
+            if copy.is_file() and filecmp.cmp(copy, results, shallow=False):
                 return folder
     return results.parent
 
