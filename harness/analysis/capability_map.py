@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from harness._version import __version__
 from harness.analysis.capabilities import Grid
+from harness.errors import ConfigError
 from harness.records import RunRecord
 
 Tier = Literal["verified", "replayed", "untested"]
@@ -177,23 +178,33 @@ class _Model:
     simulated: bool = False
 
 
-def litellm_map(records: Iterable[RunRecord], source: Provenance) -> dict[str, dict[str, Any]]:
+def litellm_map(
+    records: Iterable[RunRecord], source: Provenance, *, simulated: bool = False
+) -> dict[str, dict[str, Any]]:
     """The measured flags of every model in ``records`` as a LiteLLM model map (see the module):
     ``{"<provider>/<model>": {"litellm_provider", "mode", "supports_...", "metadata":
     {"x-harness": {...}}}}``, keys sorted. Targets that LiteLLM would call by the same name (one
     model on two endpoints of one provider) are measured together: their runs make one entry,
-    and ``x-harness.targets`` names them all."""
+    and ``x-harness.targets`` names them all.
+
+    Simulated targets are left out unless ``simulated``: the simulator is no model. Even then a
+    simulated target never shares an entry with a real one (a :class:`ConfigError` names both)."""
     grid = Grid()
     models: dict[str, _Model] = {}
     for record in records:
         key = model_key(record)
-        if key is None:
-            continue
         target = record.target
-        model = models.setdefault(key, _Model(key.split("/", 1)[0]))
+        if key is None or (target.simulated and not simulated):
+            continue
+        model = models.setdefault(key, _Model(key.split("/", 1)[0], simulated=target.simulated))
+        if model.simulated != target.simulated:
+            both = ", ".join(sorted({*model.targets, target.name}))
+            raise ConfigError(
+                f"simulated and real targets would share {key} in the LiteLLM map ({both}): "
+                "choose with --target"
+            )
         model.formats.add(target.format)
         model.targets.add(target.name)
-        model.simulated |= target.simulated
         if record.outcome != "error":  # as in the grid: a run the harness could not test decides nothing
             model.modes.add(record.mode)
         grid.add(record, under=key)

@@ -145,10 +145,13 @@ def baseline(results: Path, out: Path) -> None:
     "-t", "--target", "targets", multiple=True, help="Only these targets (name or glob; repeatable)."
 )
 @click.option(
+    "--simulated", is_flag=True, help="--format litellm: keep the simulated targets (left out by default)."
+)
+@click.option(
     "--out", default=None, type=click.Path(dir_okay=False, path_type=Path), help="Write to this file."
 )
 def capabilities_command(
-    results: Path, shape: str, as_json: bool, targets: tuple[str, ...], out: Path | None
+    results: Path, shape: str, as_json: bool, targets: tuple[str, ...], simulated: bool, out: Path | None
 ) -> None:
     """What each target was measured to do, from the runs of RESULTS (a results file or a run
     folder; default reports/results.jsonl): native and parallel calls, each tool_choice mode,
@@ -169,7 +172,7 @@ def capabilities_command(
         records = records.where(lambda key: any(fnmatchcase(key[0], t) for t in targets))
     shape = "json" if as_json else shape
     if shape == "litellm":
-        text = json.dumps(litellm_map(records, provenance(path)), indent=2)
+        text = json.dumps(litellm_map(records, provenance(path), simulated=simulated), indent=2)
     elif shape == "json":
         text = json.dumps(grid_json(records, provenance(path)), indent=2)
     else:

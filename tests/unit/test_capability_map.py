@@ -23,9 +23,10 @@ from harness.analysis.capability_map import (
     provenance,
 )
 from harness.api import run_targets
+from harness.errors import ConfigError
 from harness.providers import formats
 from harness.providers.profiles import PROFILES
-from harness.records import RunError, RunRecord
+from harness.records import RunError, RunRecord, TargetInfo
 from harness.runner import RunConfig
 from harness.targets import pick
 from harness.targets_file import load_targets
@@ -66,7 +67,7 @@ def entry(found: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def test_one_entry_per_model_under_the_name_litellm_calls(records: list[RunRecord]) -> None:
-    found = litellm_map(records, SOURCE)
+    found = litellm_map(records, SOURCE, simulated=True)
     assert list(found) == ["ollama_chat/sim-conformant", "openai/gemma3-270m", "openai/sim-conformant"]
     gemma = entry(found, "openai/gemma3-270m")["metadata"]["x-harness"]
     assert gemma["targets"] == ["local-gemma3-270m", "local-gemma3-270m-stream"]
@@ -77,7 +78,7 @@ def test_one_entry_per_model_under_the_name_litellm_calls(records: list[RunRecor
 
 
 def test_the_flags_are_what_the_runs_showed(records: list[RunRecord]) -> None:
-    found = litellm_map(records, SOURCE)
+    found = litellm_map(records, SOURCE, simulated=True)
     gemma = entry(found, "openai/gemma3-270m")
     assert gemma["litellm_provider"] == "openai" and gemma["mode"] == "chat"
     assert gemma["supports_function_calling"] is True  # calls in some runs
@@ -96,7 +97,9 @@ def test_the_flags_are_what_the_runs_showed(records: list[RunRecord]) -> None:
 def test_each_flag_names_the_runs_of_its_grid_cells(records: list[RunRecord]) -> None:
     """The evidence of a flag is every run of the cells it is decided by, as the grid has them."""
     grid = capabilities(records)["targets"]["sim-openai"]
-    sim = entry(litellm_map(records, SOURCE), "openai/sim-conformant")["metadata"]["x-harness"]
+    sim = entry(litellm_map(records, SOURCE, simulated=True), "openai/sim-conformant")["metadata"][
+        "x-harness"
+    ]
     assert sim["evidence"]["supports_parallel_function_calling"]["runs"] == grid["parallel_calls"]["runs"]
     choice = sorted({r for c in FLAGS["supports_tool_choice"] for r in grid[c]["runs"]})
     assert sim["evidence"]["supports_tool_choice"]["runs"] == choice
@@ -107,16 +110,36 @@ def test_each_flag_names_the_runs_of_its_grid_cells(records: list[RunRecord]) ->
 def test_an_untested_flag_is_left_out_for_litellm_s_own_value(records: list[RunRecord]) -> None:
     """A flag no run could decide is not written: LiteLLM's own value stands."""
     single = [r for r in records if r.scenario == "weather.single.paris"]
-    found = entry(litellm_map(single, SOURCE), "openai/sim-conformant")
+    found = entry(litellm_map(single, SOURCE, simulated=True), "openai/sim-conformant")
     assert found["supports_function_calling"] is True
     assert "supports_parallel_function_calling" not in found and "supports_tool_choice" not in found
     evidence = found["metadata"]["x-harness"]["evidence"]
     assert evidence["supports_tool_choice"] == {"value": "untested", "detail": "no run tested it", "runs": []}
 
 
+def test_simulated_targets_are_left_out_unless_asked(records: list[RunRecord]) -> None:
+    assert list(litellm_map(records, SOURCE)) == ["openai/gemma3-270m"]
+
+
+def test_a_simulated_and_a_real_target_never_share_an_entry(records: list[RunRecord]) -> None:
+    """The simulator's runs are never counted as a model's: a simulated target whose LiteLLM name
+    is a real target's is refused, both named (as ``harness init``'s twin would be)."""
+    twin = TargetInfo("sim-local", "openai-chat", "gemma3-270m", True, False, "native", "openai")
+    sim = [dataclasses.replace(r, target=twin) for r in records if r.target.name == "sim-openai"]
+    gemma = [r for r in records if r.target.name == "local-gemma3-270m"]
+    with pytest.raises(ConfigError, match=r"openai/gemma3-270m .*local-gemma3-270m, sim-local"):
+        litellm_map(gemma + sim, SOURCE, simulated=True)
+    assert list(litellm_map(gemma + sim, SOURCE)) == ["openai/gemma3-270m"]
+
+
 def test_the_tier_follows_how_the_runs_were_made(records: list[RunRecord]) -> None:
     sim = [r for r in records if r.target.name == "sim-openai"]
-    tier = lambda runs: litellm_map(runs, SOURCE)["openai/sim-conformant"]["metadata"]["x-harness"]["tier"]  # noqa: E731
+
+    def tier(runs: list[RunRecord]) -> str:
+        found = entry(litellm_map(runs, SOURCE, simulated=True), "openai/sim-conformant")
+        tier: str = found["metadata"]["x-harness"]["tier"]
+        return tier
+
     assert tier(sim) == "replayed"
     assert tier([dataclasses.replace(r, mode="record") for r in sim]) == "verified"
     assert tier([dataclasses.replace(r, mode="live") for r in sim]) == "verified"
