@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import difflib
 import json
 from collections.abc import Iterator, Sequence
@@ -25,6 +26,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from harness import yamlio
 from harness.errors import ScenarioError
@@ -32,7 +34,7 @@ from harness.matchers import MATCHERS, check_matcher, is_matcher
 from harness.model import Message, ToolChoice
 from harness.tools import seeded
 from harness.tools.declared import DeclaredTool
-from harness.tools.mcp.types import MCPServerDecl, MCPUse
+from harness.tools.mcp.types import ENV_REFERENCE, MCPServerDecl, MCPUse
 from harness.tools.run_tools import Fault
 from harness.tools.toolsets import (
     FOLDER,
@@ -41,6 +43,7 @@ from harness.tools.toolsets import (
     find_toolset,
     known_toolsets,
 )
+from harness.transport.credentials import safe_url
 from harness.validation import argument_errors, did_you_mean, explain
 
 DEFAULT_MAX_TURNS = 5
@@ -235,6 +238,15 @@ def _read(path: Path) -> _Reading:
     return reading
 
 
+def _revisions_as_text(item: Any) -> None:
+    """An MCP server's ``protocol_version: 2025-06-18`` unquoted, which YAML reads as a date, as
+    the text it was written as."""
+    servers = item.get("mcp_servers") if isinstance(item, dict) else None
+    for spec in servers.values() if isinstance(servers, dict) else ():
+        if isinstance(spec, dict) and isinstance(spec.get("protocol_version"), datetime.date):
+            spec["protocol_version"] = spec["protocol_version"].isoformat()
+
+
 def _node_at(node: Any, where: Where) -> Any:
     for index in where:
         node = node.value[index]
@@ -245,6 +257,7 @@ def _check(item: Any, file: _File) -> Scenario | None:
     """The scenario ``item`` describes, or None; every error noted in ``file``. The checks beyond
     the schema run on what the schema accepts: a part with a schema error is left out of them
     (and what it leaves unknown noted), so one pass finds every error."""
+    _revisions_as_text(item)
     errors = sorted(_validator().iter_errors(item), key=lambda e: [str(p) for p in e.absolute_path])
     for at, message in explain(errors):
         file.error(message, *at)
@@ -597,7 +610,83 @@ def _check_batch(expect: dict[str, Any], where: Where, file: _File, max_turns: i
         )
 
 
+STDIO_ONLY = ("args", "env", "cwd", "fixture", "secret_env")
+"""The fields of a stdio MCP server that an HTTP one (``url``) does not take."""
+
+
+def _check_servers(data: dict[str, Any], file: _File) -> None:
+    """Each MCP server is a stdio ``command`` or a Streamable HTTP ``url`` (with its fields only);
+    a url is http(s) with a host; a header value is one line, its ``{env:NAME}`` well formed.
+    A header value is never quoted: it is a secret."""
+    for name, spec in (data.get("mcp_servers") or {}).items():
+        if not isinstance(spec, dict):
+            continue  # cut for its schema error
+        where = ("mcp_servers", name)
+        if ("command" in spec) == ("url" in spec):
+            both = "has both 'command' and 'url'" if "command" in spec else "has neither 'command' nor 'url'"
+            file.error(
+                f"MCP server {name!r} {both}: expected a command (a stdio server it starts) "
+                "or a url (a Streamable HTTP server it connects to)",
+                *where,
+            )
+            continue
+        if "command" in spec:
+            if "headers" in spec:
+                message = f"MCP server {name!r}: headers are for url servers, not a command"
+                file.error(message, *where, "headers")
+            continue
+        for key in STDIO_ONLY:
+            if key in spec:
+                file.error(
+                    f"MCP server {name!r}: {key!r} is for stdio servers (command); a url server "
+                    "takes url, headers, timeout_s and protocol_version",
+                    *where,
+                    key,
+                )
+        url = urlsplit(spec["url"]) if isinstance(spec.get("url"), str) else None
+        if url is None or url.scheme not in ("http", "https") or not url.hostname:
+            file.error(
+                f"MCP server {name!r}: url {safe_url(str(spec.get('url')))!r} is not an http:// or "
+                "https:// URL with a host (the server's Streamable HTTP endpoint, e.g. "
+                "http://127.0.0.1:8000/mcp)",
+                *where,
+                "url",
+            )
+        for header, value in (spec.get("headers") or {}).items():
+            if not isinstance(value, str):
+                continue  # cut for its schema error
+            if "\r" in value or "\n" in value:
+                message = f"MCP server {name!r}: header {header!r} holds a line break"
+                file.error(message, *where, "headers", header)
+            elif "{env:" in ENV_REFERENCE.sub("", value):
+                file.error(
+                    f"MCP server {name!r}: header {header!r} has an {{env:...}} that is not "
+                    "{env:NAME} (NAME: letters, digits and _, not starting with a digit)",
+                    *where,
+                    "headers",
+                    header,
+                )
+
+
+def _server(name: str, spec: dict[str, Any]) -> MCPServerDecl:
+    """A declared MCP server (checked by :func:`_check_servers`)."""
+    return MCPServerDecl(
+        name,
+        spec.get("command", ""),
+        tuple(spec.get("args", ())),
+        dict(spec.get("env", {})),
+        spec.get("cwd"),
+        float(spec.get("timeout_s", 20.0)),
+        spec.get("fixture"),
+        tuple(spec.get("secret_env", ())),
+        spec.get("url"),
+        dict(spec.get("headers", {})),
+        spec.get("protocol_version"),
+    )
+
+
 def _build(data: dict[str, Any], file: _File) -> Scenario | None:
+    _check_servers(data, file)
     tools, mcp = _tools(data, file)
     declared = {tool.name: tool for tool in tools}
     _check_names(data, file, declared, mcp)
@@ -605,19 +694,7 @@ def _build(data: dict[str, Any], file: _File) -> Scenario | None:
     messages = seeded.read(data, file.error, lambda name: _is_offered(name, declared, mcp))
     if file.errors:
         return None
-    servers = tuple(
-        MCPServerDecl(
-            name,
-            spec["command"],
-            tuple(spec.get("args", ())),
-            dict(spec.get("env", {})),
-            spec.get("cwd"),
-            float(spec.get("timeout_s", 20.0)),
-            spec.get("fixture"),
-            tuple(spec.get("secret_env", ())),
-        )
-        for name, spec in (data.get("mcp_servers") or {}).items()
-    )
+    servers = tuple(_server(name, spec) for name, spec in (data.get("mcp_servers") or {}).items())
     return Scenario(
         id=data["id"],
         category=data["category"],

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import signal
@@ -83,6 +85,9 @@ CALL_GRACE_S = 2.0
 """Extra wait beyond a call's own timeout before the caller stops waiting regardless."""
 STOP_WAIT_S = 8.0
 """Bound on one server's shutdown: the SDK's own escalation takes at most ~6.5 s."""
+HTTP_READ_S = 300.0
+"""An HTTP read's bound, the SDK's own default: a server holds its event stream open while idle
+(a call's own timeout still bounds the wait for its answer)."""
 STDERR_TAIL_BYTES = 4000
 LIST_PAGES_MAX = 100
 EXCERPT_CHARS = 80
@@ -105,6 +110,7 @@ class _Server:
     noise_issue: MCPIssue | None = None
     noise_first: str = ""
     start_ms: float | None = None
+    protocol_version: str | None = None  # the revision the handshake or discovery settled on
     task: asyncio.Task[None] | None = None
     scope: CancelScope | None = None
     ready: Event | None = None
@@ -119,6 +125,7 @@ class MCPManager:
         for spec in map(MCPServerSpec.of, specs):
             if not spec.name or spec.name in self._servers:
                 raise ConfigError(f"MCP server names must be unique and non-empty: {spec.name!r}")
+            secrets.register(*spec.headers.values())  # an HTTP server's credentials, never written
             self._servers[spec.name] = _Server(spec)
         self._issues: list[MCPIssue] = []
         self._lock = threading.Lock()
@@ -218,6 +225,10 @@ class MCPManager:
     def pids(self, server: str) -> list[int]:
         """Live processes of ``server`` (itself and descendants), found through /proc."""
         return token_pids(self._get(server).token)
+
+    def protocol_version(self, server: str) -> str | None:
+        """The MCP revision ``server`` speaks with the harness (None: it did not start)."""
+        return self._get(server).protocol_version
 
     def start_ms(self, server: str) -> float | None:
         """How long the server took to spawn, initialize and list its tools."""
@@ -334,16 +345,12 @@ class MCPManager:
             await state.ready.wait()
 
     async def _serve(self, state: _Server) -> None:
-        """The server's whole life: spawn, handshake, list tools, wait for stop, shut down."""
+        """The server's whole life: spawn or connect, handshake, list tools, wait for stop, shut down."""
         import anyio
-        from mcp import Client, StdioServerParameters
-        from mcp.client.stdio import stdio_client
         from mcp.types import Implementation
 
         spec = state.spec
         assert state.ready is not None and state.stop is not None and state.stderr is not None
-        env = {**spec.env, TOKEN_VARIABLE: state.token}
-        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=spec.cwd)
         info = Implementation(name="toolcall-harness", version="0.1.0")
 
         async def on_message(message: object) -> None:  # notifications, and the transport's errors
@@ -354,15 +361,24 @@ class MCPManager:
         try:
             with anyio.CancelScope() as scope:
                 state.scope = scope
-                transport = stdio_client(params, errlog=state.stderr)
-                client = Client(
-                    transport,
-                    read_timeout_seconds=spec.timeout_s,
-                    client_info=info,
-                    cache=None,
-                    message_handler=on_message,
-                )
-                async with client:
+                async with contextlib.AsyncExitStack() as stack:
+                    transport = await _transport(state, stack)
+                    client = _client(
+                        transport,
+                        spec.protocol_version,
+                        read_timeout_seconds=spec.timeout_s,
+                        client_info=info,
+                        cache=None,
+                        message_handler=on_message,
+                    )
+                    await stack.enter_async_context(client)
+                    state.protocol_version = client.protocol_version
+                    if spec.protocol_version not in (None, client.protocol_version):
+                        detail = (
+                            f"protocol_version {spec.protocol_version} was asked for, "
+                            f"the server answered {client.protocol_version}"
+                        )
+                        self._record(state, "protocol_error", detail)
                     state.tools = await self._list_tools(state, client)
                     deadline.cancel()
                     state.start_ms = (time.perf_counter() - started) * 1000
@@ -373,7 +389,8 @@ class MCPManager:
                     state.client = None
         except Exception as exc:  # includes ExceptionGroup from the SDK's task groups
             if state.start_ms is None and not state.stopping:
-                self._record(state, "start_failed", f"could not start {spec.command!r}: {_describe(exc)}")
+                verb = "start" if spec.url is None else "connect to"
+                self._record(state, "start_failed", f"could not {verb} {spec.where}: {_describe(exc)}")
             elif state.death is None and not state.stopping:
                 self._record(state, "shutdown_error", f"connection failed: {_describe(exc)}")
         finally:
@@ -473,6 +490,73 @@ class MCPManager:
                 state.stopping = True  # what follows is no failure of the server's
                 kill_all(token_pids(state.token), signal.SIGTERM)
         await asyncio.gather(*(self._stop(state) for state in self._servers.values()))
+
+
+async def _transport(state: _Server, stack: contextlib.AsyncExitStack) -> Any:
+    """The SDK transport for ``state``'s server: its process over stdio (carrying the token), or
+    Streamable HTTP to its URL with its headers on every request (the HTTP client closed with
+    ``stack``; the SDK's docstring of ``streamable_http_client`` says headers go on one)."""
+    spec = state.spec
+    if spec.url is None:
+        assert state.stderr is not None
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        env = {**spec.env, TOKEN_VARIABLE: state.token}
+        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=spec.cwd)
+        return stdio_client(params, errlog=state.stderr)
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    timeout = httpx2.Timeout(spec.timeout_s, read=HTTP_READ_S)
+    http = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout))
+    return streamable_http_client(spec.url, http_client=http)
+
+
+def _client(transport: Any, version: str | None, **options: Any) -> Client:
+    """An SDK ``Client`` that negotiates the revision (``mode='auto'``: ``server/discover`` at the
+    newest revision, falling back to the ``initialize`` handshake, which the server may answer
+    with an older one), or is pinned to ``version``: a stateless (2026-07-28 on) one adopted
+    directly, a handshake-era one offered in ``initialize``.
+
+    The SDK's handshake always offers its newest handshake revision, so a pinned older one is
+    offered by the session's ``initialize`` replaced for this client (SDK 2.3
+    ``ClientSession.initialize``; its shape is checked by the pinned-revision tests)."""
+    from mcp import Client
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    if version is None or version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return Client(transport, mode=version or "auto", **options)
+    if version == HANDSHAKE_PROTOCOL_VERSIONS[-1]:
+        return Client(transport, mode="legacy", **options)
+    pinned: str = version
+
+    class _Pinned(Client):
+        async def _build_session(self, exit_stack: contextlib.AsyncExitStack) -> Any:
+            session = await super()._build_session(exit_stack)
+            setattr(session, "initialize", functools.partial(_initialize_at, session, pinned))  # noqa: B010
+            return session
+
+    return _Pinned(transport, mode="legacy", **options)
+
+
+async def _initialize_at(session: Any, version: str) -> Any:
+    """The ``initialize`` handshake offering ``version`` (the SDK's own, with the offer changed)."""
+    from mcp import types
+
+    result = await session.send_request(
+        types.InitializeRequest(
+            params=types.InitializeRequestParams(
+                protocol_version=version,
+                capabilities=session._build_capabilities(version),
+                client_info=session._client_info,
+            )
+        ),
+        types.InitializeResult,
+    )
+    session.adopt(result)
+    await session.send_notification(types.InitializedNotification())
+    return result
 
 
 OnCall = Callable[[str, str, dict[str, Any], MCPCallResult | None, str | None], None]

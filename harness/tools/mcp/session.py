@@ -19,6 +19,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from re import Match
 from typing import Any, get_args
 
 import yaml
@@ -29,6 +30,7 @@ from harness.model import Finding
 from harness.providers import adapter_class
 from harness.tools.mcp.manager import registry_tool, tool_text
 from harness.tools.mcp.types import (
+    ENV_REFERENCE,
     IssueKind,
     MCPCallResult,
     MCPIssue,
@@ -40,6 +42,7 @@ from harness.tools.mcp.types import (
 from harness.tools.naming import Style, ToolNamer
 from harness.tools.run_tools import Tool, ToolFailure
 from harness.transport.cassette_files import NONE, Shape, check_field, described, load_recording
+from harness.transport.credentials import register_url
 
 
 def recording_path(cassette: Path) -> Path:
@@ -73,6 +76,7 @@ class MCPSession:
         self.reserved = reserved
         self.manager: Any = None
         self.listed: list[MCPTool] = []
+        self.protocol_versions: dict[str, str | None] = {}  # server -> the MCP revision spoken
         self.issues: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []
         self._replay_calls: list[dict[str, Any]] = []
@@ -103,9 +107,21 @@ class MCPSession:
         self.manager = MCPManager([self._spec(s) for s in self.use.servers], stop=self.stop)
         self.manager.start()
         self.listed = self.manager.tools()
+        self.protocol_versions = {s.name: self.manager.protocol_version(s.name) for s in self.use.servers}
 
     def _spec(self, server: MCPServerDecl) -> MCPServerSpec:
-        """The declared server with ``{python}`` and ``{fixture}`` filled in (fixtures made now)."""
+        """The declared server with ``{python}`` and ``{fixture}`` filled in (fixtures made now), or
+        its headers' ``{env:NAME}`` (every value registered as a secret)."""
+        if server.url is not None:
+            register_url(server.url)
+            headers = {name: self._fill_env(server, name, value) for name, value in server.headers.items()}
+            return MCPServerSpec(
+                server.name,
+                timeout_s=server.timeout_s,
+                url=server.url,
+                headers=headers,
+                protocol_version=server.protocol_version,
+            )
         fixture = ""
         if server.fixture:
             from harness.tools.mcp.fixtures import FIXTURES
@@ -135,8 +151,31 @@ class MCPSession:
             secrets.register(value)
             env[name] = value
         return MCPServerSpec(
-            server.name, fill(server.command), [fill(a) for a in server.args], env, cwd, server.timeout_s
+            server.name,
+            fill(server.command),
+            [fill(a) for a in server.args],
+            env,
+            cwd,
+            server.timeout_s,
+            protocol_version=server.protocol_version,
         )
+
+    def _fill_env(self, server: MCPServerDecl, header: str, value: str) -> str:
+        """A header value with each ``{env:NAME}`` replaced by that variable's value (a secret)."""
+
+        def variable(match: Match[str]) -> str:
+            found = os.environ.get(match[1])
+            if found is None:
+                raise ConfigError(
+                    f"scenario {self.use.scenario_id}: MCP server {server.name!r} needs the environment "
+                    f"variable {match[1]} (headers.{header})"
+                )
+            secrets.register(found)
+            return found
+
+        filled = ENV_REFERENCE.sub(variable, value)
+        secrets.register(filled)
+        return filled
 
     def _load(self) -> None:
         try:  # bounded and guarded as cassettes are; a broken one is a CassetteCorruptError
@@ -148,6 +187,7 @@ class MCPSession:
             for server, tools in data["servers"].items()
             for t in tools
         ]
+        self.protocol_versions = dict(data.get("protocol_versions") or {})
         self._replay_calls = list(data["calls"])
         self.issues = list(data["issues"])
 
@@ -172,6 +212,7 @@ class MCPSession:
         data = {
             "scenario": self.use.scenario_id,
             "servers": servers,
+            "protocol_versions": self.protocol_versions,
             "calls": self.calls,
             "issues": self.issues,
         }
@@ -288,6 +329,11 @@ def recording_shape(data: Any) -> None:
             what = f"tool {tool['name']!r}"
             check_field(tool, "description", (str, NONE), "text", where, what)
             check_field(tool, "input_schema", (dict, NONE), "a mapping", where, what)
+    versions = data.get("protocol_versions")
+    if versions is not None and (
+        not isinstance(versions, dict) or not all(isinstance(v, str | NONE) for v in versions.values())
+    ):
+        raise Shape(["protocol_versions"], "protocol_versions: expected a mapping of each server to its MCP revision")
     for index, call in enumerate(data["calls"]):
         where = ["calls", index]
         if not isinstance(call, dict) or not all(isinstance(call.get(k), str) for k in ("server", "tool")):

@@ -7,14 +7,18 @@ results files) without touching asyncio or the ``mcp`` package.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from harness.errors import ServerError
 from harness.model import Finding, Severity
+from harness.transport.credentials import safe_url
 
 IssueKind = Literal["start_failed", "timeout", "crashed", "protocol_error", "orphan", "shutdown_error"]
+ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+"""``{env:NAME}`` in an HTTP server's header value: that variable of the harness's environment."""
 FATAL_KINDS: frozenset[str] = frozenset({"start_failed", "timeout", "crashed"})
 """Issue kinds after which the server is stopped and every later call fails fast."""
 
@@ -38,16 +42,21 @@ class ServerSpecLike(Protocol):
 
 @dataclass(frozen=True)
 class MCPServerDecl:
-    """An MCP stdio server as a scenario declares it (``{python}`` and ``{fixture}`` not yet filled in)."""
+    """An MCP server as a scenario declares it: a stdio ``command`` (``{python}`` and ``{fixture}``
+    not yet filled in) or a Streamable HTTP ``url`` with ``headers`` (``{env:NAME}`` not yet
+    filled in); ``protocol_version`` pins the revision (None: the newest both sides speak)."""
 
     name: str
-    command: str
+    command: str = ""
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     timeout_s: float = 20.0
     fixture: str | None = None
     secret_env: tuple[str, ...] = ()  # variables passed from the harness's environment, never written
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # every value a secret, never written
+    protocol_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,24 +72,45 @@ class MCPUse:
 
 @dataclass
 class MCPServerSpec:
-    """One stdio MCP server declared for a run.
+    """One MCP server declared for a run: a stdio ``command``, or a Streamable HTTP ``url``.
 
     ``env`` is added to the SDK's minimal inherited environment (HOME, LOGNAME, PATH,
-    SHELL, TERM, USER), not to the harness's whole environment. ``timeout_s`` bounds
-    the start (spawn, handshake, tool listing) and is the default per-call timeout.
+    SHELL, TERM, USER), not to the harness's whole environment. ``headers`` go with every
+    HTTP request to ``url`` (their values are registered as secrets). ``timeout_s`` bounds
+    the start (spawn or connect, handshake, tool listing) and is the default per-call timeout.
+    ``protocol_version`` pins the MCP revision; None negotiates the newest both sides speak.
     """
 
     name: str
-    command: str
+    command: str = ""
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
     timeout_s: float = 10.0
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    protocol_version: str | None = None
 
     @classmethod
     def of(cls, spec: ServerSpecLike) -> MCPServerSpec:
-        """A copy of any spec-shaped object, so the manager owns plain lists and dicts."""
-        return cls(spec.name, spec.command, list(spec.args), dict(spec.env), spec.cwd, float(spec.timeout_s))
+        """A copy of any spec-shaped object, so the manager owns plain lists and dicts (a spec
+        without ``url``, ``headers`` or ``protocol_version`` is a stdio one, negotiating)."""
+        return cls(
+            spec.name,
+            spec.command,
+            list(spec.args),
+            dict(spec.env),
+            spec.cwd,
+            float(spec.timeout_s),
+            getattr(spec, "url", None),
+            dict(getattr(spec, "headers", None) or {}),
+            getattr(spec, "protocol_version", None),
+        )
+
+    @property
+    def where(self) -> str:
+        """What to call the server in a message: its command, or its URL without credentials."""
+        return repr(self.command) if self.url is None else safe_url(self.url)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,153 @@
+"""MCP servers over Streamable HTTP: the fixture server on 127.0.0.1 gives the verdicts it gives
+over stdio, live (record) and replayed; replay opens no socket and starts no process; a header
+secret reaches no written byte; a pinned older revision is spoken."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness import scenarios
+from harness.api import run_targets as run
+from harness.records import RunRecord
+from harness.runner import RunConfig
+from harness.servers.mcp_fixture import MODULE, fixture_spec
+from harness.tools.mcp import manager as mcp_module
+from harness.tools.mcp.manager import MCPManager
+from harness.tools.mcp.types import MCPServerDecl, MCPServerSpec
+from tests.helpers.cli import REPO, harness
+from tests.helpers.mcp_http import fixture_http
+
+TOKEN = "tok-9f3a61c2e7d84b05"
+TOKEN_VARIABLE = "HARNESS_TEST_MCP_TOKEN"
+SIM = "sim-openai"
+FIXTURE_SUITE = [
+    s
+    for s in scenarios.select(scenarios.load([REPO / "scenarios"]), ["mcp"])
+    if s.mcp_servers and all(MODULE in d.args for d in s.mcp_servers)
+]
+
+
+@pytest.fixture(scope="module")
+def url() -> Any:
+    """The fixture server over HTTP, requiring ``Bearer TOKEN``."""
+    with fixture_http(TOKEN) as found:
+        yield found
+
+
+def over_http(scenario: scenarios.Scenario, url: str, **extra: Any) -> scenarios.Scenario:
+    headers = {"Authorization": f"Bearer {{env:{TOKEN_VARIABLE}}}"}
+    servers = tuple(MCPServerDecl(d.name, url=url, headers=headers, **extra) for d in scenario.mcp_servers)
+    return dataclasses.replace(scenario, mcp_servers=servers)
+
+
+def verdicts(records: list[RunRecord]) -> dict[str, Any]:
+    return {r.scenario: (r.error, r.score, sorted((c.id, c.status) for c in r.checks)) for r in records}
+
+
+def refuse(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("a replay opened a socket or started a process")
+
+
+def test_fixture_scenarios_give_the_same_verdicts_over_stdio_and_http(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.targets import pick
+    from harness.targets_file import load_targets
+
+    assert len(FIXTURE_SUITE) >= 5, [s.id for s in FIXTURE_SUITE]
+    monkeypatch.setenv(TOKEN_VARIABLE, TOKEN)
+    targets = pick(load_targets(), [SIM])
+    http_suite = [over_http(s, url) for s in FIXTURE_SUITE]
+    found = {}
+    for name, suite in (("stdio", FIXTURE_SUITE), ("http", http_suite)):
+        config = RunConfig(mode="record", cassettes=tmp_path / name, concurrency=2)
+        found[name, "record"] = verdicts(run(targets, suite, config))
+    with monkeypatch.context() as patch:  # replay: no socket, no process, no server
+        patch.setattr(socket.socket, "connect", refuse)
+        patch.setattr(subprocess.Popen, "__init__", refuse)
+        patch.setattr(mcp_module.MCPManager, "start", refuse)
+        patch.delenv(TOKEN_VARIABLE)
+        for name, suite in (("stdio", FIXTURE_SUITE), ("http", http_suite)):
+            found[name, "replay"] = verdicts(run(targets, suite, RunConfig(cassettes=tmp_path / name)))
+    expected = found["stdio", "record"]
+    assert all(score == 100 and error is None for error, score, _ in expected.values()), expected
+    for key, got in found.items():
+        assert got == expected, key
+    for stdio in sorted((tmp_path / "stdio").rglob("*.mcp.yaml")):
+        http = tmp_path / "http" / stdio.relative_to(tmp_path / "stdio")
+        assert http.read_text() == stdio.read_text()  # the same listing, calls, results and revision
+        assert yaml.safe_load(http.read_text())["protocol_versions"] == {"codeindex": "2026-07-28"}
+
+
+def test_a_header_secret_reaches_no_written_byte(url: str, tmp_path: Path) -> None:
+    """Record and replay with the CLI; every file it wrote, and its console, lack the token in
+    every form it travels in (the ``Bearer`` header's base64 too)."""
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    literal = "lit-5c0ffee5ecret"
+    for scenario in ("find_symbol", "tool_error"):
+        data = yaml.safe_load((REPO / "scenarios" / "mcp" / f"{scenario}.yaml").read_text())
+        headers = {"Authorization": f"Bearer {{env:{TOKEN_VARIABLE}}}", "X-Team-Key": literal}
+        data["mcp_servers"] = {
+            "codeindex": {"url": url, "headers": headers, "protocol_version": "2025-06-18"}
+        }
+        (folder / f"{scenario}.yaml").write_text(yaml.safe_dump(data))
+    common = ("-t", SIM, "--scenarios", folder, "--cassettes", tmp_path / "cassettes")
+    recorded = harness(
+        "run", "--mode", "record", *common, "--out", tmp_path / "out", env={TOKEN_VARIABLE: TOKEN}
+    )
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    replayed = harness("run", *common, "--out", tmp_path / "out-replay")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    recordings = sorted(tmp_path.glob("cassettes/**/*.mcp.yaml"))
+    assert len(recordings) == 2
+    for recording in recordings:
+        assert yaml.safe_load(recording.read_text())["protocol_versions"] == {"codeindex": "2025-06-18"}
+    forms = [
+        TOKEN,
+        literal,
+        base64.b64encode(f"Bearer {TOKEN}".encode()).decode(),
+        base64.b64encode(literal.encode()).decode(),
+    ]
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and folder not in p.parents]
+    assert len(written) > 6, written
+    outputs = {path: path.read_bytes() for path in written}
+    outputs |= {
+        Path(f"console {i}"): (p.stdout + p.stderr).encode() for i, p in enumerate((recorded, replayed))
+    }
+    leaks = [(str(path), form) for path, data in outputs.items() for form in forms if form.encode() in data]
+    assert leaks == []
+
+
+def test_a_pinned_revision_is_spoken_over_http_and_stdio(url: str) -> None:
+    """An older handshake-era revision over both transports, and the stateless one over HTTP."""
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    pins = {"http-old": "2025-03-26", "stdio-old": "2025-03-26", "http-new": "2026-07-28"}
+    http = [
+        MCPServerSpec(n, url=url, headers=bearer, protocol_version=v) for n, v in pins.items() if "http" in n
+    ]
+    stdio = dataclasses.replace(fixture_spec(name="stdio-old"), protocol_version=pins["stdio-old"])
+    with MCPManager([*http, stdio]) as manager:
+        assert manager.issues == []
+        for server, version in pins.items():
+            assert manager.protocol_version(server) == version
+            result = manager.call(server, "find_symbol", {"name": "Point"})
+            assert result.structured == {"path": "src/geometry.py", "line": 8, "kind": "class"}
+
+
+def test_negotiation_picks_the_newest_revision_and_a_refused_header_is_a_start_failure(url: str) -> None:
+    good = MCPServerSpec("good", url=url, headers={"Authorization": f"Bearer {TOKEN}"})
+    bad = MCPServerSpec("bad", url=url, headers={"Authorization": "Bearer not-the-token"}, timeout_s=5)
+    with MCPManager([good, bad]) as manager:
+        assert manager.protocol_version("good") == "2026-07-28"
+        (issue,) = manager.issues
+        assert (issue.server, issue.kind) == ("bad", "start_failed")
+        assert f"could not connect to {url}" in issue.detail and "not-the-token" not in issue.detail
