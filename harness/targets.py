@@ -93,6 +93,7 @@ class Target:
     reference: str | None = None  # the target serving the same model as the reference (verify)
     migrates_from: str | None = None  # the same agent on another wire (the report's migration section)
     hosted_mcp: dict[str, Any] | None = None  # the scenarios' MCP servers handed to the provider's connector
+    mcp_protocol_version: str | None = None  # the MCP revision for scenarios' servers that pin none
     origin: str = ""
 
     def __post_init__(self) -> None:

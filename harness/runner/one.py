@@ -164,6 +164,7 @@ def run_one(
                 record=config.mode == "record",
                 reserved=list(registry.names()),
                 stop=config.stop,
+                protocol_version=target.mcp_protocol_version,
             )
             mcp.start()
             for tool in mcp.tools():

@@ -151,3 +151,23 @@ def test_negotiation_picks_the_newest_revision_and_a_refused_header_is_a_start_f
         (issue,) = manager.issues
         assert (issue.server, issue.kind) == ("bad", "start_failed")
         assert f"could not connect to {url}" in issue.detail and "not-the-token" not in issue.detail
+
+
+def test_a_target_pins_the_revision_of_servers_whose_scenario_pins_none(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.targets import Target
+
+    monkeypatch.setenv(TOKEN_VARIABLE, TOKEN)
+    target = Target.build(
+        SIM, format="openai-chat", model="sim-conformant", base_url="sim", mcp_protocol_version="2025-03-26"
+    )
+    (stdio,) = [s for s in FIXTURE_SUITE if s.id == "mcp.single.find_symbol"]
+    http = over_http(stdio, url, protocol_version="2025-06-18")
+    found = {}
+    for name, scenario in (("stdio", stdio), ("http", http)):
+        (record,) = run([target], [scenario], RunConfig(mode="record", cassettes=tmp_path / name))
+        assert record.score == 100
+        (recording,) = (tmp_path / name).rglob("*.mcp.yaml")
+        found[name] = yaml.safe_load(recording.read_text())["protocol_versions"]
+    assert found == {"stdio": {"codeindex": "2025-03-26"}, "http": {"codeindex": "2025-06-18"}}

@@ -68,10 +68,12 @@ class MCPSession:
         record: bool,
         reserved: list[str],
         stop: threading.Event | None = None,
+        protocol_version: str | None = None,
     ):
         self.target, self.use, self.recording = target, use, recording
         self.live, self.record = live, record
         self.stop = stop  # the run's interruption: ends the live servers' calls in flight
+        self.protocol_version = protocol_version  # the target's MCP revision, for servers that pin none
         self.family = adapter_class(wire_format).family  # whose tool name rules the exposed names follow
         self.reserved = reserved
         self.manager: Any = None
@@ -120,7 +122,7 @@ class MCPSession:
                 timeout_s=server.timeout_s,
                 url=server.url,
                 headers=headers,
-                protocol_version=server.protocol_version,
+                protocol_version=server.protocol_version or self.protocol_version,
             )
         fixture = ""
         if server.fixture:
@@ -157,7 +159,7 @@ class MCPSession:
             env,
             cwd,
             server.timeout_s,
-            protocol_version=server.protocol_version,
+            protocol_version=server.protocol_version or self.protocol_version,
         )
 
     def _fill_env(self, server: MCPServerDecl, header: str, value: str) -> str:
@@ -333,7 +335,9 @@ def recording_shape(data: Any) -> None:
     if versions is not None and (
         not isinstance(versions, dict) or not all(isinstance(v, str | NONE) for v in versions.values())
     ):
-        raise Shape(["protocol_versions"], "protocol_versions: expected a mapping of each server to its MCP revision")
+        raise Shape(
+            ["protocol_versions"], "protocol_versions: expected a mapping of each server to its MCP revision"
+        )
     for index, call in enumerate(data["calls"]):
         where = ["calls", index]
         if not isinstance(call, dict) or not all(isinstance(call.get(k), str) for k in ("server", "tool")):

@@ -137,3 +137,12 @@ def test_an_http_server_replays_from_its_recording(tmp_path: Path) -> None:
     (tmp_path / "s.mcp.yaml").write_text(yaml.safe_dump({**recording, "protocol_versions": ["2025-06-18"]}))
     with pytest.raises(CassetteCorruptError, match="protocol_versions"):
         session(tmp_path, declared).start()
+
+
+def test_a_target_may_pin_the_revision() -> None:
+    from harness.targets_file import ConfigFileError, read_config
+
+    text = '[targets.x]\nformat = "openai-chat"\nmodel = "m"\nmcp_protocol_version = "{}"\n'
+    assert read_config("t.toml", text.format("2025-03-26")).targets["x"].mcp_protocol_version == "2025-03-26"
+    with pytest.raises(ConfigFileError, match="mcp_protocol_version"):
+        read_config("t.toml", text.format("2025-13-01"))
