@@ -11,6 +11,8 @@ otherwise; each answers with its arguments' ``text``. Behaviours:
 * ``twins``: lists ``echo.x`` and ``echo_x`` (one name when sanitised for OpenAI's rules);
 * ``stubborn``: ignores SIGTERM and, once called, never answers nor reads its stdin again (it
   says ``stubborn: hang requested`` on stderr): only SIGKILL ends it;
+* ``old``: speaks only the 2025-03-26 revision (answers ``initialize`` with it, whatever is
+  offered), and, like every behaviour, knows no ``server/discover``;
 * ``plain``: behaves.
 """
 
@@ -39,7 +41,9 @@ def answer(request: dict[str, Any], behaviour: str) -> dict[str, Any] | None:
     reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
     if method == "initialize":
         reply["result"] = {
-            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+            "protocolVersion": "2025-03-26"
+            if behaviour == "old"
+            else params.get("protocolVersion", "2025-06-18"),
             "capabilities": {"tools": {}},
             "serverInfo": {"name": f"hostile-{behaviour}", "version": "1.0.0"},
         }

@@ -171,3 +171,22 @@ def test_a_target_pins_the_revision_of_servers_whose_scenario_pins_none(
         (recording,) = (tmp_path / name).rglob("*.mcp.yaml")
         found[name] = yaml.safe_load(recording.read_text())["protocol_versions"]
     assert found == {"stdio": {"codeindex": "2025-03-26"}, "http": {"codeindex": "2025-06-18"}}
+
+
+def test_a_handshake_only_server_is_reached_by_falling_back_and_a_pin_it_refuses_is_an_issue() -> None:
+    """A server that knows no ``server/discover``: negotiation falls back to ``initialize`` and
+    takes the older revision it answers; pinned to another, the answer is a protocol_error."""
+    script = str(REPO / "tests/helpers/hostile_mcp.py")
+    plain = MCPServerSpec("plain", "python3", [script, "plain"])
+    old = MCPServerSpec("old", "python3", [script, "old"])
+    pinned = MCPServerSpec("pinned", "python3", [script, "old"], protocol_version="2025-06-18")
+    with MCPManager([plain, old, pinned]) as manager:
+        assert [manager.protocol_version(s) for s in ("plain", "old", "pinned")] == [
+            "2025-11-25",  # the newest handshake revision, offered after the probe failed
+            "2025-03-26",  # the server's older answer, taken
+            "2025-03-26",
+        ]
+        (issue,) = manager.issues
+        assert (issue.server, issue.kind) == ("pinned", "protocol_error")
+        assert "protocol_version 2025-06-18 was asked for, the server answered 2025-03-26" in issue.detail
+        assert manager.call("old", "echo", {"text": "hi"}).text == "echo: hi"
