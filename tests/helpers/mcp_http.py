@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 from tests.helpers.cli import REPO
@@ -37,3 +39,39 @@ def fixture_http(token: str | None = None) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextlib.contextmanager
+def serving(argv: list[str], env: dict[str, str], port: int, within: float = 60.0) -> Iterator[None]:
+    """``argv`` started (a server that listens on 127.0.0.1:``port``), waited for until it accepts
+    a connection (bounded by ``within`` seconds), stopped after."""
+    process = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **env}
+    )
+    try:
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"{argv[0]} did not listen on {port} (exit {process.poll()})"
+                    ) from None
+                time.sleep(0.2)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def free_port() -> int:
+    """A port free on 127.0.0.1 now (for a server that cannot be asked to pick one and say it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ from harness.tools.mcp import manager as mcp_module
 from harness.tools.mcp.manager import MCPManager
 from harness.tools.mcp.types import MCPServerDecl, MCPServerSpec
 from tests.helpers.cli import REPO, harness
-from tests.helpers.mcp_http import fixture_http
+from tests.helpers.mcp_http import fixture_http, free_port, serving
 
 TOKEN = "tok-9f3a61c2e7d84b05"
 TOKEN_VARIABLE = "HARNESS_TEST_MCP_TOKEN"
@@ -190,3 +192,40 @@ def test_a_handshake_only_server_is_reached_by_falling_back_and_a_pin_it_refuses
         assert (issue.server, issue.kind) == ("pinned", "protocol_error")
         assert "protocol_version 2025-06-18 was asked for, the server answered 2025-03-26" in issue.detail
         assert manager.call("old", "echo", {"text": "hi"}).text == "echo: hi"
+
+
+def test_a_third_party_server_over_http_records_and_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mcp-server-motherduck (PyPI, built on FastMCP) serves an in-memory DuckDB over Streamable
+    HTTP, offline: a SQL call through the runner, recorded, then replayed with no server."""
+    server = shutil.which("mcp-server-motherduck", path=str(Path(sys.executable).parent))
+    if server is None:
+        pytest.skip("mcp-server-motherduck is not installed")
+    from harness.targets import pick
+    from harness.targets_file import load_targets
+
+    port = free_port()
+    data = {
+        "id": "mcp.http.duckdb",
+        "category": "mcp",
+        "mcp_servers": {"duck": {"url": f"http://127.0.0.1:{port}/mcp", "timeout_s": 20}},
+        "tools": [{"mcp": "duck", "tools": ["execute_query"]}],
+        "messages": [{"role": "user", "content": "Ask DuckDB what six times seven is."}],
+        "expect": {"calls": [{"name": "mcp__duck__execute_query", "args": {"sql": "SELECT 6*7 AS answer"}}]},
+        "limits": {"max_turns": 3},
+    }
+    (tmp_path / "duck.yaml").write_text(yaml.safe_dump(data))
+    scenario = scenarios.load_file(tmp_path / "duck.yaml")
+    targets = pick(load_targets(), [SIM])
+    argv = [server, "--transport", "http", "--host", "127.0.0.1", "--port", str(port), "--read-write"]
+    with serving(argv, {"HOME": str(tmp_path)}, port):
+        (recorded,) = run(targets, scenario, RunConfig(mode="record", cassettes=tmp_path / "cassettes"))
+    (execution,) = recorded.transcript.executions
+    assert execution.source == "mcp:duck" and '"rows"' in execution.result.content
+    assert "42" in execution.result.content and recorded.score == 100
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    (replayed,) = run(targets, scenario, RunConfig(cassettes=tmp_path / "cassettes"))
+    assert verdicts([replayed]) == verdicts([recorded])
+    (recording,) = (tmp_path / "cassettes").rglob("*.mcp.yaml")
+    assert yaml.safe_load(recording.read_text())["protocol_versions"] == {"duck": "2026-07-28"}
