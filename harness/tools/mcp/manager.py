@@ -1,4 +1,5 @@
-"""MCPManager: the stdio MCP servers of a run, behind a synchronous, thread-safe API.
+"""MCPManager: the MCP servers of a run (stdio or Streamable HTTP), behind a synchronous,
+thread-safe API.
 
 The harness is synchronous and multi-threaded while the MCP SDK is async, so the
 manager owns one asyncio loop in a background thread and every public method submits
@@ -18,6 +19,12 @@ process still carrying the server's environment token: no orphans, checked via /
 With a ``stop`` event, setting it (an interrupted run) ends the calls and the start in
 flight at once and makes shutdown begin with SIGTERM; until shutdown, a process exiting at
 once (:func:`harness.children.exit_now`) kills the servers first.
+
+An HTTP server (``url``) is reached with the SDK's ``streamable_http_client``, its
+``headers`` (registered as secrets, with the URL's credentials) on every request; the
+manager starts and stops no process for it, and leaves its session at shutdown. Each
+server negotiates its MCP revision or keeps to the one its spec pins (:func:`_client`);
+:meth:`MCPManager.protocol_version` says which it speaks.
 
 A server is hostile input: lines on its stdout that are not JSON-RPC and tools it lists
 without a name are ``protocol_error`` issues, and what the SDK logs about a server passes a
@@ -64,6 +71,7 @@ from harness.tools.mcp.types import (
 )
 from harness.tools.naming import OnForbidden, Style, ToolNamer
 from harness.tools.run_tools import Tool, ToolFailure
+from harness.transport.credentials import register_url
 
 if TYPE_CHECKING:
     from anyio import CancelScope, Event
@@ -118,7 +126,7 @@ class _Server:
 
 
 class MCPManager:
-    """Starts, calls and stops the stdio MCP servers of one run (see the module doc)."""
+    """Starts (or connects to), calls and stops the MCP servers of one run (see the module doc)."""
 
     def __init__(self, specs: Iterable[ServerSpecLike], *, stop: threading.Event | None = None) -> None:
         self._servers: dict[str, _Server] = {}
@@ -126,6 +134,8 @@ class MCPManager:
             if not spec.name or spec.name in self._servers:
                 raise ConfigError(f"MCP server names must be unique and non-empty: {spec.name!r}")
             secrets.register(*spec.headers.values())  # an HTTP server's credentials, never written
+            if spec.url is not None:
+                register_url(spec.url)
             self._servers[spec.name] = _Server(spec)
         self._issues: list[MCPIssue] = []
         self._lock = threading.Lock()

@@ -1,11 +1,11 @@
 """The MCP side of one run: live servers, or their recording next to the HTTP cassette.
 
 Live (``record`` and ``live`` modes, or ``--live-mcp``): the scenario's stdio
-servers are started with :class:`~harness.tools.mcp.manager.MCPManager`, their tools
-offered under provider-safe names, and every listing, call and issue is
-recorded. Replay: the same tools and results come from
-``cassettes/<target>/<scenario-id>.mcp.yaml`` and no process is started; a
-call the recording does not hold is drift, as for HTTP.
+servers are started, and its Streamable HTTP ones reached, with
+:class:`~harness.tools.mcp.manager.MCPManager`, their tools offered under provider-safe
+names, and every listing, call, issue and revision spoken is recorded. Replay: the same
+tools and results come from ``cassettes/<target>/<scenario-id>.mcp.yaml``, no process is
+started and no socket opened; a call the recording does not hold is drift, as for HTTP.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from harness.tools.mcp.types import (
 from harness.tools.naming import Style, ToolNamer
 from harness.tools.run_tools import Tool, ToolFailure
 from harness.transport.cassette_files import NONE, Shape, check_field, described, load_recording
-from harness.transport.credentials import register_url
 
 
 def recording_path(cassette: Path) -> Path:
@@ -115,7 +114,6 @@ class MCPSession:
         """The declared server with ``{python}`` and ``{fixture}`` filled in (fixtures made now), or
         its headers' ``{env:NAME}`` (every value registered as a secret)."""
         if server.url is not None:
-            register_url(server.url)
             headers = {name: self._fill_env(server, name, value) for name, value in server.headers.items()}
             return MCPServerSpec(
                 server.name,
@@ -163,7 +161,8 @@ class MCPSession:
         )
 
     def _fill_env(self, server: MCPServerDecl, header: str, value: str) -> str:
-        """A header value with each ``{env:NAME}`` replaced by that variable's value (a secret)."""
+        """A header value with each ``{env:NAME}`` replaced by that variable's value, a secret (the
+        whole value is registered as one by the manager)."""
 
         def variable(match: Match[str]) -> str:
             found = os.environ.get(match[1])
@@ -175,9 +174,7 @@ class MCPSession:
             secrets.register(found)
             return found
 
-        filled = ENV_REFERENCE.sub(variable, value)
-        secrets.register(filled)
-        return filled
+        return ENV_REFERENCE.sub(variable, value)
 
     def _load(self) -> None:
         try:  # bounded and guarded as cassettes are; a broken one is a CassetteCorruptError
