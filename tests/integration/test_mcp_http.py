@@ -229,3 +229,22 @@ def test_a_third_party_server_over_http_records_and_replays(
     assert verdicts([replayed]) == verdicts([recorded])
     (recording,) = (tmp_path / "cassettes").rglob("*.mcp.yaml")
     assert yaml.safe_load(recording.read_text())["protocol_versions"] == {"duck": "2026-07-28"}
+
+
+def test_a_hung_call_and_a_vanished_server_over_http_are_issues() -> None:
+    """A call that never answers times out (the session is left); a server gone between calls is
+    ``crashed`` at once. Both are issues, not exceptions out of the manager."""
+    with fixture_http() as address:
+        manager = MCPManager([MCPServerSpec(n, url=address, timeout_s=2) for n in ("hang", "gone")])
+        manager.start()
+        try:
+            with pytest.raises(mcp_module.MCPCallError, match="timed out after 2s"):
+                manager.call("hang", "flaky", {"mode": "hang"})
+            assert manager.call("gone", "flaky", {"mode": "ok"}).text == "ok"
+        except BaseException:
+            manager.close()
+            raise
+    with pytest.raises(mcp_module.MCPCallError, match="crashed during 'flaky'"):
+        manager.call("gone", "flaky", {"mode": "ok"})
+    manager.close()
+    assert [(i.server, i.kind) for i in manager.issues] == [("hang", "timeout"), ("gone", "crashed")]
