@@ -553,6 +553,7 @@ def _client(transport: Any, version: str | None, **options: Any) -> Client:
 async def _initialize_at(session: Any, version: str) -> Any:
     """The ``initialize`` handshake offering ``version`` (the SDK's own, with the offer changed)."""
     from mcp import types
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     result = await session.send_request(
         types.InitializeRequest(
@@ -564,6 +565,8 @@ async def _initialize_at(session: Any, version: str) -> Any:
         ),
         types.InitializeResult,
     )
+    if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:  # as the SDK's own refuses it
+        raise RuntimeError(f"Unsupported protocol version from the server: {result.protocol_version}")
     session.adopt(result)
     await session.send_notification(types.InitializedNotification())
     return result
