@@ -7,19 +7,20 @@ harness's loop, but starts none of them: each server is declared to the provider
 scenario offers from a server become its ``allowed_tools``.
 
 A provider reaches a server by URL. A Streamable HTTP server declared with a ``url`` is
-declared with it (its headers too: registered as secrets, so they are redacted from every
-written byte); a stdio server has no URL a provider could reach, so it is declared as
-``stdio://<name>``, which only the reference simulator serves (it plays the provider's
-connector from the scenario's toolset: see :mod:`harness.servers.sim.hosted`).
+declared with it (its headers too, ``{env:NAME}`` filled in: registered as secrets, so they are
+redacted from every written byte); a stdio server has no URL a provider could reach, so it is
+declared as ``stdio://<name>``, which only the reference simulator serves (it plays the
+provider's connector from the scenario's toolset: see :mod:`harness.servers.sim.hosted`).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from harness import secrets
 from harness.model import Approval, HostedCall, HostedServer
-from harness.tools.mcp.types import MCPUse
+from harness.tools.mcp.types import ENV_REFERENCE, MCPUse
 
 STDIO_SCHEME = "stdio://"
 """The URL a stdio server is declared under (no provider can reach it; the simulator serves it)."""
@@ -34,12 +35,18 @@ def hosted_servers(use: MCPUse, settings: dict[str, Any]) -> tuple[HostedServer,
     for server in use.servers:
         if server.name not in offered:  # declared, none of its tools offered
             continue
-        url = getattr(server, "url", None) or f"{STDIO_SCHEME}{server.name}"
-        headers = dict(getattr(server, "headers", None) or {})
+        url = server.url or f"{STDIO_SCHEME}{server.name}"
+        headers = {name: _filled(value) for name, value in server.headers.items()}
         secrets.register(*headers.values())
         allowed = offered.get(server.name)
         servers.append(HostedServer(server.name, url, allowed, approval, headers))
     return tuple(servers)
+
+
+def _filled(value: str) -> str:
+    """A header value with each ``{env:NAME}`` the environment holds filled in (a replay, which
+    sends nothing to the provider, may run without the variable)."""
+    return ENV_REFERENCE.sub(lambda m: os.environ.get(m[1], m[0]), value)
 
 
 def logical_name(call: HostedCall, naming: str) -> str:

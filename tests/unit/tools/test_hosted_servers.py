@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
+
+import pytest
 
 from harness import secrets
 from harness.model import HostedCall, Message, ToolChoice
@@ -36,13 +37,17 @@ def test_offered_tools_become_allowed_tools_and_stdio_servers_a_placeholder_url(
     assert hosted_servers(use, {})[0].require_approval == "never"
 
 
-def test_an_http_server_keeps_its_url_and_its_header_values_are_secrets() -> None:
-    # a Streamable HTTP server as scenarios declare it (url and headers, item 1 of issue 31)
-    server = SimpleNamespace(
-        name="remote", url="https://mcp.example.com/mcp", headers={"Authorization": SECRET}
+def test_an_http_server_keeps_its_url_and_its_header_values_are_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a Streamable HTTP server as scenarios declare it: the header names a variable, filled in here
+    monkeypatch.setenv("HOSTED_TOKEN", SECRET)
+    server = MCPServerDecl(
+        "remote", url="https://mcp.example.com/mcp", headers={"Authorization": "Bearer {env:HOSTED_TOKEN}"}
     )
-    (remote,) = hosted_servers(MCPUse("s", (server,), (("remote", None),)), {})  # type: ignore[arg-type]
-    assert remote.url == "https://mcp.example.com/mcp" and remote.headers == {"Authorization": SECRET}
+    (remote,) = hosted_servers(MCPUse("s", (server,), (("remote", None),)), {})
+    assert remote.url == "https://mcp.example.com/mcp"
+    assert remote.headers == {"Authorization": f"Bearer {SECRET}"}
     body = (
         OpenAIResponsesAdapter()
         .build_request([Message("user", "hi")], (), ToolChoice(), RequestOptions("m", hosted_mcp=(remote,)))
