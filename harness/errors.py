@@ -19,6 +19,7 @@ for bad user input and for faults of the harness or of the wire itself::
 
 Foreign exceptions are translated at the boundary with ``raise ... from``. One warning goes on
 without stopping: :class:`CutLineWarning`, a results file's last line cut short and left out.
+Another: :class:`HistoryWarning`, the run history not written (the run's results are kept).
 """
 
 from __future__ import annotations
@@ -268,4 +269,17 @@ class CutLineWarning(UserWarning):
         with warnings.catch_warnings():
             warnings.simplefilter("error", harness.errors.CutLineWarning)
             records = harness.RecordLog.open("reports/results.jsonl")  # refuse a cut file
+    """
+
+
+class HistoryWarning(UserWarning):
+    """The run history could not be written (its database unreachable, locked, of a newer schema,
+    a driver missing): the run's results files and exit code are as they would be without it, and
+    ``harness history import`` adds the run later. The CLI shows it on stderr.
+
+    Example::
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", harness.errors.HistoryWarning)
+            harness.run("scenarios", ["sim-openai"], history="reports/history.sqlite")
     """
