@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from harness.analysis.verify import Judgement, VerifyConfig
 from harness.errors import ConfigError
+from harness.history import where
+from harness.history.facts import now
 from harness.records import RunRecord
 from harness.results import read_sorted
 from harness.runner import OnResult, RunConfig
@@ -154,6 +156,7 @@ def run(
     *,
     config: str | Path | None = None,
     on_result: OnResult | None = None,
+    history: str | Path | bool | None = True,
     **options: Any,
 ) -> RunResult:
     """Run ``scenarios`` against ``targets`` as ``run_config`` says, and return the scored records.
@@ -168,6 +171,12 @@ def run(
     to as its run ends, repeats, concurrency, worker processes, a shard, ... The simulator or a
     local model server is started when a live or record run needs it, and always stopped.
     ``on_result`` is called with each record as its run ends.
+
+    ``history``: where the run is also kept in the run history (:mod:`harness.history`): a path
+    or a database URL; ``True`` (the default) for ``$HARNESS_HISTORY`` or
+    ``reports/history.sqlite``; ``False`` or ``None`` for none. A run interrupted (``stop`` set) is
+    not kept; a history that cannot be written is a :class:`~harness.errors.HistoryWarning`, never
+    an error.
 
     The fields of :class:`~harness.runner.RunConfig` as keywords (``mode="live"``,
     ``repeats=3``, ...) are deprecated: they still work, with a :class:`DeprecationWarning`,
@@ -197,8 +206,36 @@ def run(
     named = [t for t in targets or () if isinstance(t, str)]
     chosen = select_targets(known, named, settings.mode, settings.cassettes) if named or not targets else []
     chosen += [t for t in targets or () if isinstance(t, Target)]
+    started = now()
     records = run_targets(chosen, suite, settings, on_result)
-    return RunResult(records, settings.results, {t.name: t for t in chosen})
+    result = RunResult(records, settings.results, {t.name: t for t in chosen})
+    if history and not (settings.stop is not None and settings.stop.is_set()):
+        remember(records, where(None if history is True else str(history)), "api", started)
+    return result
+
+
+def remember(
+    records: Iterable[RunRecord], history: str | None, source: str = "api", started: str | None = None
+) -> str | None:
+    """Keep a run that has no run folder (an API run, a pytest session) in ``history`` (a path or
+    URL; ``None``: nowhere) under a new run id ``<source>-<UTC second>-<random>``. Returns the
+    warning when it could not be written (:func:`harness.history.remember`: never an error). Such
+    a run cannot be imported again later: only a run folder's can.
+
+    Example::
+
+        harness.api.remember(records, "reports/history.sqlite")
+    """
+    if history is None:
+        return None
+    from harness._version import __version__
+    from harness.history import remember as write
+    from harness.history.facts import Collector
+
+    collected = Collector(started)
+    for record in records:
+        collected.add(record)
+    return write(collected.facts(source, __version__), history)
 
 
 def run_targets(

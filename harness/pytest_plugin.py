@@ -78,6 +78,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--harness-config", default=None, help="Targets file (default ./harness.toml if present)."
     )
+    group.addoption(
+        "--harness-history",
+        default=None,
+        help="Keep the session's runs in this history, an SQLite file or a postgresql:// URL "
+        "(default: $HARNESS_HISTORY, else reports/history.sqlite); one run per session (per xdist worker).",
+    )
+    group.addoption("--harness-no-history", action="store_true", help="Keep no history of the session.")
 
 
 def run_options(config: pytest.Config) -> dict[str, Any]:
@@ -105,6 +112,7 @@ def _targets(config: pytest.Config) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "harness: a toolcall harness scenario run against a target")
+    config.stash[HISTORY] = []
     if not _targets(config):
         return
     from harness.targets import pick
@@ -179,12 +187,37 @@ class HarnessSession:
 
 
 SESSION = pytest.StashKey[HarnessSession]()
+HISTORY = pytest.StashKey[list[Any]]()
+"""The session's runs, for the history: a :class:`harness.history.facts.Collector` once a run ends."""
+
+
+def keep(config: pytest.Config, record: RunRecord) -> None:
+    """Note a finished run for the session's history (nothing when it is off)."""
+    if config.getoption("harness_no_history"):
+        return
+    kept = config.stash.get(HISTORY, None)
+    if kept is None:
+        return
+    if not kept:
+        from harness.history.facts import Collector
+
+        kept.append(Collector())
+    kept[0].add(record)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION, None)
     if session is not None:
         session.close()
+    kept = config.stash.get(HISTORY, None)
+    if kept:  # the session's runs, one run of the history (``harness.api.remember``'s path)
+        from harness._version import __version__
+        from harness.history import remember, where
+
+        history = where(config.getoption("harness_history"))
+        if history is not None and "://" not in history:
+            history = str(config.invocation_params.dir / history)
+        remember(kept[0].facts("pytest", __version__), history)
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
@@ -264,6 +297,7 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         session = self.config.stash[SESSION]
         record = session.run(self.scenario, self.target)
+        keep(self.config, record)
         self.user_properties.append(("score", record.score))
         _allure(self.config, record)
         if record.error is not None:
@@ -401,8 +435,10 @@ class HarnessFixture:
         if isinstance(target, str):
             (target,) = pick(load_targets(self._config.getoption("harness_config")), [target])
         options = run_config(run_options(self._config))
-        result = api.run([scenario], [target], run_config({"mode": mode, "cassettes": cassettes}, options))
+        settings = run_config({"mode": mode, "cassettes": cassettes}, options)
+        result = api.run([scenario], [target], settings, history=False)  # the session's run keeps it
         (record,) = result.records
+        keep(self._config, record)
         _allure(self._config, record, item=False)
         return record
 

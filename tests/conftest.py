@@ -11,7 +11,13 @@ that is active when it is built.
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import settings
+
+# The run history (harness.history) is off in the tests unless a test names one: runs of the API
+# and the plugin would otherwise all write ./reports/history.sqlite. Subprocesses inherit it.
+os.environ.setdefault("HARNESS_HISTORY", "off")
 
 SHARED = {"derandomize": True, "database": None, "deadline": None}
 settings.register_profile("unit", max_examples=20, **SHARED)

@@ -22,16 +22,16 @@ from typing import Any
 
 import click
 
-from harness.cli import commands, results_commands, run
+from harness.cli import commands, history_commands, results_commands, run
 from harness.cli.console import console, escape
 from harness.cli.signals import signals
-from harness.errors import CutLineWarning, DiskFullError, UserError
+from harness.errors import CutLineWarning, DiskFullError, HistoryWarning, UserError
 
 
 class HarnessGroup(click.Group):
     """Turns the harness's user errors into a one-line message and exit code 2, a full disk into
-    one and exit code 8, shows each results line left out (cut short) as a warning, and handles
-    the stop signals for every command (:class:`Signals`)."""
+    one and exit code 8, shows each results line left out (cut short) and a history not written
+    as a warning, and handles the stop signals for every command (:class:`Signals`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         left_out: list[str] = []
@@ -40,6 +40,8 @@ class HarnessGroup(click.Group):
             shown = warnings.showwarning
 
             def show(message: Any, category: type[Warning], *where: Any, **more: Any) -> None:
+                if issubclass(category, HistoryWarning):
+                    return _say("yellow", "warning", str(message))
                 if not issubclass(category, CutLineWarning):
                     return shown(message, category, *where, **more)
                 left_out.append(str(message))
@@ -80,7 +82,7 @@ def main() -> None:
     """Provider conformance tests for LLM tool calling."""
 
 
-for _command in (*run.COMMANDS, *results_commands.COMMANDS, *commands.COMMANDS):
+for _command in (*run.COMMANDS, *results_commands.COMMANDS, *commands.COMMANDS, *history_commands.COMMANDS):
     main.add_command(_command)
 
 

@@ -93,6 +93,14 @@ def _run_options(fn: Any) -> Any:
             "recording); a replay otherwise answers MCP calls from the recording.",
         ),
         click.option(
+            "--history",
+            default=None,
+            metavar="PATH|URL",
+            help="Also keep the run in this history: an SQLite file or a postgresql:// URL "
+            "(default: $HARNESS_HISTORY, else OUT/history.sqlite; see `harness history`).",
+        ),
+        click.option("--no-history", is_flag=True, help="Keep no history of this run."),
+        click.option(
             "--resume",
             "resume",
             is_flag=False,
@@ -165,6 +173,8 @@ def _run(
     min_score: float | None,
     strict: bool,
     resume: str | None,
+    history: str | None = None,
+    no_history: bool = False,
     baseline: Path | None = None,
     tolerance: float = 0.0,
     **run_options: Any,
@@ -172,8 +182,11 @@ def _run(
     """``harness run`` and ``harness record``: ``run_options`` are the options named as the
     fields of :class:`~harness.runner.RunConfig` (``--mode``, ``--cassettes``, ``--repeat``...)."""
     from harness import api
+    from harness._version import __version__
     from harness.analysis import compare
     from harness.errors import ConfigError
+    from harness.history import remember, where
+    from harness.history.facts import manifest_facts, now
     from harness.reports import write_built
     from harness.reports.report import Baseline
     from harness.results import RecordLog
@@ -186,6 +199,11 @@ def _run(
             f"--rechunk re-slices recorded streams: it needs --mode replay, not {settings.mode}"
         )
     known = load_targets(config)
+    kept = None if no_history else where(history, default=out / "history.sqlite")
+    if kept is not None:
+        from harness.history.store import url_of
+
+        url_of(kept)  # a URL that cannot be read fails before the run (exit 2)
     base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
     folder: results.RunFolder
     if resume:
@@ -216,6 +234,7 @@ def _run(
             "targets": [t.name for t in chosen],
             "scenarios": [s.id for s in selected],
             "shard": str(settings.shard) if settings.shard else None,
+            "harness_version": __version__,
         }
         folder = results.RunFolder.create(out, manifest)
     click.get_current_context().call_on_close(folder.release)  # however the command ends
@@ -267,7 +286,7 @@ def _run(
                     )
                     sys.stderr.flush()
 
-            api.run(selected, chosen, settings, on_result=finished)
+            api.run(selected, chosen, settings, on_result=finished, history=False)
     records = RecordLog.open(folder.results)  # the runs done before a resume, and this one's
     report = build_report(records, known)
     comparison = None
@@ -275,7 +294,11 @@ def _run(
         comparison = compare.compare(base, compare.from_records(records, str(folder.path)), tolerance)
         report.baseline = Baseline(str(baseline), tolerance, comparison.regressions, comparison.lines())
     paths = write_built(report, records, folder.path)
+    if not stop.is_set():
+        folder.manifest["finished"] = now()  # saved by finish, read by `harness history import`
     published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
+    if not stop.is_set() and kept is not None:  # written once the results are published: never costs them
+        remember(manifest_facts(folder, report.summary, records), kept)
     print_table(report)
     github_step_summary(report, out)
     warn_unmatched_xfail(chosen, {s.id for s in selected})

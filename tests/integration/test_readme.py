@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shlex
 import shutil
@@ -33,7 +34,7 @@ NOT_RUN = "not run by the docs test"
 COPIED = ("scenarios", "cassettes", "examples", "tests/data/bfcl")
 """What the documented commands read from the repository."""
 OFFLINE = {"run", "validate", "list", "report", "audit", "baseline", "compare", "verify", "merge"}
-OFFLINE |= {"import", "capabilities", "init"}
+OFFLINE |= {"import", "capabilities", "init", "history"}
 VERDICTS = {"verify": {0, 6, 7}}
 """Commands whose documented exit codes carry a verdict, not a failure of the command."""
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", flags=re.S | re.M)
@@ -121,7 +122,9 @@ def copy_of_repository(root: Path) -> Path:
 
 
 def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600)
+    """``argv`` run as a user runs it: with the run history on (tests/conftest.py turns it off)."""
+    env = {k: v for k, v in os.environ.items() if k != "HARNESS_HISTORY"}
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, env=env)
 
 
 def test_the_pages_have_the_blocks_this_test_reads() -> None:
