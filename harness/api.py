@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from harness.analysis.verify import Judgement, VerifyConfig
 from harness.errors import ConfigError
-from harness.history import where
+from harness.history import DEFAULT, where
 from harness.history.facts import now
 from harness.records import RunRecord
 from harness.results import read_sorted
@@ -32,7 +32,7 @@ from harness.scenarios import load as load_scenario_files
 from harness.scenarios import select as select_scenarios
 from harness.servers.endpoints import open_endpoints
 from harness.targets import Target, pick
-from harness.targets_file import load_targets
+from harness.targets_file import load_config
 from harness.transport.cassette import Mode, RecordMode
 
 if TYPE_CHECKING:
@@ -173,10 +173,10 @@ def run(
     ``on_result`` is called with each record as its run ends.
 
     ``history``: where the run is also kept in the run history (:mod:`harness.history`): a path
-    or a database URL; ``True`` (the default) for ``$HARNESS_HISTORY`` or
-    ``reports/history.sqlite``; ``False`` or ``None`` for none. A run interrupted (``stop`` set) is
-    not kept; a history that cannot be written is a :class:`~harness.errors.HistoryWarning`, never
-    an error.
+    or a database URL; ``True`` (the default) for ``$HARNESS_HISTORY``, else the targets file's
+    ``[history] url``, else ``reports/history.sqlite``; ``False`` or ``None`` for none. A run
+    interrupted (``stop`` set) is not kept; a history that cannot be written is a
+    :class:`~harness.errors.HistoryWarning`, never an error.
 
     The fields of :class:`~harness.runner.RunConfig` as keywords (``mode="live"``,
     ``repeats=3``, ...) are deprecated: they still work, with a :class:`DeprecationWarning`,
@@ -202,7 +202,8 @@ def run(
         run_config = config_from_options(options, run_config)
     settings = run_config or RunConfig()
     suite = load_scenarios(scenarios) if isinstance(scenarios, str | Path) else list(scenarios)
-    known = load_targets(config)
+    loaded = load_config(config)
+    known = loaded.targets
     named = [t for t in targets or () if isinstance(t, str)]
     chosen = select_targets(known, named, settings.mode, settings.cassettes) if named or not targets else []
     chosen += [t for t in targets or () if isinstance(t, Target)]
@@ -210,7 +211,8 @@ def run(
     records = run_targets(chosen, suite, settings, on_result)
     result = RunResult(records, settings.results, {t.name: t for t in chosen})
     if history and not (settings.stop is not None and settings.stop.is_set()):
-        remember(records, where(None if history is True else str(history)), "api", started)
+        kept = where(None if history is True else str(history), default=loaded.history or DEFAULT)
+        remember(records, kept, "api", started)
     return result
 
 

@@ -81,8 +81,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--harness-history",
         default=None,
-        help="Keep the session's runs in this history, an SQLite file or a postgresql:// URL "
-        "(default: $HARNESS_HISTORY, else reports/history.sqlite); one run per session (per xdist worker).",
+        help="Keep the session's runs in this history, an SQLite file or a postgresql:// URL (default: "
+        "$HARNESS_HISTORY, else harness.toml's [history] url, else reports/history.sqlite); one run per "
+        "session (per xdist worker).",
     )
     group.addoption("--harness-no-history", action="store_true", help="Keep no history of the session.")
 
@@ -212,9 +213,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     kept = config.stash.get(HISTORY, None)
     if kept:  # the session's runs, one run of the history (``harness.api.remember``'s path)
         from harness._version import __version__
-        from harness.history import remember, where
+        from harness.history import DEFAULT, remember, where
+        from harness.targets_file import load_config
 
-        history = where(config.getoption("harness_history"))
+        configured = load_config(config.getoption("harness_config")).history
+        history = where(config.getoption("harness_history"), default=configured or DEFAULT)
         if history is not None and "://" not in history:
             history = str(config.invocation_params.dir / history)
         remember(kept[0].facts("pytest", __version__), history)

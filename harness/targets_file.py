@@ -74,6 +74,7 @@ class TargetsConfig:
 
     targets: dict[str, Target]
     profiles: dict[str, Profile]
+    history: str | None = None  # [history] url: a path (made relative to the file's folder) or a URL
 
 
 # -- errors with their place ----------------------------------------------------------------
@@ -202,7 +203,13 @@ def _explain(error: Any) -> Iterator[tuple[Where, str]]:
             if path:
                 yield (*path, key), f"unknown key; known: {', '.join(known)}"
             else:
-                yield (key,), "unknown key: the file holds [targets.<name>] and [profiles.<name>] tables"
+                yield (
+                    (key,),
+                    (
+                        "unknown key: the file holds [targets.<name>] and [profiles.<name>] tables "
+                        "and [history]"
+                    ),
+                )
     elif kind == "required":
         for key in error.validator_value:
             if key not in value:
@@ -525,7 +532,18 @@ def read_config(source: str, text: str, base: Mapping[str, Target] | None = None
     targets.update(_build_targets(file, data, profiles, base or {}))
     if file.problems:
         raise ConfigFileError(file.problems)
-    return TargetsConfig(targets, profiles)
+    return TargetsConfig(targets, profiles, _history(source, data.get("history")))
+
+
+def _history(source: str, table: Any) -> str | None:
+    """The ``[history] url`` of a configuration file (validated by its schema): a relative path is
+    taken from the file's folder, as the file is read from anywhere."""
+    url = table.get("url") if isinstance(table, dict) else None
+    if not isinstance(url, str):
+        return None
+    if "://" in url or Path(url).is_absolute() or url.strip().lower() == "off":
+        return url
+    return str(Path(source).parent / url)
 
 
 def _bundled() -> dict[str, Target]:

@@ -13,15 +13,16 @@ from harness.cli.console import console, escape
 
 _DB_HELP = (
     "The history: an SQLite file or a postgresql:// URL "
-    "(default: $HARNESS_HISTORY, else reports/history.sqlite)."
+    "(default: $HARNESS_HISTORY, else harness.toml's [history] url, else reports/history.sqlite)."
 )
 
 
-def _where(db: str | None) -> str:
+def _where(db: str | None, config: str | None) -> str:
     from harness.errors import ConfigError
-    from harness.history import where
+    from harness.history import DEFAULT, where
+    from harness.targets_file import load_config
 
-    chosen = where(db)
+    chosen = where(db, default=load_config(config).history or DEFAULT)
     if chosen is None:
         raise ConfigError("history: it is off ($HARNESS_HISTORY); name one with --db")
     return chosen
@@ -31,8 +32,11 @@ def _where(db: str | None) -> str:
 @click.option("--db", default=None, metavar="PATH|URL", help=_DB_HELP)
 @click.option("--target", "-t", default=None, help="A target's headline, compliance and checks over time.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option("--config", default=None, help="Config file for [history] (default ./harness.toml if present).")
 @click.pass_context
-def history(ctx: click.Context, db: str | None, target: str | None, as_json: bool) -> None:
+def history(
+    ctx: click.Context, db: str | None, target: str | None, as_json: bool, config: str | None
+) -> None:
     """List the runs in the history, or (--target) one target over time: its headline, compliance
     and each check per run, and the run where each check first failed."""
     if ctx.invoked_subcommand is not None:
@@ -40,7 +44,7 @@ def history(ctx: click.Context, db: str | None, target: str | None, as_json: boo
     from harness.history.store import History
     from harness.history.views import runs_lines, runs_view, target_lines, target_view
 
-    with History.open(_where(db), create=False) as opened:
+    with History.open(_where(db, config), create=False) as opened:
         data = target_view(opened, target) if target else runs_view(opened)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -59,7 +63,8 @@ def import_(ctx: click.Context, folders: tuple[Path, ...], db: str | None) -> No
     from harness.history import import_folders
     from harness.history.store import shown
 
-    chosen = _where(db or ctx.parent.params.get("db") if ctx.parent else db)
+    group = ctx.parent.params if ctx.parent else {}
+    chosen = _where(db or group.get("db"), group.get("config"))
     imported, skipped = import_folders(folders, chosen)
     err = console(stderr=True)
     for why in skipped:

@@ -96,8 +96,8 @@ def _run_options(fn: Any) -> Any:
             "--history",
             default=None,
             metavar="PATH|URL",
-            help="Also keep the run in this history: an SQLite file or a postgresql:// URL "
-            "(default: $HARNESS_HISTORY, else OUT/history.sqlite; see `harness history`).",
+            help="Also keep the run in this history: an SQLite file or a postgresql:// URL (default: "
+            "$HARNESS_HISTORY, else harness.toml's [history] url, else OUT/history.sqlite).",
         ),
         click.option("--no-history", is_flag=True, help="Keep no history of this run."),
         click.option(
@@ -191,15 +191,16 @@ def _run(
     from harness.reports.report import Baseline
     from harness.results import RecordLog
     from harness.runner import Shard, run_config
-    from harness.targets_file import load_targets
+    from harness.targets_file import load_config
 
     settings = run_config(run_options)
     if settings.rechunk and settings.mode != "replay":
         raise ConfigError(
             f"--rechunk re-slices recorded streams: it needs --mode replay, not {settings.mode}"
         )
-    known = load_targets(config)
-    kept = None if no_history else where(history, default=out / "history.sqlite")
+    loaded = load_config(config)
+    known = loaded.targets
+    kept = None if no_history else where(history, default=loaded.history or out / "history.sqlite")
     if kept is not None:
         from harness.history.store import url_of
 

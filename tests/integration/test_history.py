@@ -79,7 +79,9 @@ def test_three_runs_are_in_the_history_and_rebuilt_from_their_folders(
     rebuilt_identically(out, db, run_ids, lambda: os.remove(db))
 
 
-def test_no_history_and_a_history_that_cannot_be_written(tmp_path: Path) -> None:
+def test_no_history_a_configured_one_and_one_that_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     done = invoke("run", *RUN, "--out", tmp_path / "r", "--history", blocker / "h.sqlite")
@@ -88,6 +90,10 @@ def test_no_history_and_a_history_that_cannot_be_written(tmp_path: Path) -> None
     assert (tmp_path / "r" / "results.jsonl").is_file() and (tmp_path / "r" / "report.json").is_file()
     assert invoke("run", *RUN, "--out", tmp_path / "n", "--no-history").exit_code == 0
     assert not (tmp_path / "n" / "history.sqlite").exists()
+    (tmp_path / "harness.toml").write_text('[history]\nurl = "team/history.sqlite"\n')
+    monkeypatch.delenv("HARNESS_HISTORY")  # (tests/conftest.py turns it off; it comes before the file)
+    configured = invoke("run", *RUN, "--out", tmp_path / "c", "--config", tmp_path / "harness.toml")
+    assert configured.exit_code == 0 and (tmp_path / "team" / "history.sqlite").is_file()
     refused = invoke("run", *RUN, "--out", tmp_path / "m", "--history", "mysql://u@h/db")
     assert refused.exit_code == 2 and "only SQLite" in refused.stderr
     assert not (tmp_path / "m").exists()  # refused before the run

@@ -131,3 +131,15 @@ def test_where_the_history_goes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert where() == "team.sqlite" and where("mine.sqlite") == "mine.sqlite"
     monkeypatch.setenv("HARNESS_HISTORY", "off")
     assert where() is None and where("mine.sqlite") == "mine.sqlite" and where("off") is None
+
+
+def test_harness_toml_names_the_history(tmp_path: Path) -> None:
+    from harness.targets_file import ConfigFileError, read_config
+
+    source = str(tmp_path / "harness.toml")
+    assert read_config(source, '[history]\nurl = "runs.sqlite"\n').history == str(tmp_path / "runs.sqlite")
+    url = "postgresql://ci@db.internal/harness"
+    assert read_config(source, f'[history]\nurl = "{url}"\n').history == url
+    assert read_config(source, "").history is None
+    with pytest.raises(ConfigFileError, match=r"harness.toml:2: \[history.path\]: unknown key; known: url"):
+        read_config(source, '[history]\npath = "runs.sqlite"\n')
