@@ -54,12 +54,12 @@ def history(
 
 
 @history.command(name="import")
-@click.argument("folders", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--db", default=None, metavar="PATH|URL", help=_DB_HELP)
 @click.pass_context
 def import_(ctx: click.Context, folders: tuple[Path, ...], db: str | None) -> None:
-    """Rebuild the history from run folders (reports/runs/*): each finished run's rows, as they
-    were written when it ended (a run already in the history is replaced)."""
+    """Rebuild the history from run folders (reports/runs/*, or reports/runs): each finished
+    run's rows, as they were written when it ended (a run already in the history is replaced)."""
     from harness.history import import_folders
     from harness.history.store import shown
 

@@ -22,6 +22,7 @@ a history is opened). Example::
 
 from __future__ import annotations
 
+import glob
 import os
 import warnings
 from collections.abc import Iterable
@@ -70,15 +71,31 @@ def remember(facts: RunFacts | None, history: str | None) -> str | None:
     return None
 
 
+def expand(paths: Iterable[str | Path]) -> list[Path]:
+    """``paths`` with each pattern a shell left as it is (``reports/runs/*`` in a shell that does
+    not expand it, ``cmd.exe``) replaced by what it matches, and a folder of run folders
+    (``reports/runs``) by its run folders."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists() and any(c in str(raw) for c in "*?["):
+            found += [Path(p) for p in glob.glob(str(raw))] or [path]
+        elif path.is_dir() and not (path / "run.json").exists():
+            found += [p for p in path.iterdir() if (p / "run.json").is_file()] or [path]
+        else:
+            found.append(path)
+    return found
+
+
 def import_folders(folders: Iterable[str | Path], history: str) -> tuple[list[str], list[str]]:
-    """Write the rows of each run folder to ``history``, as they were written when the run ended
-    (a run already there is replaced). Returns the run ids imported and, for each folder left
-    out (a run that did not finish: interrupted, or still running), why. A folder that is no run
-    folder, or whose results cannot be read, is a :class:`ConfigError` naming it, before anything
-    is written."""
+    """Write the rows of each run folder (:func:`expand`) to ``history``, as they were written
+    when the run ended (a run already there is replaced). Returns the run ids imported and, for
+    each folder left out (a run that did not finish: interrupted, or still running), why. A
+    folder that is no run folder, or whose results cannot be read, is a :class:`ConfigError`
+    naming it, before anything is written."""
     chosen: list[RunFacts] = []
     skipped: list[str] = []
-    for folder in sorted(Path(f) for f in folders):
+    for folder in sorted(expand(folders)):
         if not folder.is_dir():
             raise ConfigError(f"{folder}: not a run folder (a folder under reports/runs/)")
         status = read_manifest(folder).get("status")

@@ -143,3 +143,21 @@ def test_harness_toml_names_the_history(tmp_path: Path) -> None:
     assert read_config(source, "").history is None
     with pytest.raises(ConfigFileError, match=r"harness.toml:2: \[history.path\]: unknown key; known: url"):
         read_config(source, '[history]\npath = "runs.sqlite"\n')
+
+
+def test_import_takes_a_pattern_or_the_runs_folder_and_refuses_what_is_no_run(tmp_path: Path) -> None:
+    from harness.history import expand, import_folders
+
+    runs = tmp_path / "runs"
+    for name in ("20261126T100000Z-aa", "20261126T110000Z-bb"):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "run.json").write_text('{"started": "20261126T100000Z", "status": "running"}')
+    both = sorted(runs.iterdir())
+    assert sorted(expand([str(runs / "*")])) == both == sorted(expand([runs]))
+    imported, skipped = import_folders([runs], str(tmp_path / "h.sqlite"))
+    assert imported == [] and len(skipped) == 2 and "did not finish (running)" in skipped[0]
+    with pytest.raises(ConfigError, match="not a run folder"):
+        import_folders([tmp_path / "nothing-*"], str(tmp_path / "h.sqlite"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match=r"empty: not a run folder \(no run.json\)"):
+        import_folders([tmp_path / "empty"], str(tmp_path / "h.sqlite"))
