@@ -232,12 +232,15 @@ def remember(
         return None
     from harness._version import __version__
     from harness.history import remember as write
-    from harness.history.facts import Collector
+    from harness.history.facts import Collector, RunFacts
 
-    collected = Collector(started)
-    for record in records:
-        collected.add(record)
-    return write(collected.facts(source, __version__), history)
+    def facts() -> RunFacts | None:
+        collected = Collector(started)
+        for record in records:
+            collected.add(record)
+        return collected.facts(source, __version__)
+
+    return write(facts, history)
 
 
 def run_targets(

@@ -203,13 +203,8 @@ def _explain(error: Any) -> Iterator[tuple[Where, str]]:
             if path:
                 yield (*path, key), f"unknown key; known: {', '.join(known)}"
             else:
-                yield (
-                    (key,),
-                    (
-                        "unknown key: the file holds [targets.<name>] and [profiles.<name>] tables "
-                        "and [history]"
-                    ),
-                )
+                tables = "[targets.<name>] and [profiles.<name>] tables and [history]"
+                yield (key,), f"unknown key: the file holds {tables}"
     elif kind == "required":
         for key in error.validator_value:
             if key not in value:

@@ -42,10 +42,10 @@ def history(
     if ctx.invoked_subcommand is not None:
         return
     from harness.history.store import History
-    from harness.history.views import runs_lines, runs_view, target_lines, target_view
+    from harness.history.views import runs_lines, target_lines, target_view
 
     with History.open(_where(db, config), create=False) as opened:
-        data = target_view(opened, target) if target else runs_view(opened)
+        data = target_view(opened, target) if target else opened.runs()
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return

@@ -299,7 +299,7 @@ def _run(
         folder.manifest["finished"] = now()  # saved by finish, read by `harness history import`
     published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
     if not stop.is_set() and kept is not None:  # written once the results are published: never costs them
-        remember(manifest_facts(folder, report.summary, records), kept)
+        remember(lambda: manifest_facts(folder, report.summary, records), kept)
     print_table(report)
     github_step_summary(report, out)
     warn_unmatched_xfail(chosen, {s.id for s in selected})

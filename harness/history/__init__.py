@@ -25,7 +25,7 @@ from __future__ import annotations
 import glob
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from harness.errors import ConfigError, HistoryWarning
@@ -49,22 +49,29 @@ def where(given: str | Path | None = None, *, default: str | Path = DEFAULT) -> 
     return None if str(chosen).strip().lower() in OFF else str(chosen)
 
 
-def remember(facts: RunFacts | None, history: str | None) -> str | None:
-    """Write a run's rows to ``history`` (a path or URL; ``None``: nothing is written). Any
-    failure (the database unreachable, locked, of a newer schema, the disk full, a driver
-    missing) is a :class:`HistoryWarning` and returns its message: the run's results and exit
-    code are never touched by it. Returns ``None`` when the rows were written."""
+def remember(facts: RunFacts | Callable[[], RunFacts | None] | None, history: str | None) -> str | None:
+    """Write a run's rows (``facts``, or what the callable gives: computed here, so that its
+    faults count as the history's too) to ``history`` (a path or URL; ``None``: nothing is
+    written). Any failure (the database unreachable, locked, of a newer schema, the disk full, a
+    driver missing, the rows not computable) is a :class:`HistoryWarning` and returns its message:
+    the run's results and exit code are never touched by it. Returns ``None`` when the rows were
+    written."""
     if history is None or facts is None:
         return None
     from harness.history.store import History, shown
 
+    run_id = "(unknown)"
     try:
+        rows = facts() if callable(facts) else facts
+        if rows is None:
+            return None
+        run_id = rows.run["run_id"]
         with History.open(history) as db:
-            db.add(facts)
+            db.add(rows)
     except Exception as exc:  # whatever fails here must not lose the run: told, never raised
         message = (
             f"history not written to {shown(history)} ({type(exc).__name__}: {exc}); the run's results "
-            f"are kept: `harness history import` adds run {facts.run['run_id']} later"
+            f"are kept: `harness history import` adds run {run_id} later"
         )
         warnings.warn(HistoryWarning(message), stacklevel=2)
         return message

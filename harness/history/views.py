@@ -17,11 +17,6 @@ from harness.history.facts import Row
 from harness.history.store import History
 
 
-def runs_view(db: History) -> list[Row]:
-    """Every run, oldest first."""
-    return db.runs()
-
-
 def target_view(db: History, target: str) -> dict[str, Any]:
     """A target over time: per run (oldest first) its headline (``score`` with its interval),
     compliance, runs, errors, server and every check's verdict counts; per check, the first run

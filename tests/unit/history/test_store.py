@@ -161,3 +161,11 @@ def test_import_takes_a_pattern_or_the_runs_folder_and_refuses_what_is_no_run(tm
     (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match=r"empty: not a run folder \(no run.json\)"):
         import_folders([tmp_path / "empty"], str(tmp_path / "h.sqlite"))
+
+
+def test_rows_that_cannot_be_computed_warn_too(tmp_path: Path) -> None:
+    def unreadable() -> RunFacts:
+        raise ConfigError("results.jsonl:3: not a JSON line")
+
+    with pytest.warns(HistoryWarning, match="ConfigError: results.jsonl:3: not a JSON line"):
+        assert remember(unreadable, str(tmp_path / "h.sqlite")) is not None
