@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from harness.history.facts import RunFacts
 from harness.history.store import History
 
 WIDTH, HEIGHT, PAD = 360, 96, 8
@@ -73,14 +74,25 @@ def trend_svg(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
     return "".join(parts)
 
 
-def trend_section(db: History, targets: Sequence[str]) -> str:
-    """A ``<section>`` of safe HTML with one trend panel per target of ``targets`` that the
-    history holds at least one run of (its headline and compliance over its runs, the latest
-    figures beside); ``""`` when it holds none of them."""
+def _with_current(rows: list[dict[str, Any]], target: str, current: RunFacts | None) -> list[dict[str, Any]]:
+    """``rows`` with the target's row of the ``current`` run last, unless the history holds it."""
+    if current is None or any(row["run_id"] == current.run["run_id"] for row in rows):
+        return rows
+    mine = [row for row in current.targets if row["target"] == target]
+    return rows + [
+        {**row, "run_id": current.run["run_id"], "started": current.run["started"]} for row in mine
+    ]
+
+
+def trend_section(db: History | None, targets: Sequence[str], current: RunFacts | None = None) -> str:
+    """A ``<section>`` of safe HTML with one trend panel per target of ``targets`` that has at
+    least two runs (its headline and compliance over its runs, the latest figures beside); ``""``
+    when none has. ``current``: the run being reported, drawn last when the history does not hold
+    it yet (the report is written before the history is)."""
     panels = []
     for target in targets:
-        rows = db.target_runs(target)
-        if not rows:
+        rows = _with_current(db.target_runs(target) if db is not None else [], target, current)
+        if len(rows) < 2:  # one run is no trend
             continue
         last = rows[-1]
         latest = " · ".join(
@@ -102,13 +114,14 @@ def trend_section(db: History, targets: Sequence[str]) -> str:
     )
 
 
-def trend_html(history: str | Path | None, targets: Sequence[str]) -> str:
-    """:func:`trend_section` of the history at ``history`` (a path or URL), or ``""`` when there is
-    none, it holds none of ``targets``, or it cannot be read: a report never fails for its trends."""
+def trend_html(history: str | Path | None, targets: Sequence[str], current: RunFacts | None = None) -> str:
+    """:func:`trend_section` of the history at ``history`` (a path or URL) and the ``current``
+    run; ``""`` without a history (``None``, none written yet, or one that cannot be read: a
+    report never fails for its trends)."""
     if history is None:
         return ""
     try:
         with History.open(history, create=False) as db:
-            return trend_section(db, targets)
-    except Exception:  # no history yet, or one this harness cannot read: the report goes without
+            return trend_section(db, targets, current)
+    except Exception:  # no history yet, or one this harness cannot read: the report goes without it
         return ""

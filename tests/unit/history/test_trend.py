@@ -56,6 +56,8 @@ def _hostile_history(path: Path) -> None:
     }  # fmt: skip
     with History.open(path) as db:
         db.add(RunFacts(run, [target], [], []))
+        later = {"run_id": "run-2", "started": "2026-11-22T10:00:00Z"}
+        db.add(RunFacts({**run, **later}, [{**target, **later, "score": 90.0}], [], []))
 
 
 def test_the_section_escapes_every_name_and_skips_targets_without_history(tmp_path: Path) -> None:
@@ -67,6 +69,22 @@ def test_the_section_escapes_every_name_and_skips_targets_without_history(tmp_pa
     section = ET.fromstring(html.replace("&#9632;", "#"))  # well-formed: the markup is its own
     assert len(section.findall("figure")) == 1
     assert "http" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing fetched
+
+
+def test_the_run_being_reported_is_drawn_last_and_one_run_is_no_trend(tmp_path: Path) -> None:
+    _hostile_history(tmp_path / "h.sqlite")
+    with History.open(tmp_path / "h.sqlite") as db:
+        (row,) = [r for r in db.target_runs(HOSTILE) if r["run_id"] == "run-2"]
+        run = db.runs()[-1]
+    current = RunFacts(
+        {**run, "run_id": "run-3", "started": "2026-11-23T10:00:00Z"}, [{**row, "score": 10.0}], [], []
+    )
+    html = trend_html(tmp_path / "h.sqlite", [HOSTILE], current)
+    assert (
+        "headline 10 in run run-3 (2026-11-23T10:00:00Z)" in html and "3 run(s); latest headline 10" in html
+    )
+    assert trend_html(tmp_path / "h.sqlite", [HOSTILE], RunFacts(run, [row], [], [])).count("<circle") == 2
+    assert trend_section(None, [HOSTILE], current) == ""  # the first run: no trend yet
 
 
 def test_no_history_means_no_section(tmp_path: Path) -> None:
