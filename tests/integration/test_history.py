@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import socket
 import subprocess
@@ -146,6 +145,8 @@ def postgres() -> Iterator[str]:
     root = Path(tempfile.mkdtemp(prefix="harness-pg-"))
     as_user = None
     if os.geteuid() == 0:
+        import pwd
+
         user = pwd.getpwnam("postgres")
         os.chown(root, user.pw_uid, user.pw_gid)
 
