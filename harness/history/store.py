@@ -14,8 +14,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -204,7 +203,7 @@ class History:
     def targets(self) -> list[str]:
         """Every target the history holds, sorted."""
         query = sa.select(targets_table.c.target).distinct().order_by(targets_table.c.target)
-        with self._connection() as connection:
+        with self.engine.connect() as connection:
             return [row[0] for row in connection.execute(query)]
 
     def target_runs(self, target: str) -> list[Row]:
@@ -235,20 +234,15 @@ class History:
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every run table, sorted: two histories holding the same runs dump equal."""
-        with self._connection() as connection:
+        with self.engine.connect() as connection:
             return {
                 table.name: sorted(tuple(row) for row in connection.execute(sa.select(table)))
                 for table in RUN_TABLES
             }
 
     def _rows(self, query: sa.Select[Any]) -> list[Row]:
-        with self._connection() as connection:
-            return [dict(row._mapping) for row in connection.execute(query)]
-
-    @contextmanager
-    def _connection(self) -> Iterator[Connection]:
         with self.engine.connect() as connection:
-            yield connection
+            return [dict(row._mapping) for row in connection.execute(query)]
 
 
 def _insert(connection: Connection, table: sa.Table, rows: list[Row]) -> None:
@@ -269,7 +263,7 @@ def _engine_options(url: sa.URL) -> dict[str, Any]:
     if url.get_backend_name() == "sqlite":
         # another run writing at the same moment: wait for it (SQLite locks the whole file)
         return {"connect_args": {"timeout": 30}}
-    return {"pool_pre_ping": False}
+    return {}
 
 
 def migrate(connection: Connection) -> int:
