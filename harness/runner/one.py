@@ -297,6 +297,7 @@ def _run_loop(setup: RunSetup) -> tuple[CassetteTransport | None, Transport]:
         deadline=deadline,
         interrupted=config.stop,
         limiter=endpoint.limiter,
+        pace=endpoint.pace,
     )
     options = RequestOptions(
         target.model,

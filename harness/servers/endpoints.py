@@ -28,7 +28,7 @@ from harness.targets import Target
 from harness.targets_file import target_error
 from harness.transport.cassette import Mode
 from harness.transport.credentials import api_key, register_url, secret_header
-from harness.transport.limits import RateLimiter
+from harness.transport.limits import Pace, RateLimiter
 from harness.transport.live import live_transport
 from harness.transport.send import Endpoint
 
@@ -71,7 +71,7 @@ def live_endpoint(target: Target, base_url: str, *, limit: str, keep_alive: bool
     if target.requests_per_minute or target.tokens_per_minute:
         limiter = RateLimiter(target.requests_per_minute, target.tokens_per_minute)
     transport = live_transport(base_url, keep_alive=keep_alive, connections=target.concurrency, signer=signer)
-    return Endpoint(base_url, headers, transport, limit=limit, limiter=limiter)
+    return Endpoint(base_url, headers, transport, limit=limit, limiter=limiter, pace=Pace())
 
 
 def _probe(target: Target, endpoint: Endpoint) -> dict[str, Any]:

@@ -1,11 +1,17 @@
-"""A provider's rate limits, shared by every run of an endpoint."""
+"""A provider's rate limits, shared by every run of an endpoint: the limits a target declares
+(:class:`RateLimiter`) and the pace found by listening to the provider (:class:`Pace`)."""
 
 from __future__ import annotations
 
+import collections
+import email.utils
 import math
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 
 class RateLimiter:
@@ -71,3 +77,204 @@ class RateLimiter:
             with self._lock:
                 self._refill()
                 self._tokens -= tokens
+
+
+def retry_after(headers: Mapping[str, str], default: float = 1.0) -> float:
+    """Seconds to wait before a retry, from ``retry-after-ms`` or ``retry-after`` (seconds or an
+    HTTP date); ``default`` when absent or unreadable; never negative."""
+    for key, value in headers.items():
+        name = key.lower()
+        if name == "retry-after-ms":
+            try:
+                seconds = float(value) / 1000
+            except ValueError:
+                return default
+            return seconds if math.isfinite(seconds) and seconds >= 0 else default
+        if name == "retry-after":
+            try:
+                seconds = float(value)
+            except ValueError:
+                try:
+                    when = email.utils.parsedate_to_datetime(value)
+                except (TypeError, ValueError):
+                    return default
+                if when.tzinfo is None:
+                    when = when.replace(tzinfo=UTC)
+                seconds = (when - datetime.now(UTC)).total_seconds()
+                return max(0.0, seconds)
+            return seconds if math.isfinite(seconds) and seconds >= 0 else default
+    return default
+
+
+BACKOFF_STATUSES = frozenset({429, 503, 529})
+"""Statuses that say the provider is over its limit or overloaded: the pace backs off on each."""
+
+_KINDS = ("requests", "tokens", "input-tokens", "output-tokens")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def reset_seconds(value: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> float | None:
+    """Seconds until a rate limit resets, as a provider's header says it: a duration (OpenAI's
+    ``1s``, ``6m0s``, ``12ms`` [O11]), seconds, or a time (Anthropic's RFC 3339
+    ``2025-10-25T12:00:00Z`` [A13], an HTTP date); ``None`` when unreadable, negative or infinite."""
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        if (parts := _DURATION.findall(text)) and "".join(n + u for n, u in parts) == text:
+            seconds = sum(float(n) * _UNIT_S[u] for n, u in parts)
+        else:
+            try:
+                when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                try:
+                    when = email.utils.parsedate_to_datetime(text)
+                except (TypeError, ValueError, IndexError):
+                    return None
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            seconds = max(0.0, (when - now()).total_seconds())
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _number(value: str | None) -> float | None:
+    """A header's count, or ``None`` when absent, unreadable, negative or infinite (Azure sends
+    ``-1`` for a limit it does not report)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+class Headroom:
+    """What one response's rate-limit headers say (OpenAI's ``x-ratelimit-{limit,remaining,reset}-
+    {requests,tokens}`` [O11], Anthropic's ``anthropic-ratelimit-{requests,tokens,input-tokens,
+    output-tokens}-{limit,remaining,reset}`` [A13]): whether a budget is nearly spent (less than a
+    tenth of it left, or nothing), and how long until the next request may go when the requests
+    budget is spent (its reset spread over its limit: a bucket refilled evenly). Unreadable values
+    (garbage, negative, infinite) say nothing."""
+
+    NEAR = 0.1
+
+    def __init__(self, headers: Mapping[str, str]):
+        self.near = False
+        self.wait_s: float | None = None
+        lowered = {k.lower(): v for k, v in headers.items() if "ratelimit" in k.lower()}
+        if not lowered:
+            return
+        for kind in _KINDS:
+            openai, anthropic = ("x-ratelimit-", "{part}-" + kind), ("anthropic-ratelimit-", kind + "-{part}")
+            for prefix, name in (openai, anthropic):
+                limit = _number(lowered.get(prefix + name.format(part="limit")))
+                left = _number(lowered.get(prefix + name.format(part="remaining")))
+                if limit is None or left is None or limit <= 0:
+                    continue
+                if left < max(1.0, self.NEAR * limit):
+                    self.near = True
+                if kind == "requests" and left < 1:
+                    reset = lowered.get(prefix + name.format(part="reset"))
+                    seconds = reset_seconds(reset) if reset is not None else None
+                    if seconds is not None:
+                        self.wait_s = max(self.wait_s or 0.0, seconds / max(1.0, limit))
+
+
+class Pace:
+    """The request rate one endpoint's provider accepts, found as the run goes (additive increase,
+    multiplicative decrease), and the waits it asks of the whole target: on by default in live
+    and record runs, under whatever :class:`RateLimiter` a target declares.
+
+    No rate at first: requests go as fast as the runs send them. A response that says the
+    provider is over its limit (HTTP 429, 503 or 529) or nearly there (:class:`Headroom`) sets
+    the rate to ``decrease`` times the lesser of the rate and what was sent in the last second;
+    one decrease per round: responses to requests sent before the last decrease do not count
+    again. Each second without such a response adds a tenth of the rate before the last
+    decrease (back there in three seconds, then on past it: the provider may allow more now).
+    ``Retry-After`` (or a spent requests budget) pauses every request of the target until
+    then, at most ``max_pause_s``.
+
+    Example::
+
+        pace = Pace()
+        while (seconds := pace.delay()) > 0:
+            time.sleep(seconds)
+        sent_at = pace.clock()
+        ...  # send, then
+        pace.observe(sent_at, response.status_code, response.headers)
+    """
+
+    def __init__(
+        self, *, decrease: float = 0.7, max_pause_s: float = 30.0, clock: Callable[[], float] = time.monotonic
+    ):
+        self.decrease, self.max_pause_s, self.clock = decrease, max_pause_s, clock
+        self._lock = threading.Lock()
+        self.rate = math.inf  # requests a second
+        self.lowest = math.inf
+        self.backoffs = 0
+        self.paused_s = 0.0
+        self._ceiling = math.inf  # the rate before the last decrease
+        self._allowance = 1.0  # requests that may go now (a burst of at most a quarter second's)
+        self._at = self._climbed_at = self._decreased_at = clock()
+        self._paused_until = -math.inf
+        self._sent: collections.deque[float] = collections.deque()  # send times in the last second
+
+    def delay(self) -> float:
+        """Seconds until a request may go; 0 means it goes now and is counted."""
+        with self._lock:
+            now = self.clock()
+            if now < self._paused_until:
+                return self._paused_until - now
+            if self.rate != math.inf:
+                self._allowance = min(max(1.0, self.rate / 4), self._allowance + (now - self._at) * self.rate)
+                self._at = now
+                if self._allowance < 1 - 1e-9:  # (not a rounding error's worth of a wait)
+                    return (1 - self._allowance) / self.rate
+                self._allowance = max(0.0, self._allowance - 1)
+            sent = self._sent
+            sent.append(now)
+            while sent[0] < now - 1.0:
+                sent.popleft()
+            return 0.0
+
+    def observe(self, sent_at: float, status: int, headers: Mapping[str, str]) -> None:
+        """Learn from one response to a request sent at ``sent_at`` (this pace's clock)."""
+        limited = status in BACKOFF_STATUSES
+        room = Headroom(headers)
+        pause = retry_after(headers, default=-1.0) if limited else -1.0
+        if pause < 0 and room.wait_s is not None:
+            pause = room.wait_s
+        with self._lock:
+            now = self.clock()
+            if pause >= 0:
+                until = now + min(pause, self.max_pause_s)
+                if until > self._paused_until:
+                    self.paused_s += until - max(now, self._paused_until)
+                    self._paused_until = until
+            if limited or room.near:
+                if sent_at >= self._decreased_at:  # one decrease per round
+                    while self._sent and self._sent[0] < now - 1.0:
+                        self._sent.popleft()
+                    recent = len(self._sent) / 1.0  # sent in the last second
+                    self._ceiling = min(self.rate, max(recent, 1.0 / 60))
+                    self.rate = self._ceiling * self.decrease
+                    self.lowest = min(self.lowest, self.rate)
+                    self.backoffs += 1
+                    self._decreased_at = self._climbed_at = now
+                    self._allowance = min(self._allowance, 1.0)
+            elif self.rate != math.inf:
+                self.rate += (now - self._climbed_at) * self._ceiling / 10
+                self._climbed_at = now
+
+    def summary(self) -> dict[str, Any]:
+        """What the pace went through, for a run's metadata: its rate now and its lowest
+        (requests a minute; ``None``: never limited), the backoffs and the seconds paused."""
+        with self._lock:
+            return {
+                "requests_per_minute": None if self.rate == math.inf else round(self.rate * 60, 1),
+                "lowest_per_minute": None if self.lowest == math.inf else round(self.lowest * 60, 1),
+                "backoffs": self.backoffs,
+                "paused_s": round(self.paused_s, 3),
+            }

@@ -9,16 +9,13 @@ replayed one. Requests go straight to the transport: no :class:`httpx.Client` is
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import functools
 import json
-import math
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,7 +34,7 @@ from harness.model import (
     is_binary,
 )
 from harness.transport.credentials import masked, safe_url, scrub_uri
-from harness.transport.limits import RateLimiter
+from harness.transport.limits import Pace, RateLimiter, retry_after
 from harness.transport.live import LiveTransport
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})
@@ -69,6 +66,7 @@ class Endpoint:
     limit: str = ""
     facts: dict[str, Any] = field(default_factory=dict)
     limiter: RateLimiter | None = None  # the target's requests / tokens per minute (live, record)
+    pace: Pace | None = None  # the pace the provider accepts, found as the run goes (live, record)
 
     def close(self) -> None:
         if self.transport is not None:
@@ -80,11 +78,12 @@ class Endpoint:
             self.transport.cut()
 
     def share(self, parts: int) -> Endpoint:
-        """This endpoint for one of ``parts`` forked worker processes: its own connections and
-        its share of the rate limits."""
+        """This endpoint for one of ``parts`` forked worker processes: its own connections, its
+        share of the rate limits and a pace of its own (each finds its share of the provider's)."""
         transport = self.transport.fresh() if isinstance(self.transport, LiveTransport) else self.transport
         limiter = self.limiter.share(parts) if self.limiter is not None else None
-        return dataclasses.replace(self, transport=transport, limiter=limiter)
+        pace = Pace() if self.pace is not None else None
+        return dataclasses.replace(self, transport=transport, limiter=limiter, pace=pace)
 
 
 class Played(NamedTuple):
@@ -297,9 +296,10 @@ class Transport:
         deadline: float | None = None,
         interrupted: threading.Event | None = None,
         limiter: RateLimiter | None = None,
+        pace: Pace | None = None,
     ):
         self.base_url, self.query = _split_query(base_url)
-        self.limiter = limiter
+        self.limiter, self.pace = limiter, pace
         self.auth_headers = auth_headers or {}
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
@@ -437,6 +437,10 @@ class Transport:
         if self.limiter is not None:  # every attempt counts against the provider's limits
             while (seconds := self.limiter.delay()) > 0 and not self.interrupted.is_set():
                 self.sleep(seconds)
+        pace = self.pace
+        if pace is not None:  # and the pace the provider is found to accept
+            while (seconds := pace.delay()) > 0 and not self.interrupted.is_set():
+                self.sleep(seconds)
         if self.interrupted.is_set():
             attempts.append(Attempt(None, "interrupted", 0.0))
             raise TransportError(f"interrupted before sending to {safe_url(url)}")
@@ -450,6 +454,7 @@ class Transport:
             wire.method, _httpx_url(url), content=content, headers=sent, extensions={"timeout": self._timeout}
         )
         started = time.perf_counter()
+        sent_at = pace.clock() if pace is not None else 0.0
         total = self.timeouts.total_s
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
@@ -486,7 +491,10 @@ class Transport:
             elapsed = response.extensions["harness_elapsed_ms"]
         else:
             elapsed = _ms(started)
-        return _answer(response.status_code, body, dict(response.headers), elapsed, attempts)
+        received = dict(response.headers)
+        if pace is not None:
+            pace.observe(sent_at, response.status_code, received)
+        return _answer(response.status_code, body, received, elapsed, attempts)
 
     @staticmethod
     def _read(response: httpx.Response, started: float, total: float | None) -> Body:
@@ -541,30 +549,3 @@ def _why(exc: Exception) -> str:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 1)
-
-
-def retry_after(headers: dict[str, str], default: float = 1.0) -> float:
-    """Seconds to wait before a retry, from ``retry-after-ms`` or ``retry-after`` (seconds or an
-    HTTP date); ``default`` when absent or unreadable; never negative."""
-    for key, value in headers.items():
-        name = key.lower()
-        if name == "retry-after-ms":
-            try:
-                seconds = float(value) / 1000
-            except ValueError:
-                return default
-            return seconds if math.isfinite(seconds) and seconds >= 0 else default
-        if name == "retry-after":
-            try:
-                seconds = float(value)
-            except ValueError:
-                try:
-                    when = email.utils.parsedate_to_datetime(value)
-                except (TypeError, ValueError):
-                    return default
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=UTC)
-                seconds = (when - datetime.now(UTC)).total_seconds()
-                return max(0.0, seconds)
-            return seconds if math.isfinite(seconds) and seconds >= 0 else default
-    return default
