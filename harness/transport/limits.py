@@ -154,8 +154,9 @@ class Headroom:
     """What one response's rate-limit headers say (OpenAI's ``x-ratelimit-{limit,remaining,reset}-
     {requests,tokens}`` [O11], Anthropic's ``anthropic-ratelimit-{requests,tokens,input-tokens,
     output-tokens}-{limit,remaining,reset}`` [A13]): whether a budget is nearly spent (less than a
-    tenth of it left, or nothing), and how long until the next request may go when the requests
-    budget is spent (its reset spread over its limit: a bucket refilled evenly). Unreadable values
+    tenth of it left, or nothing); from the requests budget, the rate it refills at (what is spent
+    over the time until it is whole again: a bucket refilled evenly, as both providers describe
+    theirs) and, when it is spent, how long until one request is back. Unreadable values
     (garbage, negative, infinite) say nothing."""
 
     NEAR = 0.1
@@ -163,6 +164,7 @@ class Headroom:
     def __init__(self, headers: Mapping[str, str]):
         self.near = False
         self.wait_s: float | None = None
+        self.refill: float | None = None  # requests a second
         lowered = {k.lower(): v for k, v in headers.items() if "ratelimit" in k.lower()}
         if not lowered:
             return
@@ -175,11 +177,12 @@ class Headroom:
                     continue
                 if left < max(1.0, self.NEAR * limit):
                     self.near = True
-                if kind == "requests" and left < 1:
-                    reset = lowered.get(prefix + name.format(part="reset"))
-                    seconds = reset_seconds(reset) if reset is not None else None
-                    if seconds is not None:
-                        self.wait_s = max(self.wait_s or 0.0, seconds / max(1.0, limit))
+                reset = lowered.get(prefix + name.format(part="reset")) if kind == "requests" else None
+                seconds = reset_seconds(reset) if reset is not None else None
+                if seconds and left < limit:
+                    self.refill = (limit - left) / seconds
+                    if left < 1:
+                        self.wait_s = 1 / self.refill
 
 
 class Pace:
@@ -189,10 +192,12 @@ class Pace:
 
     No rate at first: requests go as fast as the runs send them. A response that says the
     provider is over its limit (HTTP 429, 503 or 529) or nearly there (:class:`Headroom`) sets
-    the rate to ``decrease`` times the lesser of the rate and what was sent in the last second;
-    one decrease per round: responses to requests sent before the last decrease do not count
-    again. Each second without such a response adds a tenth of the rate before the last
-    decrease (back there in three seconds, then on past it: the provider may allow more now).
+    the rate to ``decrease`` times the rate the pace was holding requests to (or, when it held
+    none back in the last second, what was sent in that second), never above the rate the
+    provider's headers say its budget refills at; one decrease per round: responses to requests
+    sent before the last decrease do not count again. Each second without such a response adds
+    a tenth of the rate before the last decrease (back there in two seconds, then on past it:
+    the provider may allow more now).
     ``Retry-After`` (or a spent requests budget) pauses every request of the target until
     then, at most ``max_pause_s``.
 
@@ -207,7 +212,7 @@ class Pace:
     """
 
     def __init__(
-        self, *, decrease: float = 0.7, max_pause_s: float = 30.0, clock: Callable[[], float] = time.monotonic
+        self, *, decrease: float = 0.8, max_pause_s: float = 30.0, clock: Callable[[], float] = time.monotonic
     ):
         self.decrease, self.max_pause_s, self.clock = decrease, max_pause_s, clock
         self._lock = threading.Lock()
@@ -218,7 +223,7 @@ class Pace:
         self._ceiling = math.inf  # the rate before the last decrease
         self._allowance = 1.0  # requests that may go now (a burst of at most a quarter second's)
         self._at = self._climbed_at = self._decreased_at = clock()
-        self._paused_until = -math.inf
+        self._paused_until = self._held_at = -math.inf
         self._sent: collections.deque[float] = collections.deque()  # send times in the last second
 
     def delay(self) -> float:
@@ -231,6 +236,7 @@ class Pace:
                 self._allowance = min(max(1.0, self.rate / 4), self._allowance + (now - self._at) * self.rate)
                 self._at = now
                 if self._allowance < 1 - 1e-9:  # (not a rounding error's worth of a wait)
+                    self._held_at = now
                     return (1 - self._allowance) / self.rate
                 self._allowance = max(0.0, self._allowance - 1)
             sent = self._sent
@@ -255,10 +261,15 @@ class Pace:
                     self._paused_until = until
             if limited or room.near:
                 if sent_at >= self._decreased_at:  # one decrease per round
-                    while self._sent and self._sent[0] < now - 1.0:
-                        self._sent.popleft()
-                    recent = len(self._sent) / 1.0  # sent in the last second
-                    self._ceiling = min(self.rate, max(recent, 1.0 / 60))
+                    if self._held_at >= now - 1.0:  # the pace holds requests back: it is the rate
+                        ceiling = self.rate
+                    else:  # what was sent in the last second
+                        while self._sent and self._sent[0] < now - 1.0:
+                            self._sent.popleft()
+                        ceiling = min(self.rate, len(self._sent) / 1.0)
+                    if room.refill is not None:
+                        ceiling = min(ceiling, room.refill)
+                    self._ceiling = max(ceiling, 1.0 / 60)
                     self.rate = self._ceiling * self.decrease
                     self.lowest = min(self.lowest, self.rate)
                     self.backoffs += 1

@@ -55,7 +55,7 @@ def test_a_429_with_retry_after_pauses_the_whole_target_and_cuts_the_rate() -> N
     pace = Pace(clock=clock)
     sent = burst(pace, 40)  # 40 sent within the last second
     pace.observe(sent, 429, {"retry-after": "2"})
-    assert pace.rate == pytest.approx(40 * 0.7)
+    assert pace.rate == pytest.approx(40 * 0.8)
     assert pace.delay() == pytest.approx(2.0)  # any request of the target, not only the refused one
     clock.sleep(1.5)
     assert pace.delay() == pytest.approx(0.5)
@@ -69,11 +69,11 @@ def test_paced_requests_are_spaced_at_the_rate() -> None:
     clock = Clock()
     pace = Pace(clock=clock)
     sent = burst(pace, 10)
-    pace.observe(sent, 429, {})  # no Retry-After: no pause, a rate of 7 a second
+    pace.observe(sent, 429, {})  # no Retry-After: no pause, a rate of 8 a second
     for _ in range(20):
         while (wait := pace.delay()) > 0:
             clock.sleep(wait)
-    assert clock.now - sent == pytest.approx(20 / 7, rel=0.15)
+    assert clock.now - sent == pytest.approx(20 / 8, rel=0.1)
 
 
 def test_one_decrease_per_round() -> None:
@@ -83,13 +83,13 @@ def test_one_decrease_per_round() -> None:
     clock.sleep(0.01)
     for _ in range(50):  # the whole round comes back refused: one decrease, not fifty
         pace.observe(sent, 429, {})
-    assert pace.rate == pytest.approx(70)
+    assert pace.rate == pytest.approx(80)
     assert pace.backoffs == 1
     clock.sleep(0.5)
     later = pace.clock()
     pace.observe(later, 429, {})  # a request sent after the decrease: a new round
     assert pace.backoffs == 2
-    assert pace.lowest < 70
+    assert pace.lowest == pytest.approx(64)  # the rate it held requests to, cut again
 
 
 def test_it_climbs_back_additively() -> None:
@@ -97,12 +97,25 @@ def test_it_climbs_back_additively() -> None:
     pace = Pace(clock=clock)
     sent = burst(pace, 20)
     pace.observe(sent, 429, {})
-    assert pace.rate == pytest.approx(14)
+    assert pace.rate == pytest.approx(16)
     for _ in range(30):  # three seconds of answers without a sign of the limit
         clock.sleep(0.1)
         pace.observe(clock(), 200, {})
-    assert pace.rate == pytest.approx(14 + 3 * 20 / 10)  # a tenth of the rate before the cut a second
-    assert pace.summary()["lowest_per_minute"] == pytest.approx(14 * 60)
+    assert pace.rate == pytest.approx(16 + 3 * 20 / 10)  # a tenth of the rate before the cut a second
+    assert pace.summary()["lowest_per_minute"] == pytest.approx(16 * 60)
+
+
+def test_the_refill_rate_the_headers_give_caps_the_cut() -> None:
+    pace = Pace(clock=Clock())
+    sent = burst(pace, 100)  # far faster than the provider refills
+    headers = {
+        "x-ratelimit-limit-requests": "60",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "6s",  # 60 spent, back in 6 s: 10 a second
+    }
+    pace.observe(sent, 200, headers)
+    assert pace.rate == pytest.approx(10 * 0.8)
+    assert pace.delay() == pytest.approx(0.1)  # and the spent budget: one request back in 0.1 s
 
 
 @pytest.mark.parametrize(
