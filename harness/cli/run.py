@@ -61,9 +61,10 @@ def _run_options(fn: Any) -> Any:
             "--concurrency",
             default=8,
             show_default=True,
-            type=click.IntRange(1, 64),
+            type=click.IntRange(1, 1024),
             help="Runs in flight at once, all targets together (live and record; each target also "
-            "keeps to its own concurrency). A replay runs one at a time in each process.",
+            "keeps to its own concurrency, and to the pace its provider accepts). A replay runs one "
+            "at a time in each process.",
         ),
         click.option(
             "--min-score",

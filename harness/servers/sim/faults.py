@@ -6,15 +6,17 @@ be held to its promises: retries with backoff that honour ``Retry-After``, a
 deadline on a server that drips bytes, a reset or a truncated body retried and
 then reported as an ``error`` run (never scored), an HTML error page or an empty
 200 reported as the provider's fault. Chosen like any deviation, with
-``base_url = "sim~<fault>"``.
+``base_url = "sim~<fault>"``; ``requests-per-minute:<N>`` takes the limit after a colon.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import math
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -123,6 +125,67 @@ def slow(handler: Any, key: str, seen: set[str]) -> Response | None:
     return _error(504, "too slow")
 
 
+def requests_per_minute(handler: Any, key: str, seen: set[str]) -> Response | None:
+    """Every request counted against ``<N>`` a minute (:class:`RequestBudget`): 429 with
+    ``Retry-After`` above it; the answer, with the budget's ``x-ratelimit-*`` headers, below it."""
+    budget: RequestBudget = handler.budget
+    return budget.take()
+
+
+class RequestBudget:
+    """``requests-per-minute:<N>``: a provider's request limit as a token bucket (as Anthropic
+    describes its own [A13]): the minute's ``N`` requests refill continuously, at most one
+    second's worth (``N / 60``, at least 1) held for a burst. A request over it gets 429 with
+    ``Retry-After`` (whole seconds until a request is back, at least 1); every response carries
+    OpenAI's ``x-ratelimit-{limit,remaining,reset}-requests`` [O11] for that bucket (its size,
+    what is left, and the time until it is full again)."""
+
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic):
+        self.rate = per_minute / 60
+        self.size = max(1.0, self.rate)
+        self.clock = clock
+        self._left, self._at = self.size, clock()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def parse(cls, parameters: tuple[str, ...]) -> RequestBudget:
+        """The budget of ``requests-per-minute:<N>``; a :class:`ValueError` saying what is expected."""
+        usage = "expected requests-per-minute:<requests a minute>, e.g. requests-per-minute:600"
+        try:
+            (per_minute,) = (float(p) for p in parameters)
+        except ValueError:
+            raise ValueError(f"requests-per-minute: {usage}") from None
+        if not (math.isfinite(per_minute) and per_minute > 0):
+            raise ValueError(f"requests-per-minute: {per_minute:g} is not a positive number; {usage}")
+        return cls(per_minute)
+
+    def take(self) -> Response | None:
+        """One request: refused (429) when the bucket is empty; else counted, and ``None`` (the
+        answer is sent, with :attr:`headers` on it)."""
+        with self._lock:
+            now = self.clock()
+            self._left = min(self.size, self._left + (now - self._at) * self.rate)
+            self._at = now
+            if self._left < 1:
+                wait = math.ceil((1 - self._left) / self.rate)
+                headers = {"retry-after": str(wait), **self._headers()}
+                return _error(429, "rate limited: requests per minute", headers)
+            self._left -= 1
+            return None
+
+    def headers(self) -> dict[str, str]:
+        """The ``x-ratelimit-*`` headers of the budget as it is now."""
+        with self._lock:
+            return self._headers()
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "x-ratelimit-limit-requests": str(math.floor(self.size)),
+            "x-ratelimit-remaining-requests": str(math.floor(self._left)),
+            "x-ratelimit-reset-requests": f"{(self.size - self._left) / self.rate:.3f}s",
+        }
+
+
 NO_RESPONSE = Response(0, "", "")
 """Returned by faults that already wrote (or cut) the connection themselves."""
 
@@ -138,5 +201,6 @@ FAULTS: dict[str, Callable[[Any, str, set[str]], Response | None]] = {
     "truncated": truncated,
     "drip": drip,
     "slow": slow,
+    "requests-per-minute": requests_per_minute,
 }
 """Fault name -> what the endpoint does instead of answering (``None``: answer normally)."""

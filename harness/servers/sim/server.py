@@ -24,7 +24,7 @@ from harness.servers.sim import hosted
 from harness.servers.sim import wire_reasoning as reasoning
 from harness.servers.sim import wire_strict as strict
 from harness.servers.sim.deviations import deviate, fail, fail_share, parse
-from harness.servers.sim.faults import FAULTS, NO_RESPONSE
+from harness.servers.sim.faults import FAULTS, NO_RESPONSE, RequestBudget
 from harness.servers.sim.formats import FORMATS
 from harness.servers.sim.script import Reply, ScriptedModel, as_text, names_in_prompt
 from harness.servers.sim.wire import Response, SimRequest
@@ -32,6 +32,7 @@ from harness.servers.sim.wire import Response, SimRequest
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    budget: RequestBudget  # the request's requests-per-minute:<N> budget, when it names one
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go in two writes: no 40 ms delayed-ACK stall
 
@@ -59,18 +60,29 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as exc:
             self._send(fmt.error(400, f"sim: request body is not JSON: {exc}"))
             return
-        fault = FAULTS.get(deviation)
+        name, *parameters = deviation.split(":")
+        fault = FAULTS.get(name)
+        extra: dict[str, str] = {}
         if fault is not None:
+            if name == "requests-per-minute":  # the one fault with a parameter: the limit
+                try:
+                    self.budget = self.server.simulator.budget(tuple(parameters))
+                except ValueError as exc:
+                    self._send(fmt.error(404, f"sim: {exc}"))
+                    return
             response = fault(self, json.dumps(body, sort_keys=True), self.server.simulator.seen)
             if response is NO_RESPONSE:
                 return
             if response is not None:
                 self._send(response)
                 return
+            if name == "requests-per-minute":
+                extra = self.budget.headers()
             deviation = ""
-        self._send(
-            self.server.simulator.answer(fmt_name, SimRequest(self.path[len(segment) + 1 :], body), deviation)
-        )
+        request = SimRequest(self.path[len(segment) + 1 :], body)
+        answer = self.server.simulator.answer(fmt_name, request, deviation)
+        answer.headers.update(extra)
+        self._send(answer)
 
     def _send(self, response: Response) -> None:
         data = response.data
@@ -90,6 +102,17 @@ class Simulator:
         self.model = model
         self.seen: set[str] = set()  # requests an endpoint fault already hit once
         self.sent: Counter[str] = Counter()  # sendings per request, for rate-limit and noisy
+        self._budgets: dict[tuple[str, ...], RequestBudget] = {}  # requests-per-minute:<N>, by N
+        self._lock = threading.Lock()
+
+    def budget(self, parameters: tuple[str, ...]) -> RequestBudget:
+        """The request budget of ``requests-per-minute:<N>`` (one per N, shared by every request
+        and format that names it)."""
+        with self._lock:
+            found = self._budgets.get(parameters)
+            if found is None:
+                found = self._budgets[parameters] = RequestBudget.parse(parameters)
+            return found
 
     def answer(self, fmt_name: str, request: SimRequest, deviation: str = "") -> Response:
         """The answer to ``request`` on format ``fmt_name``'s endpoint: refused as its provider
