@@ -16,9 +16,10 @@ Parts (``--only`` picks some):
 - ``runs``: ``--runs`` replayed runs (sim-openai's cassettes, repeated), each count in a fresh
   process: CPU per run and peak memory (goal: flat).
 - ``live``: 2-turn runs against a scripted uvicorn endpoint in its own process, 100 ms latency, 50
-  concurrent: efficiency (ideal wall / wall; goal: at least 0.6) and CPU per exchange beside a
-  bare shared ``httpx.Client`` sending as many requests from 50 threads (goal: at most 1.5x);
-  the medians of ``--live-rounds`` interleaved rounds (one round moves by a third from the next).
+  and 500 concurrent (``--live-concurrency``): efficiency (ideal wall / wall; goal: at least 0.6
+  at 50, 0.7 at 500) and CPU per exchange beside a bare shared ``httpx.Client`` sending as many
+  requests from as many threads (goal: at most 1.5x); the medians of ``--live-rounds``
+  interleaved rounds (one round moves by a third from the next). :mod:`live_pace` runs it.
 """
 
 from __future__ import annotations
@@ -28,13 +29,11 @@ import json
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -326,128 +325,12 @@ def runs(counts: list[int]) -> None:
         )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def live(count: int, rounds: int, concurrencies: list[int]) -> None:
+    """The live part, at each concurrency (:mod:`live_pace`): at least 4 batches of runs each."""
+    from live_pace import live as live_at
 
-
-LATENCY_SERVER = """
-import asyncio, json, sys, uvicorn
-def completion(message, finish):
-    return {"id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "bench",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
-CALL = completion({"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
-    "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}]}, "tool_calls")
-TEXT = completion({"role": "assistant", "content": "It is 18 C and raining lightly in Paris."}, "stop")
-async def app(scope, receive, send):
-    if scope["type"] != "http":
-        return
-    body, more = b"", True
-    while more:
-        message = await receive()
-        body, more = body + message.get("body", b""), message.get("more_body", False)
-    await asyncio.sleep(float(sys.argv[2]))
-    last = (json.loads(body or b"{}").get("messages") or [{}])[-1]
-    data = json.dumps(TEXT if last.get("role") == "tool" else CALL).encode()
-    headers = [(b"content-type", b"application/json")]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", backlog=512)
-"""
-"""A scripted OpenAI-format endpoint on uvicorn (asyncio): a call, then a text answer once a tool
-result is sent; every answer after the given latency."""
-
-
-def live(count: int, rounds: int) -> None:
-    import httpx
-
-    from harness import scenarios
-    from harness.api import run_targets
-    from harness.runner import RunConfig
-    from harness.targets import Target
-
-    latency = 0.1
-    print(
-        f"live: {count} two-turn runs, 100 ms latency, 50 concurrent (a uvicorn endpoint in its own process)"
-    )
-    port = free_port()
-    scratch = tempfile.TemporaryDirectory()
-    server = subprocess.Popen(
-        [sys.executable, "-c", LATENCY_SERVER, str(port), str(latency)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=0.2)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        (paris,) = [s for s in scenarios.load([REPO / "scenarios"]) if s.id == "weather.single.paris"]
-        target = Target.build(
-            "live-bench", format="openai-chat", model="sim-conformant", base_url=base, concurrency=50
-        )
-        results = Path(scratch.name) / "results.jsonl"
-        limits = httpx.Limits(max_connections=50, max_keepalive_connections=50)  # as the harness keeps
-        measured: dict[str, list[tuple[float, float]]] = {"bare": [], "threads": [], "processes": []}
-        with httpx.Client(limits=limits) as client, ThreadPoolExecutor(50) as pool:
-            for _ in range(rounds):  # interleaved, so that each sees the machine as the others do
-                for processes, key in ((1, "threads"), (2, "processes")):
-                    config = RunConfig(  # records to a results file, as `harness run` writes them
-                        mode="live", results=results, repeats=count, concurrency=50, processes=processes
-                    )
-                    cpu, wall = cpu_now(), time.perf_counter()
-                    records = run_targets([target], [paris], config)
-                    measured[key].append((cpu_now() - cpu, time.perf_counter() - wall))
-                exchanges = sum(len(r.transcript.exchanges) for r in records)
-                body = records[0].transcript.exchanges[0].request.body
-
-                def send(_: int, body: Any = body) -> None:
-                    client.post(f"{base}/v1/chat/completions", json=body).read()
-
-                list(pool.map(send, range(50)))  # warm: connections open
-                cpu, wall = time.process_time(), time.perf_counter()
-                list(pool.map(send, range(exchanges)))
-                measured["bare"].append((time.process_time() - cpu, time.perf_counter() - wall))
-        turns = max(len(r.transcript.exchanges) for r in records)
-        ideal = -(-count // 50) * turns * latency
-    finally:
-        server.terminate()
-        server.wait(10)
-        scratch.cleanup()
-    median = {
-        key: (statistics.median(c for c, _ in got), statistics.median(w for _, w in got))
-        for key, got in measured.items()
-    }
-    bare_cpu, bare_wall = median["bare"]
-    bare, bare_ideal = bare_cpu * 1000 / exchanges, -(-exchanges // 50) * latency
-    print(
-        f"  medians of {rounds} rounds; bare httpx: {exchanges} requests in {bare_wall:.2f} s "
-        f"(ideal {bare_ideal:.2f} s)"
-    )
-    for key, how in (("threads", "one process, threads"), ("processes", "2 worker processes (--processes)")):
-        cpu, wall = median[key]
-        per = cpu * 1000 / exchanges
-        print(
-            f"  harness, {how}: {len(records)} runs, {exchanges} exchanges in {wall:.2f} s "
-            f"(ideal {ideal:.2f} s)"
-        )
-        line(
-            "efficiency at least 0.6",
-            f"{ideal / wall:.2f}",
-            f"bare httpx: {bare_ideal / bare_wall:.2f}",
-            ideal / wall >= 0.6,
-        )
-        line(
-            "CPU per exchange at most 1.5x bare httpx",
-            f"{per / bare:.2f}x ({per:.2f} ms)",
-            f"bare httpx: {bare:.2f} ms",
-            per / bare <= 1.5,
-        )
+    for concurrency in concurrencies:
+        live_at(max(count, 4 * concurrency), rounds, concurrency)
 
 
 def main() -> None:
@@ -457,6 +340,7 @@ def main() -> None:
     parser.add_argument("--runs", default="500,5000", help="Run counts for the scale part (comma-separated).")
     parser.add_argument("--live-runs", type=int, default=200)
     parser.add_argument("--live-rounds", type=int, default=5, help="Live rounds; the medians are shown.")
+    parser.add_argument("--live-concurrency", default="50,500", help="Live concurrencies (comma-separated).")
     parser.add_argument("--only", default=",".join(PARTS))
     args = parser.parse_args()
     chosen = args.only.split(",")
@@ -471,12 +355,13 @@ def main() -> None:
     if "runs" in chosen:
         runs([int(n) for n in args.runs.split(",")])
     if chosen == ["live"]:
-        live(args.live_runs, args.live_rounds)
+        live(args.live_runs, args.live_rounds, [int(n) for n in args.live_concurrency.split(",")])
     elif "live" in chosen:  # in a fresh process, as `harness run` starts: a worker forked from a
         # process grown by the other parts would pay for copying its memory
         sys.stdout.flush()
         command = [sys.executable, __file__, "--only", "live", "--live-runs", str(args.live_runs)]
-        subprocess.run([*command, "--live-rounds", str(args.live_rounds)], check=True, cwd=REPO)
+        command += ["--live-rounds", str(args.live_rounds), "--live-concurrency", args.live_concurrency]
+        subprocess.run(command, check=True, cwd=REPO)
 
 
 if __name__ == "__main__":
