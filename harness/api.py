@@ -102,6 +102,9 @@ class RunResult:
     records: Sequence[RunRecord]  # with a results file, a RecordLog reading them from it
     results: Path | None = None
     targets: Mapping[str, Target] = field(default_factory=dict, repr=False)
+    paces: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    """Per target whose provider limited the run's pace (live, record; this process's runs): its
+    pace's :meth:`~harness.transport.limits.Pace.summary`."""
     _report: Report | None = field(default=None, repr=False)
 
     @property
@@ -208,8 +211,14 @@ def run(
     chosen = select_targets(known, named, settings.mode, settings.cassettes) if named or not targets else []
     chosen += [t for t in targets or () if isinstance(t, Target)]
     started = now()
-    records = run_targets(chosen, suite, settings, on_result)
-    result = RunResult(records, settings.results, {t.name: t for t in chosen})
+    with open_endpoints(chosen, suite, settings.mode) as endpoints:
+        records = run_with_endpoints(chosen, suite, settings, endpoints, on_result)
+        paces = {
+            name: endpoint.pace.summary()
+            for name, endpoint in endpoints.items()
+            if endpoint.pace is not None and endpoint.pace.backoffs
+        }
+    result = RunResult(records, settings.results, {t.name: t for t in chosen}, paces=paces)
     if history and not (settings.stop is not None and settings.stop.is_set()):
         kept = where(None if history is True else str(history), default=loaded.history or DEFAULT)
         remember(records, kept, "api", started)

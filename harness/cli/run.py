@@ -288,7 +288,17 @@ def _run(
                     )
                     sys.stderr.flush()
 
-            api.run(selected, chosen, settings, on_result=finished, history=False)
+            paces = api.run(selected, chosen, settings, on_result=finished, history=False).paces
+    for name, pace in paces.items():  # what a provider's limits made of the run
+        err.print(
+            escape(
+                f"{name}: paced to its provider's limit: {pace['requests_per_minute']:g} requests a minute "
+                f"at the end, {pace['lowest_per_minute']:g} at the lowest; {pace['backoffs']} backoff(s), "
+                f"{pace['paused_s']:g} s paused"
+            )
+        )
+    if paces:
+        folder.manifest["paces"] = dict(paces)
     records = RecordLog.open(folder.results)  # the runs done before a resume, and this one's
     report = build_report(records, known)
     comparison = None

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import httpx
 
@@ -11,7 +13,7 @@ from harness.api import load_scenarios, run
 from harness.runner import RunConfig
 from harness.servers.sim.server import SimServer
 from harness.targets import Target
-from tests.helpers.cli import REPO
+from tests.helpers.cli import REPO, harness
 
 PARIS = load_scenarios(REPO / "scenarios", select=["weather.single.paris"])  # two requests a run
 PER_MINUTE = 1200  # 20 a second
@@ -20,7 +22,8 @@ RUNS = 80  # 160 requests: about 8 s at the limit
 
 def test_a_live_run_keeps_to_a_limit_it_was_not_told() -> None:
     """The pace is measured from the first run's end to the last's (the harness's start-up is not
-    the provider's pace), less the simulator's first burst (its bucket starts full)."""
+    the provider's pace), less the simulator's first burst (its bucket starts full); the
+    simulator itself holds the limit (429 above it)."""
     target = Target.build(
         "paced",
         format="openai-chat",
@@ -41,7 +44,24 @@ def test_a_live_run_keeps_to_a_limit_it_was_not_told() -> None:
     window = ended[-1] - ended[0]
     pace = (2 * (RUNS - 1) - burst) * 60 / window
     assert pace >= 0.8 * PER_MINUTE, f"{pace:.0f} a minute over {window:.1f} s ({refused} refused)"
-    assert pace <= 1.1 * PER_MINUTE  # and the limit held
+    assert result.paces["paced"]["backoffs"] >= 1
+
+
+def test_the_command_shows_and_keeps_the_pace(tmp_path: Path) -> None:
+    """``harness run`` takes --concurrency past 64, says what the provider's limit made of the pace,
+    and keeps it in the run's run.json."""
+    config = tmp_path / "harness.toml"
+    config.write_text(
+        '[targets.paced]\nformat = "openai-chat"\nmodel = "sim-conformant"\n'
+        'base_url = "sim~requests-per-minute:120"\nconcurrency = 8\n'
+    )
+    args = ["--config", config, "--out", tmp_path / "o", "-s", "weather.single.paris"]
+    done = harness("run", "--live", "-t", "paced", "--repeat", "3", "--concurrency", "1000", *args)
+    assert done.returncode == 0, done.stderr
+    assert "paced: paced to its provider's limit:" in done.stderr
+    (folder,) = (tmp_path / "o" / "runs").iterdir()
+    pace = json.loads((folder / "run.json").read_text())["paces"]["paced"]
+    assert pace["backoffs"] >= 1 and pace["lowest_per_minute"] > 0
 
 
 def test_the_simulator_s_budget_refuses_above_its_limit_with_retry_after() -> None:
