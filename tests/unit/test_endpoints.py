@@ -111,3 +111,38 @@ def test_a_declared_profile_may_sign_too(aws: pytest.MonkeyPatch, tmp_path: Path
     endpoint = live_endpoint(target, target.resolved_base_url(), limit="g")
     endpoint.close()
     assert isinstance(endpoint.transport, LiveTransport) and endpoint.transport.signer is not None
+
+
+def test_many_connections_are_spread_over_pools_a_thread_keeping_to_one() -> None:
+    """Past 50 connections a live transport keeps several pools (httpcore's pool costs more CPU a
+    request the more connections it holds); each thread sends through one pool."""
+    import threading
+
+    from harness.transport.live import SHARD_CONNECTIONS
+
+    assert len(LiveTransport(connections=SHARD_CONNECTIONS)._shards) == 1
+    assert len(LiveTransport(connections=20, keep_alive=False)._shards) == 1
+    wide = LiveTransport(connections=500)
+    assert len(wide._shards) == 10
+    seen: dict[str, list[int]] = {}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200)
+
+    for index, shard in enumerate(wide._shards):  # each pool answers with its own number
+        shard.handle_request = lambda request, index=index: (  # type: ignore[method-assign]
+            seen.setdefault(threading.current_thread().name, []).append(index) or answer(request)
+        )
+    request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+
+    def send() -> None:
+        for _ in range(3):
+            wide.handle_request(request)
+
+    threads = [threading.Thread(target=send, name=f"t{i}") for i in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(len(set(pools)) == 1 for pools in seen.values())  # a thread keeps to its pool
+    assert sorted(pools[0] for pools in seen.values()) == list(range(10))  # threads spread evenly
