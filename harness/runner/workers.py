@@ -50,7 +50,10 @@ def run_threads(
         for job in jobs:
             task(*job)
         return
-    threads = max(1, config.concurrency)
+    # no more threads than the targets' own limits let run at once: --concurrency 1000 over
+    # targets of 4 would otherwise start 1,000 threads, nearly all waiting on a limit
+    most = sum({target.name: target.concurrency for target, _, _ in jobs}.values())
+    threads = max(1, min(config.concurrency, most))
     pending: collections.deque[Future[None]] = collections.deque()
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="run") as pool:
         for job in jobs:  # a window of submitted runs, not all of them: a future costs ~1 KB
