@@ -112,7 +112,10 @@ def live(count: int, rounds: int, concurrency: int = 50) -> None:
         # as the harness keeps them
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         measured: dict[str, list[tuple[float, float]]] = {"bare": [], "threads": [], "processes": []}
-        with httpx.Client(limits=limits) as client, ThreadPoolExecutor(concurrency) as pool:
+        # the harness's read timeout: httpx's 5 s default cuts requests queued behind 500 others on
+        # a loaded machine (and, seen at 500 threads, left a connection closed under another request)
+        timeout = httpx.Timeout(120.0, connect=10.0)
+        with httpx.Client(limits=limits, timeout=timeout) as client, ThreadPoolExecutor(concurrency) as pool:
             for _ in range(rounds):  # interleaved, so that each sees the machine as the others do
                 for processes, key in ((1, "threads"), (2, "processes")):
                     config = RunConfig(  # records to a results file, as `harness run` writes them
