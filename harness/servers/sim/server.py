@@ -61,7 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(fmt.error(400, f"sim: request body is not JSON: {exc}"))
             return
         name, *parameters = deviation.split(":")
-        fault = FAULTS.get(name)
+        fault = FAULTS.get(name) if name == "requests-per-minute" or not parameters else None
         extra: dict[str, str] = {}
         if fault is not None:
             if name == "requests-per-minute":  # the one fault with a parameter: the limit
