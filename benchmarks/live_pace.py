@@ -113,9 +113,9 @@ def live(count: int, rounds: int, concurrency: int = 50) -> None:
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         measured: dict[str, list[tuple[float, float]]] = {"bare": [], "threads": [], "processes": []}
         # the harness's read timeout: httpx's 5 s default cuts requests queued behind 500 others on
-        # a loaded machine (and, seen at 500 threads, left a connection closed under another request)
+        # a loaded machine
         timeout = httpx.Timeout(120.0, connect=10.0)
-        with httpx.Client(limits=limits, timeout=timeout) as client, ThreadPoolExecutor(concurrency) as pool:
+        with ThreadPoolExecutor(concurrency) as pool:
             for _ in range(rounds):  # interleaved, so that each sees the machine as the others do
                 for processes, key in ((1, "threads"), (2, "processes")):
                     config = RunConfig(  # records to a results file, as `harness run` writes them
@@ -134,13 +134,17 @@ def live(count: int, rounds: int, concurrency: int = 50) -> None:
                 exchanges = sum(len(r.transcript.exchanges) for r in records)
                 body = records[0].transcript.exchanges[0].request.body
 
-                def send(_: int, body: Any = body) -> None:
-                    client.post(f"{base}/v1/chat/completions", json=body).read()
+                # a client of its own each round, opened after the harness's worker processes were
+                # forked (one kept across rounds failed at 500 on a socket gone under it: EBADF)
+                with httpx.Client(limits=limits, timeout=timeout) as client:
 
-                list(pool.map(send, range(concurrency)))  # warm: connections open
-                cpu, wall = time.process_time(), time.perf_counter()
-                list(pool.map(send, range(exchanges)))
-                measured["bare"].append((time.process_time() - cpu, time.perf_counter() - wall))
+                    def send(_: int, body: Any = body, client: httpx.Client = client) -> None:
+                        client.post(f"{base}/v1/chat/completions", json=body).read()
+
+                    list(pool.map(send, range(concurrency)))  # warm: connections open
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    list(pool.map(send, range(exchanges)))
+                    measured["bare"].append((time.process_time() - cpu, time.perf_counter() - wall))
         turns = max(len(r.transcript.exchanges) for r in records)
         ideal = -(-count // concurrency) * turns * latency
     finally:
