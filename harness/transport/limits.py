@@ -197,7 +197,8 @@ class Pace:
     provider's headers say its budget refills at; one decrease per round: responses to requests
     sent before the last decrease do not count again. Each second without such a response adds
     a tenth of the rate before the last decrease (back there in two seconds, then on past it:
-    the provider may allow more now).
+    the provider may allow more now), up to the refill rate the headers last gave, if any (a
+    bucket the cut let fill a little then stays so: no sawtooth below a limit the provider states).
     ``Retry-After`` (or a spent requests budget) pauses every request of the target until
     then, at most ``max_pause_s``.
 
@@ -221,6 +222,7 @@ class Pace:
         self.backoffs = 0
         self.paused_s = 0.0
         self._ceiling = math.inf  # the rate before the last decrease
+        self._refill = math.inf  # the refill rate the provider's headers last gave
         self._allowance = 1.0  # requests that may go now (a burst of at most a quarter second's)
         self._at = self._climbed_at = self._decreased_at = clock()
         self._paused_until = self._held_at = -math.inf
@@ -254,6 +256,8 @@ class Pace:
             pause = room.wait_s
         with self._lock:
             now = self.clock()
+            if room.refill is not None:
+                self._refill = room.refill
             if pause >= 0:
                 until = now + min(pause, self.max_pause_s)
                 if until > self._paused_until:
@@ -276,7 +280,8 @@ class Pace:
                     self._decreased_at = self._climbed_at = now
                     self._allowance = min(self._allowance, 1.0)
             elif self.rate != math.inf:
-                self.rate += (now - self._climbed_at) * self._ceiling / 10
+                climbed = self.rate + (now - self._climbed_at) * self._ceiling / 10
+                self.rate = max(self.rate, min(climbed, self._refill))
                 self._climbed_at = now
 
     def summary(self) -> dict[str, Any]:

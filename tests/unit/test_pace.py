@@ -118,6 +118,28 @@ def test_the_refill_rate_the_headers_give_caps_the_cut() -> None:
     assert pace.delay() == pytest.approx(0.1)  # and the spent budget: one request back in 0.1 s
 
 
+def test_it_climbs_no_higher_than_the_refill_rate_the_headers_give() -> None:
+    clock = Clock()
+    pace = Pace(clock=clock)
+    sent = burst(pace, 100)
+    spent = {
+        "x-ratelimit-limit-requests": "60",
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "6s",
+    }
+    pace.observe(sent, 429, spent)
+    assert pace.rate == pytest.approx(8)
+    roomy = {
+        "x-ratelimit-limit-requests": "60",
+        "x-ratelimit-remaining-requests": "30",
+        "x-ratelimit-reset-requests": "3s",
+    }
+    for _ in range(100):  # ten seconds without a sign of the limit
+        clock.sleep(0.1)
+        pace.observe(clock(), 200, roomy)
+    assert pace.rate == pytest.approx(10)  # 30 spent, back in 3 s: 10 a second, and no more
+
+
 @pytest.mark.parametrize(
     "value",
     [
