@@ -270,7 +270,7 @@ class Pace:
                     else:  # what was sent in the last second
                         while self._sent and self._sent[0] < now - 1.0:
                             self._sent.popleft()
-                        ceiling = min(self.rate, len(self._sent) / 1.0)
+                        ceiling = min(self.rate, float(len(self._sent)))
                     if room.refill is not None:
                         ceiling = min(ceiling, room.refill)
                     self._ceiling = max(ceiling, 1.0 / 60)
