@@ -485,6 +485,7 @@ class RunFolder:
                 target = out / path.name
                 _replace(target, path.read_bytes())
                 published.append(target)
+                _publish_files(path, out)
         self.release()
         return published
 
@@ -558,6 +559,24 @@ def _lock(fd: int) -> None:
 def _status(manifest: Path) -> str | None:
     status = json.loads(manifest.read_text(encoding="utf-8")).get("status")
     return status if isinstance(status, str) else None
+
+
+def _publish_files(report: Path, out: Path) -> None:
+    """Publish the folder of files a report loads beside it (``report.html`` and its
+    ``report-files/``), swapped in whole: the page and its files stay of one run."""
+    import shutil
+
+    folder = report.with_name(f"{report.stem}-files")
+    if not folder.is_dir():
+        return
+    target, temporary = out / folder.name, out / f".{folder.name}.{os.getpid()}.tmp"
+    old = out / f".{folder.name}.{os.getpid()}.old"
+    shutil.rmtree(temporary, ignore_errors=True)
+    shutil.copytree(folder, temporary)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(temporary, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _replace(path: Path, data: bytes) -> None:

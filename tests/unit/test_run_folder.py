@@ -179,3 +179,22 @@ def test_a_manifest_the_disk_has_no_room_for_stays_as_it_was(
     monkeypatch.undo()
     assert (folder.path / "run.json").read_bytes() == before
     assert sorted(p.name for p in folder.path.iterdir()) == ["run.json", "run.lock"]
+
+
+def test_a_report_s_files_are_published_beside_it_in_place_of_the_last_run_s(tmp_path: Path) -> None:
+    """report.html loads its runs from report-files/ beside it: a finished run publishes the
+    folder with the page, whole, and nothing of an earlier run's folder stays."""
+    out = tmp_path / "out"
+    for number, names in enumerate([("runs-0.js", "detail-0.js", "detail-1.js"), ("runs-0.js",)]):
+        folder = RunFolder.create(out, MANIFEST)
+        folder.results.touch()
+        page = folder.path / "report.html"
+        page.write_text(f"page {number}")
+        (folder.path / "report-files").mkdir()
+        for name in names:
+            (folder.path / "report-files" / name).write_text(f"{name} of run {number}")
+        assert folder.finish("complete", [page], out) == [out / "results.jsonl", out / "report.html"]
+    assert (out / "report.html").read_text() == "page 1"
+    assert [p.name for p in (out / "report-files").iterdir()] == ["runs-0.js"]
+    assert (out / "report-files" / "runs-0.js").read_text() == "runs-0.js of run 1"
+    assert sorted(p.name for p in out.iterdir()) == ["report-files", "report.html", "results.jsonl", "runs"]
