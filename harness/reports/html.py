@@ -1,20 +1,37 @@
-"""``report.html``: one self-contained page people read, built from the report and the records.
+"""``report.html``: the page people read, built from the report and the records.
 
-Everything is in the one file (CSS, a little JavaScript, SVG charts), so it opens from disk, on
-a CI artifact page or offline, and makes no network request. Everything a provider sent is
-untrusted: the page is rendered by Jinja2 with autoescaping on, so a response body holding
-``<script>`` shows as text; a control character or a lone surrogate shows as its escape
-(``\\x1b``, ``\\ud83d``), and data nested past a depth limit is elided, saying so
-(:mod:`harness.reports.safe`). The scores come from the report (the same numbers as
-report.json); the full transcripts come from the records, since the report keeps only the
-exchanges its findings point at.
+The page is the summary (scores, capabilities, checks, wires, latency, notes, run counts); each
+run's detail (error, findings, the full transcript) is in ``report-files/`` beside it and loaded
+when the run is opened, so the page's size and load time do not grow with the runs. The folder
+opens from disk, on a CI artifact page or offline, and makes no network request: the page loads
+its files with ``<script>`` elements (which a ``file://`` page may load, unlike ``fetch``); a
+run's detail is gzip-compressed JSON, decoded in the browser by ``DecompressionStream``
+(https://developer.mozilla.org/en-US/docs/Web/API/DecompressionStream).
+
+- ``report-files/runs-<n>.js``: the runs of the n-th target (in name order, as the page's
+  target filter lists them), one row each, and the runs behind its capability cells;
+- ``report-files/detail-<n>.js``: the detail of a few hundred runs, HTML rendered by Jinja2
+  (:func:`read_details` reads them back);
+- ``report-files/wires-<n>.js``: the n-th migration group's differences, scenario by scenario.
+
+Everything a provider sent is untrusted: page and detail are rendered by Jinja2 with autoescaping
+on, so a response body holding ``<script>`` shows as text; a control character or a lone
+surrogate shows as its escape (``\\x1b``, ``\\ud83d``), and data nested past a depth limit is
+elided, saying so (:mod:`harness.reports.safe`). The scores come from the report (the same
+numbers as report.json); the full transcripts come from the records, since the report keeps only
+the exchanges its findings point at.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +39,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
+from harness import secrets
 from harness.analysis.migration import MigrationGroup, Verdict
 from harness.checks.scoring import CheckShare, TargetSummary
 from harness.model import Exchange, ProviderError
@@ -44,29 +62,203 @@ from harness.reports.safe import bounded, visible
 from harness.results import Key, select
 
 BODY_LIMIT = 6000
-"""Characters of a wire body shown before it is cut (the page stays small enough to open)."""
+"""Characters of a wire body shown before it is cut (a run's detail stays quick to open)."""
+
+FILES = "report-files"
+"""The folder beside report.html holding what the page loads on demand."""
+
+CHUNK_CHARS = 500_000
+"""Characters of run detail (before compression) per ``detail-<n>.js``: opening a run loads
+one such file, a fraction of a second whatever the suite."""
+
+CHUNK_RUNS = 250
+"""Runs per ``detail-<n>.js`` at most."""
+
+_OURS = re.compile(r"(runs|detail|wires)-\d+\.js")
 
 BAR_WIDTH = 420
 BAR_HEIGHT = 22
 LABEL_WIDTH = 300
 
 
-def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
-    """Write ``report.html`` in ``out_dir`` (secrets redacted like every other report), a piece
-    at a time: the page of a large run is never held whole in memory."""
-    return write_redacted(out_dir / "report.html", _template().generate(page=view(report, records)))
+@dataclass(frozen=True)
+class Section:
+    """An extra summary section of the page (a trend panel, say), shown after the scores and
+    linked from the page's navigation: its element id, its heading, and its body as markup (made
+    by an autoescaping template or :func:`markupsafe.escape`: never provider text as it came)."""
+
+    id: str
+    title: str
+    body: Markup
 
 
-def render(report: Report, records: Iterable[RunRecord]) -> str:
-    """The page as text (every control character and lone surrogate written as its escape, as
-    :func:`write` writes them)."""
-    return visible(_template().render(page=view(report, records)))
+def write(
+    report: Report, records: Iterable[RunRecord], out_dir: Path, sections: Sequence[Section] = ()
+) -> Path:
+    """Write ``report.html`` in ``out_dir`` and its runs in ``out_dir/report-files/`` (secrets
+    redacted like every other report), a run at a time: neither the page nor the detail of a
+    large run is ever held whole in memory. Files of an earlier page in that folder are removed."""
+    files = out_dir / FILES
+    files.mkdir(parents=True, exist_ok=True)
+    for stale in files.iterdir():
+        if _OURS.fullmatch(stale.name):
+            stale.unlink()
+    index = RunIndex(report)
+    chunks = _Chunks(files)
+    for item in run_views(report.runs, records):
+        index.add(item["run"], chunks.add(item["id"], _fragment("run.html.j2").render(item=item)))
+    chunks.close()
+    for number, data in enumerate(index.files()):
+        _script(files / f"runs-{number}.js", f"runs-{number}", data)
+    page = view(report, index, sections)
+    for number, item in enumerate(page["migrations"]):
+        _script(files / f"wires-{number}.js", f"wires-{number}", _fragment("wires.html.j2").render(item=item))
+    return write_redacted(out_dir / "report.html", _template().generate(page=page))
 
 
-@cache
-def _template() -> Template:
-    """The page template, autoescaped: provider text must never become markup (compiled once:
-    compiling costs more than rendering a small report)."""
+def render(report: Report, sections: Sequence[Section] = ()) -> str:
+    """The page as text, without its runs' files (every control character and lone surrogate
+    written as its escape, as :func:`write` writes them)."""
+    index = RunIndex(report)
+    for run in report.runs:
+        index.add(run, -1)
+    return visible(_template().render(page=view(report, index, sections)))
+
+
+def render_run(run: RunSummary, record: RunRecord | None) -> str:
+    """A run's detail as the page shows it when the run is opened (``record`` gives its
+    transcript)."""
+    (item,) = run_views([run], [record] if record else [])
+    return _text(_fragment("run.html.j2").render(item=item))
+
+
+def wire_table(group: MigrationGroup) -> str:
+    """A migration group's differences, scenario by scenario, as the page shows them when opened."""
+    return _text(_fragment("wires.html.j2").render(item=migration_view(group)))
+
+
+def read_details(folder: Path) -> dict[str, str]:
+    """The detail of every run in ``folder`` (a ``report-files/``), by the run's element id, as
+    the page decodes it: to search the runs' detail, or to read it without a browser."""
+    found: dict[str, str] = {}
+    for path in sorted(folder.glob("detail-*.js")):
+        payload = json.loads(path.read_text(encoding="ascii").split(", ", 1)[1].rstrip(");\n"))
+        found.update(json.loads(gzip.decompress(base64.b64decode(payload))))
+    return found
+
+
+class RunIndex:
+    """What the page shows of the runs without opening one (counts per target, the filters'
+    choices), and what each target's ``runs-<n>.js`` holds: a row per run (its summary line and
+    the detail file holding the rest) and the runs behind each of its capability cells."""
+
+    def __init__(self, report: Report) -> None:
+        self.names = sorted(report.summary.targets)
+        self.number = {name: n for n, name in enumerate(self.names)}
+        self.rows: dict[str, list[list[Any]]] = {name: [] for name in self.names}
+        self.counts: dict[str, Counter[str]] = {name: Counter() for name in self.names}
+        self.categories: set[str] = set()
+        self.cells = report.capabilities.targets
+
+    def add(self, run: RunSummary, chunk: int) -> None:
+        if run.target not in self.number:  # not in the summary (a hand-made report): listed all the same
+            self.number[run.target] = len(self.names)
+            self.names.append(run.target)
+            self.rows[run.target], self.counts[run.target] = [], Counter()
+        passed_clean = clean(run)
+        row = [
+            run.scenario,
+            run.repeat,
+            run.category,
+            run.outcome,
+            cell(run.score),
+            run.turns,
+            chunk,
+            passed_clean,
+        ]
+        self.rows[run.target].append(row)
+        self.counts[run.target].update([run.outcome, "clean" if passed_clean else "runs"])
+        self.categories.add(run.category)
+
+    @property
+    def outcomes(self) -> list[str]:
+        return sorted({o for c in self.counts.values() for o in c} - {"clean", "runs"})
+
+    @property
+    def total(self) -> int:
+        return sum(len(rows) for rows in self.rows.values())
+
+    def table(self) -> list[dict[str, Any]]:
+        """Per target: its number, runs, runs of each outcome, clean passes."""
+        return [
+            {
+                "name": name,
+                "number": self.number[name],
+                "runs": len(self.rows[name]),
+                "outcomes": [self.counts[name][o] for o in self.outcomes],
+                "clean": self.counts[name]["clean"],
+            }
+            for name in self.names
+        ]
+
+    def files(self) -> Iterator[dict[str, Any]]:
+        """Each target's ``runs-<n>.js`` data, in target number order."""
+        for name in self.names:
+            cells = {column: c.runs for column, c in self.cells.get(name, {}).items() if c.runs}
+            yield {"target": name, "runs": self.rows[name], "cells": cells}
+
+
+class _Chunks:
+    """The runs' detail, written a ``detail-<n>.js`` at a time."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.number = 0
+        self.pending: dict[str, str] = {}
+        self.size = 0
+
+    def add(self, run_id: str, detail: str) -> int:
+        """Keep a run's detail; returns the number of the file it goes in."""
+        if self.pending and (self.size + len(detail) > CHUNK_CHARS or len(self.pending) >= CHUNK_RUNS):
+            self.close()
+        self.pending[_text(run_id)] = _text(detail)
+        self.size += len(detail)
+        return self.number
+
+    def close(self) -> None:
+        if not self.pending:
+            return
+        data = json.dumps(self.pending, ensure_ascii=False, separators=(",", ":")).encode()
+        packed = base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode("ascii")
+        _script(self.folder / f"detail-{self.number}.js", f"detail-{self.number}", packed)
+        self.number += 1
+        self.pending, self.size = {}, 0
+
+
+def _text(text: str) -> str:
+    """``text`` as a report may hold it: secrets redacted, invisible characters written as their
+    escapes."""
+    return visible(secrets.redact(text))
+
+
+def _shown(value: Any) -> Any:
+    """``value`` with every string :func:`_text`."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, dict):
+        return {_shown(k): _shown(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_shown(v) for v in value]
+    return value
+
+
+def _script(path: Path, name: str, data: Any) -> None:
+    """A file the page loads: a call handing it ``data`` (ASCII JSON, a JavaScript literal)."""
+    text = json.dumps(_shown(data), ensure_ascii=True, separators=(",", ":"))
+    path.write_text(f"harnessReport.loaded({json.dumps(name)}, {text});\n", encoding="ascii")
+
+
+def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("harness.reports", "templates"),
         autoescape=True,
@@ -79,7 +271,20 @@ def _template() -> Template:
     env.filters["score"] = cell
     env.filters["figure"] = figure
     env.filters["share"] = percent
-    return env.get_template("report.html.j2")
+    return env
+
+
+@cache
+def _template() -> Template:
+    """The page template, autoescaped: provider text must never become markup (compiled once:
+    compiling costs more than rendering a small report)."""
+    return _environment().get_template("report.html.j2")
+
+
+@cache
+def _fragment(name: str) -> Template:
+    """The template of a part of the page loaded on demand, autoescaped like the page."""
+    return _environment().get_template(name)
 
 
 def element_text(value: Any) -> Markup:
@@ -90,10 +295,9 @@ def element_text(value: Any) -> Markup:
     return Markup(text)
 
 
-def view(report: Report, records: Iterable[RunRecord]) -> dict[str, Any]:
+def view(report: Report, index: RunIndex, sections: Sequence[Section] = ()) -> dict[str, Any]:
     """Everything the template shows, computed here so the template only lays it out."""
     targets = report.summary.targets
-    runs = report.runs
     return {
         "report": report,
         "simulated": sorted(n for n, t in targets.items() if t.info.simulated),
@@ -106,11 +310,13 @@ def view(report: Report, records: Iterable[RunRecord]) -> dict[str, Any]:
         "faults": [(n, t.endpoint_faults) for n, t in targets.items() if t.endpoint_faults],
         "migrations": [migration_view(group) for group in report.migrations],
         "migration_note": MIGRATION_NOTE,
-        "runs": run_views(runs, records),
+        "sections": list(sections),
+        "numbers": index.number,
+        "runs": {"total": index.total, "outcomes": index.outcomes, "targets": index.table(), "files": FILES},
         "filters": {
-            "targets": sorted(targets),
-            "categories": sorted({r.category for r in runs}),
-            "outcomes": sorted({r.outcome for r in runs}),
+            "targets": index.names,
+            "categories": sorted(index.categories),
+            "outcomes": index.outcomes,
         },
     }
 

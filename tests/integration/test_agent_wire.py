@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from harness.api import RunResult, load_scenarios, run
+from harness.reports.html import FILES, read_details
 from harness.runner import RunConfig
 from harness.targets import Target
 from harness.targets_file import load_config
@@ -245,7 +246,8 @@ def test_an_endpoint_that_never_answers_an_agent_is_an_error_with_cause_and_trac
     (summary,) = json.loads((tmp_path / "report.json").read_text())["runs"]
     (shown,) = [f for f in summary["findings"] if f["check_id"] == "agent.raised"]
     assert shown["evidence"]["traceback"] == traceback
-    assert "Traceback (most recent call last)" in (tmp_path / "report.html").read_text()
+    (detail,) = read_details(tmp_path / FILES).values()  # report.html's run, opened
+    assert "Traceback (most recent call last)" in detail
 
 
 def test_an_agent_client_retrying_a_reset_makes_one_exchange_of_three_attempts() -> None:

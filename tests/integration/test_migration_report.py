@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.reports.html import FILES, read_details
 from tests.helpers.cli import REPO, harness
 
 CHAT, RESPONSES, DEVIANT = "sim-openai-stream", "sim-openai-responses-stream", "responses-text-leak"
@@ -96,10 +97,11 @@ def test_markdown_and_html_show_the_same_differences(replayed: Path) -> None:
     )
     page = (replayed / "report.html").read_text()
     assert '<a href="#migrations">Switching wires</a>' in page
-    migrations = page[page.index('<section id="migrations">') :]
-    migrations = migrations[: migrations.index("</section>")]
-    assert f'<a href="#run-{DEVIANT}/weather.single.paris/0">fail</a>' in migrations
-    assert f'id="run-{DEVIANT}/weather.single.paris/0"' in page  # every link lands on its run
+    assert '<details class="wire-rows" data-group="0"><summary>scenario by scenario</summary>' in page
+    (wires,) = (replayed / FILES).glob("wires-*.js")  # the rows, loaded when opened
+    rows = json.loads(wires.read_text(encoding="ascii").split(", ", 1)[1].removesuffix(");\n"))
+    assert f'<a href="#run-{DEVIANT}/weather.single.paris/0">fail</a>' in rows
+    assert f"run-{DEVIANT}/weather.single.paris/0" in read_details(replayed / FILES)  # the link lands on it
 
 
 def test_the_conformant_wires_alone_differ_nowhere(replayed: Path, tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from harness.cli.console import console, escape, print_table
 from harness.model import Finding, WireResponse
 from harness.records import CheckResult, RunRecord, record_line
 from harness.reports import write_reports
+from harness.reports.html import FILES, read_details
 from harness.reports.markdown import step_summary
 from harness.reports.safe import DEPTH_LIMIT, INVISIBLE
 from harness.results import RecordLog, read
@@ -83,7 +84,8 @@ def plain() -> tuple[set[tuple[str, tuple[str, ...]]], int]:
     for the same records holding plain text."""
     with tempfile.TemporaryDirectory() as tmp:
         write_reports(records(["plain"]), Path(tmp), ("markdown", "html"), "now")
-        tags = Tags((Path(tmp) / "report.html").read_text(encoding="utf-8")).tags
+        page = (Path(tmp) / "report.html").read_text(encoding="utf-8")
+        tags = Tags(page + "".join(read_details(Path(tmp) / FILES).values())).tags
         markdown = MARKDOWN.parse((Path(tmp) / "report.md").read_text(encoding="utf-8"))
     return {(tag, tuple(attrs)) for tag, attrs in tags}, _kinds(markdown).count("heading_open")
 
@@ -123,13 +125,16 @@ def test_every_writer_takes_any_provider_string(
         report, paths = write_reports(records(strings), Path(tmp), generated_at="now")
         assert [p.name for p in paths] == list(WRITTEN)
         texts = {p.name: p.read_bytes().decode("utf-8") for p in paths}  # valid UTF-8, each
+        details = "".join(read_details(Path(tmp) / FILES).values())  # report.html's runs, opened
     assert len(json.loads(texts["report.json"])["runs"]) == 2
     assert len(ET.fromstring(texts["junit.xml"].encode()).findall("testsuite/testcase")) == 2
     for name in WRITTEN[1:]:
         assert INVISIBLE.search(texts[name]) is None, name
+    assert INVISIBLE.search(details) is None
     tags = Tags(texts["report.html"]).tags
-    assert {(tag, tuple(attrs)) for tag, attrs in tags} <= page_tags, "only the page's own markup"
     assert [tag for tag, _ in tags].count("script") == 2
+    tags += Tags(details).tags
+    assert {(tag, tuple(attrs)) for tag, attrs in tags} <= page_tags, "only the page's own markup"
     check_markdown(texts["report.md"], headings)
     summary = step_summary(report, "reports")
     assert INVISIBLE.search(summary) is None
@@ -188,7 +193,7 @@ def test_json_nested_100000_deep_is_written_bounded_in_time() -> None:
         started = time.perf_counter()
         write_reports([deep, untested], Path(tmp), generated_at="now")
         elapsed = time.perf_counter() - started
-        page = (Path(tmp) / "report.html").read_text(encoding="utf-8")
+        page = "".join(read_details(Path(tmp) / FILES).values())  # report.html's runs, opened
         report = json.loads((Path(tmp) / "report.json").read_text(encoding="utf-8"))
     assert elapsed < 5, f"{elapsed:.1f} s"
     assert page.count("(JSON nested too deep to indent: shown as it came)") == 2
