@@ -12,7 +12,8 @@ run's detail is gzip-compressed JSON, decoded in the browser by ``DecompressionS
   target filter lists them), one row each, and the runs behind its capability cells;
 - ``report-files/detail-<n>.js``: the detail of a few hundred runs, HTML rendered by Jinja2
   (:func:`read_details` reads them back);
-- ``report-files/wires-<n>.js``: the n-th migration group's differences, scenario by scenario.
+- ``report-files/wires-<n>.js``: the n-th migration group's differences, scenario by scenario;
+- ``report-files/verify-<n>.js``: the runs behind each endpoint's figures in the n-th verification.
 
 Everything a provider sent is untrusted: page and detail are rendered by Jinja2 with autoescaping
 on, so a response body holding ``<script>`` shows as text; a control character or a lone
@@ -75,7 +76,7 @@ one such file, a fraction of a second whatever the suite."""
 CHUNK_RUNS = 250
 """Runs per ``detail-<n>.js`` at most."""
 
-_OURS = re.compile(r"(runs|detail|wires)-\d+\.js")
+_OURS = re.compile(r"(runs|detail|wires|verify)-\d+\.js")
 
 BAR_WIDTH = 420
 BAR_HEIGHT = 22
@@ -114,6 +115,8 @@ def write(
     page = view(report, index, sections)
     for number, item in enumerate(page["migrations"]):
         _script(files / f"wires-{number}.js", f"wires-{number}", _fragment("wires.html.j2").render(item=item))
+    for number, group in enumerate(report.verification):
+        _script(files / f"verify-{number}.js", f"verify-{number}", [e.runs for e in group.endpoints])
     return write_redacted(out_dir / "report.html", _template().generate(page=page))
 
 

@@ -110,15 +110,19 @@ def large(default_records: list[RunRecord], tmp_path_factory: pytest.TempPathFac
     return report, path
 
 
-def runs_files(page: Path) -> dict[str, Any]:
-    """Each target's ``runs-<n>.js`` beside ``page``, by target name, as the page reads it."""
-    found = {}
-    for path in (page.parent / FILES).glob("runs-*.js"):
+def scripts(*paths: Path) -> list[Any]:
+    """What each of the page's files hands the page."""
+    found = []
+    for path in paths:
         prefix, _, rest = path.read_text(encoding="ascii").partition(", ")
         assert prefix == f'harnessReport.loaded("{path.stem}"' and rest.endswith(");\n"), path
-        data = json.loads(rest[: -len(");\n")])
-        found[data["target"]] = data
+        found.append(json.loads(rest[: -len(");\n")]))
     return found
+
+
+def runs_files(page: Path) -> dict[str, Any]:
+    """Each target's ``runs-<n>.js`` beside ``page``, by target name, as the page reads it."""
+    return {data["target"]: data for data in scripts(*(page.parent / FILES).glob("runs-*.js"))}
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +274,7 @@ def test_the_page_makes_no_network_reference(bundled: tuple[Report, Path]) -> No
     assert not re.search(r"url\(\s*[\"']?(https?:)?//|@import", html)
     assert f'var FILES = "{FILES}"' in html  # what it loads: its own files, beside it
     names = {p.name for p in (bundled[1].parent / FILES).iterdir()}
-    assert names and all(re.fullmatch(r"(runs|detail|wires)-\d+\.js", n) for n in names), names
+    assert names and all(re.fullmatch(r"(runs|detail|wires|verify)-\d+\.js", n) for n in names), names
 
 
 def test_every_run_and_capability_cell_is_in_the_page_s_files(bundled: tuple[Report, Path]) -> None:
@@ -290,7 +294,14 @@ def test_every_run_and_capability_cell_is_in_the_page_s_files(bundled: tuple[Rep
             assert chunk_text.startswith(f'harnessReport.loaded("detail-{chunk}", '), run_id
             assert run_id in details, run_id
     assert len(ids) == len(report.runs) == len(details)
-    assert set(re.findall(r'href="#(run-[^"]+)"', html)) <= ids
+    loaded = "".join(f.read_text(encoding="ascii") for f in (path.parent / FILES).glob("wires-*.js"))
+    links = set(re.findall(r'href=\\"#(run-[^"\\]+)\\"', loaded))  # in JSON strings
+    assert links and links <= ids and not re.findall(r'href="#run-', html)
+    for number, group in enumerate(report.verification):
+        (data,) = scripts(path.parent / FILES / f"verify-{number}.js")
+        assert data == [e.runs for e in group.endpoints]
+        assert {f"run-{run}" for runs in data for run in runs} <= ids
+        assert f'<details class="verify-runs" data-group="{number}" data-endpoint="0">' in html
     decided = {
         (name, column): c.runs
         for name, cells in report.capabilities.targets.items()
@@ -470,6 +481,41 @@ def test_chromium_renders_the_page_without_a_script_error(
     shot = tmp_path / "report.png"
     chromium(path.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1400,2000")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+OPENER = """<script>
+window.addEventListener("load", function () {
+  ["cell-runs", "wire-rows", "verify-runs"].forEach(function (kind) {
+    document.querySelector("details." + kind).open = true;
+  });
+});
+</script>"""
+"""Appended to a copy of the page: opens the first capability cell's runs, migration group's rows
+and verified endpoint's runs."""
+
+
+def test_chromium_fills_what_opens_on_demand(bundled: tuple[Report, Path], tmp_path: Path) -> None:
+    """A capability cell's runs, a migration group's scenario-by-scenario table and a verified
+    endpoint's runs are loaded when opened, their links going to runs."""
+    need_chromium()
+    report, path = bundled
+    opener = path.with_name("opener.html")
+    opener.write_text(path.read_text(encoding="utf-8").replace("</body>", OPENER + "</body>"), "utf-8")
+    dom = chromium(opener.as_uri(), tmp_path, "--dump-dom")
+    assert console_lines(dom.stderr) == []
+    html = dom.stdout
+    opened = re.search(r'<details class="cell-runs" data-number="(\d+)" data-column="([^"]+)" open=""', html)
+    assert opened is not None
+    name = sorted(report.summary.targets)[int(opened.group(1))]
+    cell = html[opened.start() :]
+    cell = cell[: cell.index("</details>")]
+    decided = report.capabilities.targets[name][opened.group(2)].runs
+    assert re.findall(r'<a href="#run-([^"]+)">', cell) == decided
+    wires = html[html.index('<details class="wire-rows" data-group="0" open=""') :]
+    assert '<table class="wire-differences">' in wires[: wires.index("</details>")]
+    verified = html[html.index('<details class="verify-runs" data-group="0" data-endpoint="0" open=""') :]
+    runs = re.findall(r'<a href="#run-([^"]+)">', verified[: verified.index("</details>")])
+    assert runs == report.verification[0].endpoints[0].runs and runs
 
 
 def test_chromium_filters_runs_by_target_and_outcome(bundled: tuple[Report, Path], tmp_path: Path) -> None:
