@@ -529,6 +529,12 @@ def test_chromium_filters_runs_by_target_and_outcome(bundled: tuple[Report, Path
     listed = re.findall(r'<details class="run outcome-(\w+)" id="run-([^/"]+)/', dom)
     assert listed == [("pass", "sim-openai")] * 100
     assert '<p id="run-pager" class="">' in dom
+    run_id = anchor("sim-openai", wanted[0].scenario, wanted[0].repeat)  # linked and listed: shown once
+    url = f"{path.as_uri()}?target=sim-openai&outcome=pass#{run_id}"
+    linked = chromium(url, tmp_path, "--dump-dom").stdout
+    assert linked.count(f'id="{run_id}"') == 1 and '<div id="run-opened"></div>' in linked
+    assert f'<details class="run outcome-pass" id="{run_id}" data-chunk="' in linked
+    assert re.search(rf'id="{re.escape(run_id)}" data-chunk="\d+" open="" data-filled="1"', linked)
     failed = chromium(path.as_uri() + "?outcome=fail", tmp_path, "--dump-dom").stdout  # every target's
     fails = [r for r in report.runs if r.outcome == "fail"]
     assert f"{len(fails)} of {len(report.runs)} runs match; showing 1-100" in failed
