@@ -206,10 +206,17 @@ class RunIndex:
         ]
 
     def files(self) -> Iterator[dict[str, Any]]:
-        """Each target's ``runs-<n>.js`` data, in target number order."""
+        """Each target's ``runs-<n>.js`` data, in target number order: a capability cell's runs
+        as the numbers of their rows (a run of another target, were there one, by its name)."""
         for name in self.names:
-            cells = {column: c.runs for column, c in self.cells.get(name, {}).items() if c.runs}
-            yield {"target": name, "runs": self.rows[name], "cells": cells}
+            rows = self.rows[name]
+            number = {f"{name}/{scenario}/{repeat}": n for n, (scenario, repeat, *_) in enumerate(rows)}
+            cells = {
+                column: [number.get(run, run) for run in c.runs]
+                for column, c in self.cells.get(name, {}).items()
+                if c.runs
+            }
+            yield {"target": name, "runs": rows, "cells": cells}
 
 
 class _Chunks:

@@ -308,7 +308,12 @@ def test_every_run_and_capability_cell_is_in_the_page_s_files(bundled: tuple[Rep
         for column, c in cells.items()
         if c.runs
     }
-    assert decided and {(n, c): r for n, d in files.items() for c, r in d["cells"].items()} == decided
+    cells_runs = {
+        (name, column): [f"{name}/{data['runs'][r][0]}/{data['runs'][r][1]}" for r in rows]
+        for name, data in files.items()
+        for column, rows in data["cells"].items()
+    }
+    assert decided and cells_runs == decided  # each run by the number of its row
     numbers = {name: n for n, name in enumerate(sorted(report.summary.targets))}
     cells = set(re.findall(r'<details class="cell-runs" data-number="(\d+)" data-column="([^"]+)">', html))
     assert cells == {(str(numbers[n]), c) for n, c in decided}
