@@ -31,8 +31,9 @@ from tests.helpers.cli import REPO
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 NOT_RUN = "not run by the docs test"
 """What a page says after a shell block holding a command this test does not run (then why)."""
-COPIED = ("scenarios", "cassettes", "examples", "tests/data/bfcl")
-"""What the documented commands read from the repository."""
+COPIED = ("scenarios", "cassettes", "examples", "tests/data/bfcl", "pyproject.toml")
+"""What the documented commands read from the repository (pyproject.toml: pytest's settings, so
+that a bare ``pytest --harness-targets`` collects the scenario folder as in a clone)."""
 OFFLINE = {"run", "validate", "list", "report", "audit", "baseline", "compare", "verify", "merge"}
 OFFLINE |= {"import", "capabilities", "init", "history"}
 VERDICTS = {"verify": {0, 6, 7}}
@@ -117,7 +118,10 @@ def runnable(words: list[str]) -> list[str] | None:
 def copy_of_repository(root: Path) -> Path:
     """The parts of the repository the documented commands read, in a scratch folder."""
     for name in COPIED:
-        shutil.copytree(REPO / name, root / name)
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, root / name)
+        else:
+            shutil.copy2(REPO / name, root / name)
     return root
 
 
