@@ -114,12 +114,15 @@ def run_summary(record: RunRecord) -> RunSummary:
         recorded_latency_ms=[e.elapsed_ms for e in exchanges] if record.mode != "live" else None,
         checks={c.id: c.status for c in record.checks},
         findings=findings,
-        exchanges=_evidence(exchanges, findings),
+        # a passing run's warnings are listed, its wire evidence stays in the results file: the
+        # report grows with what failed
+        exchanges=_evidence(exchanges, findings) if record.outcome != "pass" else [],
     )
 
 
 def _evidence(exchanges: list[Exchange], findings: list[ReportFinding]) -> list[ExchangeEvidence]:
-    """The wire request and response of every turn a failed finding points at."""
+    """The wire request and response of every turn a failed finding points at (a run that did not
+    pass: a passing run's are in the results file)."""
     turns = {f.turn_index for f in findings if f.severity != "info" and f.turn_index is not None}
     return [
         ExchangeEvidence(
@@ -282,9 +285,10 @@ def verifications(records: Iterable[RunRecord]) -> list[Verification]:
 
 
 def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
-    """``report.json``, keys sorted, indented by two; the runs written one at a time (a spooled
-    report's runs are read from the spool one at a time, never all in memory). A lone surrogate
-    anywhere is written as its escape text (:func:`~harness.reports.safe.encode`)."""
+    """``report.json``, keys sorted, indented by two, each run on one line of its own (compact:
+    a report of many runs stays small and a line per run greps); the runs written one at a time (a
+    spooled report's runs are read from the spool one at a time, never all in memory). A lone
+    surrogate anywhere is written as its escape text (:func:`~harness.reports.safe.encode`)."""
     path = out_dir / "report.json"
     runs = report.runs
     head = msgspec.json.format(encode(msgspec.structs.replace(report, runs=[]), order="sorted"), indent=2)
@@ -295,9 +299,7 @@ def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
         before, after = head.split(b'\n  "runs": [],\n', 1)
         out.write(secrets.redact_bytes(before) + b'\n  "runs": [')
         for index, run in enumerate(runs):
-            item = msgspec.json.format(encode(run, order="sorted"), indent=2)
-            out.write(
-                (b",\n    " if index else b"\n    ") + secrets.redact_bytes(item.replace(b"\n", b"\n    "))
-            )
+            item = secrets.redact_bytes(encode(run, order="sorted"))
+            out.write((b",\n    " if index else b"\n    ") + item)
         out.write(b"\n  ],\n" + secrets.redact_bytes(after) + b"\n")
     return path

@@ -3,6 +3,7 @@ every writer streams, and what they write is the same as from records in memory.
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -97,3 +98,25 @@ def test_a_report_not_built_to_be_written_holds_its_runs_in_memory(results: Path
     assert copy.deepcopy(report) == report == pickle.loads(pickle.dumps(report))
     written = write(report, log, tmp_path)
     assert report.to_data() == json.loads(written.read_text(encoding="utf-8"))
+
+
+def test_junit_and_report_json_grow_with_what_failed_not_with_what_passed(
+    results: Path, tmp_path: Path
+) -> None:
+    """Every passing case carried every check's status in system-out, and every passing run with a
+    warning its wire requests and responses in report.json: both grew with the passing runs."""
+    records = read_sorted(results)
+    report = build(records, "now")
+    cases = ET.fromstring("".join(render(report)).encode()).iter("testcase")
+    for case in cases:
+        said = case.find("system-out")
+        if case.find("failure") is None and case.find("error") is None and case.find("skipped") is None:
+            assert said is None, case.get("name")
+        else:
+            assert said is not None and "checks not passed {" in (said.text or "")
+            assert "'n/a'" not in (said.text or "") and "'pass'" not in (said.text or "")
+    runs = json.loads(write(report, records, tmp_path).read_text())["runs"]
+    assert all(run["exchanges"] == [] for run in runs if run["outcome"] == "pass")
+    assert any(run["exchanges"] for run in runs if run["outcome"] == "fail")  # the evidence of a failure
+    lines = write(report, records, tmp_path).read_text().splitlines()
+    assert sum(1 for line in lines if line.startswith('    {"calls":')) == len(runs)  # a run a line
