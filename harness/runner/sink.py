@@ -8,14 +8,16 @@ from pathlib import Path
 from typing import IO, cast
 
 from harness.errors import DiskFullError
-from harness.records import RunRecord, decode_record, record_line
+from harness.records import RunRecord, decode_record
 from harness.results import RecordLog
+from harness.results.store import Store, resolve_with, store_path, stored_line
 from harness.runner.plan import OnResult
 
 
 class Results:
-    """Where finished runs go: each appended to the results file as its line (then only its key
-    and place are kept, in a :class:`RecordLog`), or, without a file, kept in memory. A full disk
+    """Where finished runs go: each appended to the results file as its line, what it shares with
+    other runs to the store beside it (:mod:`harness.results.store`; then only its key and place are kept,
+    in a :class:`RecordLog`), or, without a file, kept in memory. A full disk
     stops the run (``stop`` is set) with a :class:`DiskFullError`: the lines written stay."""
 
     def __init__(
@@ -28,14 +30,18 @@ class Results:
     ):
         self.on_result = on_result
         # each line reaches the file as its run ends, so a killed run resumes where it stopped;
-        # a replay's lines go a megabyte at a time (a replayed run lost with them costs nothing)
-        self.buffering = 1 << 20 if replay else -1
+        # a replay's lines go a megabyte at a time (a replayed run lost with them costs nothing),
+        # or as soon as the values they refer to are written to the store (a member's worth)
+        self.buffering = 1 << 20
         self.flush_each = not replay
+        self.waiting: list[bytes] = []  # lines not yet written, and their bytes
+        self.held = 0
         self.lock = threading.Lock()
         self.kept: list[RunRecord] = []
         self.log = RecordLog(path) if path is not None else None
         self.path, self.resumed, self.stop = path, resumed, stop
         self.out: IO[bytes] | None = None
+        self.store = Store(store_path(path)) if path is not None else None
         self.offset = self.number = 0
         self.full: DiskFullError | None = None  # once the disk is full, nothing more is written
 
@@ -44,7 +50,11 @@ class Results:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.resumed and self.path.exists():  # the new lines follow the ones already there
                 self._mend(RecordLog.open(self.path, warn=False))
-            self.out = self.path.open("ab" if self.resumed else "wb", buffering=self.buffering)
+            self.out = self.path.open("ab" if self.resumed else "wb")
+            assert self.store is not None
+            if not self.resumed:
+                self.store.path.unlink(missing_ok=True)
+            self.store.open()
         return self
 
     def _mend(self, done: RecordLog) -> None:
@@ -61,7 +71,11 @@ class Results:
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         if self.out is not None:
             try:
-                self.out.close()  # a replay's last lines are written here
+                assert self.store is not None
+                if self.full is None:
+                    self._flush()  # a replay's last lines are written here
+                self.store.close()
+                self.out.close()
             except OSError as error:
                 if kind is None and DiskFullError.is_full(error):
                     raise self._full() from error
@@ -77,32 +91,38 @@ class Results:
 
     def keep(self, record: RunRecord) -> None:
         """A run finished in this process."""
-        self._keep(record.key, record, None)
+        with self.lock:
+            if self.out is None:
+                self.kept.append(record)
+            else:
+                self._write(*stored_line(record), record.key)
+        if self.on_result is not None:
+            self.on_result(record)
 
-    def keep_line(self, line: bytes, key: tuple[str, str, int]) -> None:
-        """A run a forked worker finished, as its results line and key: decoded only when it is
-        kept in memory or ``on_result`` wants it."""
+    def keep_line(self, line: bytes, key: tuple[str, str, int], shared: dict[bytes, bytes]) -> None:
+        """A run a forked worker finished, as its results line, what the line refers to
+        (:func:`~harness.records.stored_line`) and its key: decoded only when it is kept in memory
+        or ``on_result`` wants it."""
         wanted = self.out is None or self.on_result is not None
-        self._keep(key, decode_record(line) if wanted else None, line)
-
-    def _keep(self, key: tuple[str, str, int], record: RunRecord | None, line: bytes | None) -> None:
-        """Keep a run (the record, its line, or both: whichever is wanted is given)."""
+        record = decode_record(resolve_with(line, shared)) if wanted else None
         with self.lock:
             if self.out is None:
                 self.kept.append(cast(RunRecord, record))
             else:
-                self._write(line if line is not None else record_line(cast(RunRecord, record)), key)
+                self._write(line, shared, key)
         if self.on_result is not None:
             self.on_result(cast(RunRecord, record))
 
-    def _write(self, line: bytes, key: tuple[str, str, int]) -> None:
-        assert self.out is not None and self.log is not None
+    def _write(self, line: bytes, shared: dict[bytes, bytes], key: tuple[str, str, int]) -> None:
+        assert self.out is not None and self.log is not None and self.store is not None
         if self.full is not None:  # a line after a failed one could leave a cut line mid-file
             raise self.full
         try:
-            self.out.write(line + b"\n")  # one write: a line never reaches the file without its end
-            if self.flush_each:
-                self.out.flush()
+            self.store.add(shared)
+            self.waiting.append(line + b"\n")
+            self.held += len(line) + 1
+            if self.flush_each or self.store.full or self.held >= self.buffering:
+                self._flush()
         except OSError as error:
             if DiskFullError.is_full(error):
                 raise self._full() from error
@@ -110,6 +130,16 @@ class Results:
         self.number += 1
         self.log.add(key, self.offset, len(line) + 1, self.number)
         self.offset += len(line) + 1
+
+    def _flush(self) -> None:
+        """The values kept for the store, then the lines that refer to them (each whole: a line
+        never reaches the file without its end, nor before its values)."""
+        assert self.out is not None and self.store is not None
+        self.store.flush()
+        self.out.write(b"".join(self.waiting))
+        self.out.flush()
+        self.waiting.clear()
+        self.held = 0
 
     def records(self) -> Sequence[RunRecord]:
         """The records, sorted by (target, scenario, repeat)."""

@@ -14,8 +14,9 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, cast
 
 from harness import children
-from harness.records import RunRecord, record_line
+from harness.records import RunRecord
 from harness.results import Key
+from harness.results.store import stored_line
 from harness.runner.one import run_one
 from harness.runner.plan import Job, RunConfig, target_limits
 from harness.scenarios import Scenario
@@ -69,7 +70,7 @@ def run_forked(
     workers: int,
     config: RunConfig,
     endpoints: Mapping[str, Endpoint],
-    keep: Callable[[bytes, tuple[str, str, int]], None],
+    keep: Callable[[bytes, tuple[str, str, int], dict[bytes, bytes]], None],
     stop: threading.Event,
 ) -> list[Job]:
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
@@ -108,13 +109,13 @@ def run_forked(
         targets = list({target.name: target for target, _, _ in share}.values())
         lock = threading.Lock()
 
-        batch: list[tuple[Key, bytes]] = []
+        batch: list[tuple[Key, bytes, dict[bytes, bytes]]] = []
         held = [0]  # bytes in the batch
 
         def send(record: RunRecord) -> None:
-            line = record_line(record)
+            line, shared = stored_line(record)
             with lock:
-                batch.append((record.key, line))
+                batch.append((record.key, line, shared))
                 held[0] += len(line)
                 if held[0] >= batch_bytes:
                     conn.send(batch)
@@ -150,10 +151,10 @@ def run_forked(
                 except EOFError:
                     pending.pop(conn).join()
                     continue
-                for (target, scenario, repeat), line in batch:
+                for (target, scenario, repeat), line, shared in batch:
                     key = (sys.intern(target), sys.intern(scenario), repeat)  # a log holds each name once
                     done.add(key)
-                    keep(line, key)
+                    keep(line, key, shared)
     finally:
         terminate()
         children.untrack(tracked)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.compare import compare, load
+from harness.results.store import store_path
 from tests.helpers import result_sets
 from tests.helpers.cli import REPO, harness
 from tests.helpers.result_sets import BROKEN, SCENARIOS
@@ -78,6 +79,7 @@ def test_baseline_defaults_to_reports_results_and_harness_baseline_json(
 ) -> None:
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports" / "results.jsonl").write_bytes(sets[0].read_bytes())
+    (tmp_path / "reports" / "results.shared.jsonl.gz").write_bytes(store_path(sets[0]).read_bytes())
     out = harness("baseline", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert load(tmp_path / "harness-baseline.json").entries == load(sets[0]).entries

@@ -92,6 +92,8 @@ def test_the_readers_say_when_they_leave_out_a_last_line_cut_short(tmp_path: Pat
     whole = (tmp_path / "o" / "results.jsonl").read_bytes()
     cut = tmp_path / "cut.jsonl"
     cut.write_bytes(whole[:-200])
+    shared = (tmp_path / "o" / "results.shared.jsonl.gz").read_bytes()
+    (tmp_path / "cut.shared.jsonl.gz").write_bytes(shared)  # what the lines refer to, beside them
     for args in (
         ["report", cut, "--out", tmp_path / "r"],
         ["merge", cut, "--out", tmp_path / "m"],
@@ -142,12 +144,14 @@ class FullDisk:
         self.real, self.lines = real, 0
 
     def write(self, data: bytes) -> int:
-        self.lines += 1
-        if self.lines == 3:
-            self.real.write(data[: len(data) // 2])
-            self.real.flush()
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return int(self.real.write(data))
+        for line in data.splitlines(keepends=True):  # lines are written a few at a time
+            self.lines += 1
+            if self.lines == 3:
+                self.real.write(line[: len(line) // 2])
+                self.real.flush()
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            self.real.write(line)
+        return len(data)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
@@ -180,3 +184,21 @@ def test_a_full_disk_is_its_own_exit_code_and_the_run_resumes(
     assert resumed.exit_code == 0, resumed.output
     assert "2 done, 2 to go" in resumed.stderr and ":3: cut short when the run stopped" in resumed.stderr
     assert len((tmp_path / "o" / "results.jsonl").read_text().splitlines()) == 4
+
+
+def test_reports_rebuilt_from_the_results_are_the_ones_the_run_wrote(tmp_path: Path) -> None:
+    """Results lines refer to the values runs share, kept once in the store beside them; the run
+    folder is published by links, not copies; ``harness report`` on the published results alone
+    rebuilds every report byte for byte (but the time it was generated)."""
+    out, rebuilt = tmp_path / "reports", tmp_path / "rebuilt"
+    assert invoke("run", "-t", "sim-*", "-s", "weather.*", *SUITE, "--out", out).exit_code in (0, 1)
+    (folder,) = (out / "runs").iterdir()
+    published = sorted(p.name for p in out.iterdir() if p.is_file())
+    assert "results.shared.jsonl.gz" in published
+    for name in published:  # the same file, no byte copied
+        assert os.path.samefile(out / name, folder / name)
+    assert invoke("report", out / "results.jsonl", "--out", rebuilt).exit_code == 0
+    when = json.loads((out / "report.json").read_text())["generated_at"].encode()
+    again = json.loads((rebuilt / "report.json").read_text())["generated_at"].encode()
+    for name in ("report.json", "report.md", "report.html", "junit.xml"):
+        assert (rebuilt / name).read_bytes().replace(again, when) == (out / name).read_bytes(), name

@@ -28,6 +28,7 @@ from harness.errors import ConfigError
 from harness.records import RunRecord
 from harness.reports.json_report import build
 from harness.results import read_sorted
+from harness.results.store import store_path
 from tests.helpers import result_sets
 from tests.helpers.result_sets import BROKEN, USELESS
 
@@ -285,6 +286,7 @@ def test_load_takes_a_run_folder_and_names_what_it_expected(sets: tuple[Path, Pa
     folder = tmp_path / "runs" / "20260101T000000Z-1"
     folder.mkdir(parents=True)
     (folder / "results.jsonl").write_bytes(sets[0].read_bytes())
+    (folder / "results.shared.jsonl.gz").write_bytes(store_path(sets[0]).read_bytes())  # its values
     assert load(folder).entries == load(sets[0]).entries
     with pytest.raises(ConfigError, match=r"no results\.jsonl in this folder"):
         load(tmp_path)

@@ -15,8 +15,8 @@ import pytest
 
 from harness import results
 from harness.errors import ConfigError, DiskFullError
-from harness.records import record_line
 from harness.results import RecordLog, RunFolder
+from harness.results.store import Store, store_path, stored_line
 from harness.runner.sink import Results
 from tests.unit.test_records import record
 from tests.unit.test_results_input import whole
@@ -94,8 +94,17 @@ def test_a_resumed_run_appends_after_the_last_whole_line(tmp_path: Path, tail: b
         results.keep(record(repeat=9))
     log = RecordLog.open(path)
     assert [key[2] for key in log.run_keys()] == [*range(kept), 9]
-    assert path.read_bytes() == b"".join(whole(k) for k in range(kept)) + whole(9)
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert b"".join(lines[:kept]) == b"".join(whole(k) for k in range(kept))
+    with Store(store_path(path)) as store:  # the new line refers to the values it shares
+        assert store.resolve(lines[kept], "") == whole(9)
     assert [r.repeat for r in results.records()] == [9] and results.records()[0] == record(repeat=9)
+
+
+def stored(repeat: int) -> bytes:
+    """The results line of ``record(repeat=repeat)`` as the sink writes it (its shared values in
+    the store beside it)."""
+    return stored_line(record(repeat=repeat))[0] + b"\n"
 
 
 class FillingFile:
@@ -131,7 +140,7 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_keeping_what_was_written(t
     """A full disk was a traceback and exit code 1 (a failed gate)."""
     path = tmp_path / "results.jsonl"
     stop = threading.Event()
-    two = len(whole(0) + whole(1))
+    two = len(stored(0) + stored(1))
     with pytest.raises(DiskFullError) as caught, Results(path, False, None, stop=stop) as results:
         results.out = FillingFile(results, room=two + 100)  # type: ignore[assignment]
         results.keep(record(repeat=0))
@@ -146,10 +155,11 @@ def test_a_full_disk_stops_the_run_with_a_clear_error_keeping_what_was_written(t
     error = caught.value
     assert str(error) == f"no space left on device writing {path}: the lines written before it are kept"
     assert error.exit_code == 8 and error.errno == errno.ENOSPC and isinstance(error, OSError)
-    assert path.read_bytes() == whole(0) + whole(1) + whole(2)[:100]
+    assert path.read_bytes() == stored(0) + stored(1) + stored(2)[:100]
     with Results(path, True, None) as resumed:  # room again: the run resumes after line 2
         resumed.keep(record(repeat=2))
-    assert path.read_bytes() == whole(0) + whole(1) + whole(2)
+    assert path.read_bytes() == stored(0) + stored(1) + stored(2)
+    assert [r.repeat for r in RecordLog.open(path)] == [0, 1, 2]
 
 
 def test_a_full_disk_when_the_last_lines_are_written_is_the_same_error(tmp_path: Path) -> None:
@@ -160,7 +170,7 @@ def test_a_full_disk_when_the_last_lines_are_written_is_the_same_error(tmp_path:
     ):
         results.out = FillingFile(results, room=1 << 20, fail_on_close=True)  # type: ignore[assignment]
         results.keep(record())
-    assert path.read_bytes() == record_line(record()) + b"\n"
+    assert path.read_bytes() == stored(0)
 
 
 def test_a_manifest_the_disk_has_no_room_for_stays_as_it_was(

@@ -29,15 +29,17 @@ import msgspec
 
 from harness.errors import ConfigError, CutLineWarning, DiskFullError
 from harness.records import DECODER, READABLE, RESULT_SCHEMA, RunRecord
+from harness.results.store import Store, store_path
+from harness.results.store import merge as merge_stores
 
 
 def read(path: str | Path) -> Iterator[RunRecord]:
     """The records of a results file, in file order; a bad line (a last line cut short among
     them) is a :class:`ConfigError` naming its line and what is wrong with it."""
-    with open_results(path) as handle:
+    with open_results(path) as handle, Store(store_path(path)) as store:
         for number, _, line in _lines(handle, path):
             if line.strip():
-                yield _decode_checked(line, path, number)
+                yield _decode_checked(store.resolve(line, f"{path}:{number}"), path, number)
 
 
 def read_sorted(path: str | Path) -> list[RunRecord]:
@@ -230,6 +232,7 @@ class RecordLog(Sequence[RunRecord]):
         self._sorted = True
         self.end = self.end_line = 0  # the file read up to: its offset and the number of its last line
         self.cut: int | None = None  # the number of a last line left out, cut short
+        self._store = Store(store_path(self.path))  # what the lines refer to (harness.store)
 
     def add(self, key: Key, offset: int, length: int, number: int) -> None:
         """Note a record: its key, and its line's offset, length and number in the file."""
@@ -305,7 +308,8 @@ class RecordLog(Sequence[RunRecord]):
         return list(self._keys)
 
     def lines(self) -> Iterator[tuple[Key, bytes]]:
-        """Each record's key and results line as written, in order: nothing decoded, but a line
+        """Each record's key and results line as written (its references to the store beside it
+        kept: :mod:`harness.results.store`), in order: nothing decoded, but a line
         that is not UTF-8 (which :meth:`open` does not read all of) is a :class:`ConfigError`."""
         self._order()
         with open_results(self.path) as handle:
@@ -324,6 +328,7 @@ class RecordLog(Sequence[RunRecord]):
         """The records whose key ``keep`` accepts (nothing is read to choose them)."""
         self._order()
         chosen = RecordLog(self.path)
+        chosen._store = self._store  # read once
         for index, key in enumerate(self._keys):
             if keep(key):
                 chosen.add(key, *self._places[3 * index : 3 * index + 3])
@@ -331,11 +336,12 @@ class RecordLog(Sequence[RunRecord]):
 
     def _read(self, indexes: Iterable[int]) -> Iterator[RunRecord]:
         self._order()
-        with open_results(self.path) as handle:
+        with open_results(self.path) as handle, self._store:
             for index in indexes:
                 offset, length, number = self._places[3 * index : 3 * index + 3]
                 handle.seek(offset)
-                yield _decode_checked(handle.read(length), self.path, number)
+                line = self._store.resolve(handle.read(length), f"{self.path}:{number}")
+                yield _decode_checked(line, self.path, number)
 
 
 def select(records: Iterable[RunRecord], keep: Callable[[Key], bool]) -> Iterable[RunRecord]:
@@ -383,6 +389,9 @@ def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
                 line = line if line.endswith(b"\n") else line + b"\n"
                 written.add(key, merged.tell(), len(line), number)
                 merged.write(line)
+        stores = [store_path(log.path) for log in logs if store_path(log.path).exists()]
+        if stores:  # before the lines that refer to it
+            merge_stores(stores, store_path(out))
         os.replace(partial, out)
     except BaseException as exc:
         partial.unlink(missing_ok=True)
@@ -406,9 +415,10 @@ class RunFolder:
     """``<out>/runs/<run id>/``: a run's own results file (appended to as runs end), its manifest
     (``run.json``: what was asked for, and whether it finished) and, when it ends, its reports.
 
-    Only when the run ends are its results and reports copied to ``<out>/`` (each file replaced
-    atomically), so ``<out>/results.jsonl`` and the reports beside it always describe the same
-    complete run; a run killed half-way leaves them as they were, and ``--resume`` continues it.
+    Only when the run ends are its results and reports published to ``<out>/`` (each file a hard
+    link to the run folder's, replaced atomically: no byte is copied), so ``<out>/results.jsonl``
+    and the reports beside it always describe the same complete run; a run killed half-way leaves
+    them as they were, and ``--resume`` continues it.
 
     The run that creates or resumes a folder holds an OS lock on its ``run.lock`` until it
     finishes or its process ends (killed or not): a second process that wants the folder is
@@ -461,6 +471,7 @@ class RunFolder:
                 continue
             if run_id or _status(manifest_path) != "complete":
                 lock = _take(path)
+                _unlink_published(path)
                 return cls(path, json.loads(manifest_path.read_text(encoding="utf-8")), lock)
         which = f"run {run_id!r}" if run_id else "an unfinished run"
         raise ConfigError(f"--resume: no {which} under {runs}")
@@ -481,13 +492,18 @@ class RunFolder:
         published = []
         if status == "complete":
             self._prune()
-            for path in [self.results, *reports]:
+            for path in [self.results, *self.beside(), *reports]:
                 target = out / path.name
-                _replace(target, path.read_bytes())
+                _publish(path, target)
                 published.append(target)
                 _publish_files(path, out)
         self.release()
         return published
+
+    def beside(self) -> list[Path]:
+        """What the results file refers to, published with it (its shared store, when it has one)."""
+        shared = store_path(self.results)
+        return [shared] if shared.exists() else []
 
     def release(self) -> None:
         """Let the folder go (its process ending does the same)."""
@@ -561,9 +577,30 @@ def _status(manifest: Path) -> str | None:
     return status if isinstance(status, str) else None
 
 
+def _publish(path: Path, target: Path) -> None:
+    """``target`` made the same file as ``path`` atomically: a hard link (no byte copied), or a
+    copy where the file system has none."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    temporary.unlink(missing_ok=True)
+    try:
+        os.link(path, temporary)
+    except OSError:
+        _replace(target, path.read_bytes())
+        return
+    os.replace(temporary, target)
+
+
+def _unlink_published(folder: Path) -> None:
+    """Give the files of a resumed run folder their own copies where they are still the published
+    ones (a complete run resumed by its id): its writes then never reach ``<out>/`` before it ends."""
+    for path in folder.iterdir():
+        if path.is_file() and path.stat().st_nlink > 1:
+            _replace(path, path.read_bytes())
+
+
 def _publish_files(report: Path, out: Path) -> None:
     """Publish the folder of files a report loads beside it (``report.html`` and its
-    ``report-files/``), swapped in whole: the page and its files stay of one run."""
+    ``report-files/``) by links, swapped in whole: the page and its files stay of one run."""
     import shutil
 
     folder = report.with_name(f"{report.stem}-files")
@@ -572,7 +609,11 @@ def _publish_files(report: Path, out: Path) -> None:
     target, temporary = out / folder.name, out / f".{folder.name}.{os.getpid()}.tmp"
     old = out / f".{folder.name}.{os.getpid()}.old"
     shutil.rmtree(temporary, ignore_errors=True)
-    shutil.copytree(folder, temporary)
+    try:  # hard links, as the files beside it: no byte copied
+        shutil.copytree(folder, temporary, copy_function=os.link)
+    except OSError:
+        shutil.rmtree(temporary, ignore_errors=True)
+        shutil.copytree(folder, temporary)
     if target.exists():
         os.replace(target, old)
     os.replace(temporary, target)

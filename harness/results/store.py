@@ -1,0 +1,314 @@
+"""The shared store of a results file: what its runs share, kept once.
+
+A results line refers to a value many runs (or many turns of one run) hold alike (a check's
+verdict, the tools offered, a message, a part of a request, a response body) by the hash of its
+JSON, as ``{"$blob": "<hash>"}``; the value itself is kept in the store beside the results file
+(``results.jsonl`` -> ``results.shared.jsonl.gz``), written once however many lines refer to it.
+Reading a line puts every value back where its reference stands (:meth:`Store.resolve`), so the
+record read is the one written, and ``harness report`` rebuilds every report from the two files.
+
+A reference is told from the data by its space: the JSON the harness writes (msgspec's compact
+form) never puts a space after a colon outside a string, and inside a string a quote is escaped,
+so the bytes ``{"$blob": "`` are a reference and nothing else.
+
+The store is gzip (RFC 1952) of JSON lines ``["<hash>",<json>]``, in members of about 64 KiB
+each (a gzip file may hold many members, read as one: ``zcat`` shows every line), so a value is
+read by decompressing its member alone. Values alike compress together: the store of the default
+suite is a tenth of its values' size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import zlib
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from harness import secrets
+from harness.errors import ConfigError
+from harness.model import WireResponse
+from harness.records import RunRecord, record_line
+
+MARK = b'{"$blob": "'
+HASH_BYTES = 8  # 16 hex characters
+_REF = re.compile(rb'\{"\$blob": "([0-9a-f]{16})"\}')
+MEMBER_BYTES = 64 << 10  # values gathered before they are compressed as one gzip member
+_MEMBERS_CACHED = 32  # members kept decompressed for the next lines that refer to them
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def store_path(results: str | Path) -> Path:
+    """The shared store of the results file ``results``."""
+    path = Path(results)
+    return path.with_name(f"{path.stem}.shared.jsonl.gz")
+
+
+def digest(data: bytes) -> bytes:
+    """The hash a value's JSON is referred to by (hex, ASCII)."""
+    return hashlib.blake2b(data, digest_size=HASH_BYTES).hexdigest().encode()
+
+
+def reference(key: bytes) -> bytes:
+    """The reference to the value of hash ``key``, as a results line holds it."""
+    return MARK + key + b'"}'
+
+
+def resolve_with(line: bytes, values: dict[bytes, bytes]) -> bytes:
+    """``line`` with every reference replaced by its value from ``values`` (hash -> JSON, holding
+    every value the line refers to, as :func:`stored_line` gives them)."""
+    if MARK not in line:
+        return line
+    return _REF.sub(lambda m: resolve_with(values[m[1]], values), line)
+
+
+def _members(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """Each whole gzip member of the store ``path``: its offset, its length and its lines (a last
+    member cut short, a run killed while writing it, is not one), read a megabyte at a time."""
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        offset, rest = 0, b""
+        while True:
+            inflater, pieces, taken = zlib.decompressobj(wbits=31), [], 0
+            chunk = rest or handle.read(1 << 20)
+            while chunk:
+                try:
+                    pieces.append(inflater.decompress(chunk))
+                except zlib.error:
+                    return
+                taken += len(chunk) - len(inflater.unused_data)
+                if inflater.eof:
+                    break
+                chunk = handle.read(1 << 20)
+            if not inflater.eof:
+                return
+            yield offset, taken, b"".join(pieces)
+            offset, rest = offset + taken, inflater.unused_data
+
+
+class Store:
+    """The shared store of a results file, read (:meth:`resolve`) and, for the run writing it,
+    appended to (:meth:`add`: each value once, however often it is given).
+
+    Example::
+
+        with Store(store_path("reports/results.jsonl")) as store:
+            record = harness.records.decode_record(store.resolve(line, "reports/results.jsonl:1"))
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        # hash -> its place, one int (a run's values take little memory): the member's offset,
+        # the line's start and end in the member's text, 32 bits each
+        self._index: dict[bytes, int] | None = None
+        self._member_ends: dict[int, int] = {}  # member offset -> its end
+        self._cache: OrderedDict[int, bytes] = OrderedDict()  # member offset -> its lines
+        self._end = 0
+        self._out: IO[bytes] | None = None
+        self._pending: list[bytes] = []
+        self._pending_keys: list[bytes] = []
+        self._held = 0
+        self._reader: IO[bytes] | None = None
+
+    def _places(self) -> dict[bytes, int]:
+        if self._index is None:
+            self._index = {}
+            for offset, length, text in _members(self.path):
+                self._note(offset, length, text)
+        return self._index
+
+    def _note(self, offset: int, length: int, text: bytes) -> None:
+        assert self._index is not None
+        self._member_ends[offset] = self._end = offset + length
+        start = 0
+        while start < len(text):
+            end = text.index(b"\n", start) + 1
+            key = text[start + 2 : start + 2 + 2 * HASH_BYTES]
+            self._index.setdefault(key, offset << 64 | start << 32 | end)
+            start = end
+
+    def open(self) -> Store:
+        """Open the store to add values after the ones it holds (a last member cut short goes)."""
+        self._places()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("ab") as handle:
+            handle.truncate(self._end)
+        self._out = self.path.open("ab", buffering=0)
+        return self
+
+    def add(self, values: dict[bytes, bytes]) -> None:
+        """Keep each value (hash -> JSON) the store does not hold yet; written at :meth:`flush`,
+        or once a member's worth is kept (:meth:`full` says when)."""
+        places = self._places()
+        for key, data in values.items():
+            if key not in places:
+                places[key] = -1  # kept, not yet written
+                line = b'["' + key + b'",' + data + b"]\n"
+                self._pending.append(line)
+                self._pending_keys.append(key)
+                self._held += len(line)
+
+    @property
+    def full(self) -> bool:
+        """Whether a member's worth of values waits to be written."""
+        return self._held >= MEMBER_BYTES
+
+    def flush(self) -> None:
+        """Write the values :meth:`add` kept as one gzip member: before any results line that
+        refers to them is written."""
+        if not self._pending or self._out is None:
+            return
+        text = b"".join(self._pending)
+        deflater = zlib.compressobj(1, zlib.DEFLATED, 31)
+        member = deflater.compress(text) + deflater.flush()
+        self._out.write(member)
+        assert self._index is not None
+        offset = self._end
+        for key in self._pending_keys:
+            del self._index[key]
+        self._note(offset, len(member), text)
+        self._cache[offset] = text
+        self._pending.clear()
+        self._pending_keys.clear()
+        self._held = 0
+
+    def close(self) -> None:
+        if self._out is not None:
+            self.flush()
+            self._out.close()
+            self._out = None
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def value(self, key: bytes, where: str) -> bytes:
+        """The JSON of the value of hash ``key`` (its references resolved); one the store lacks
+        is a :class:`ConfigError` naming ``where`` it is referred to."""
+        place = self._places().get(key)
+        if place is None or place < 0:
+            raise ConfigError(
+                f"{where}: refers to a shared value ({key.decode()}) that {self.path} does not hold: "
+                "a results file is read with the store written beside it"
+            )
+        member, start, end = place >> 64, place >> 32 & 0xFFFFFFFF, place & 0xFFFFFFFF
+        text = self._cache.get(member)
+        if text is None:
+            if self._reader is None:
+                self._reader = self.path.open("rb")
+            self._reader.seek(member)
+            text = zlib.decompress(self._reader.read(self._member_ends[member] - member), wbits=31)
+            self._cache[member] = text
+            if len(self._cache) > _MEMBERS_CACHED:  # bounded: a run of any size reads in fixed memory
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(member)
+        return self.resolve(text[start + 2 * HASH_BYTES + 4 : end - 2], where)  # a list of references
+
+    def resolve(self, line: bytes, where: str) -> bytes:
+        """``line`` with every reference replaced by its value."""
+        if MARK not in line:
+            return line
+        return _REF.sub(lambda m: self.value(m[1], where), line)
+
+
+def merge(stores: list[Path], out: Path) -> None:
+    """The store of a merged results file ``out``: the members of ``stores`` one after the other
+    (a value two of them hold is read from the first; written beside, then put in place: ``out``
+    may be one of them)."""
+    partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        with partial.open("wb") as merged:
+            for path in stores:
+                with path.open("rb") as source:
+                    for offset, length, _ in _members(path):
+                        source.seek(offset)
+                        merged.write(source.read(length))
+        os.replace(partial, out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+_SHARED_FROM = 64  # a value shorter than this stays in its line: its reference would be as long
+
+
+class _Sharer:
+    """Values of one record encoded once each: a long one becomes a reference to its hash
+    (:mod:`harness.results.store`), a short one stays as it is."""
+
+    def __init__(self) -> None:
+        self.values: dict[bytes, bytes] = {}
+
+    def __call__(self, value: Any) -> Any:  # a msgspec.Raw, encoded where the value was
+        data = secrets.redact_bytes(_ENCODER.encode(value))
+        if len(data) < _SHARED_FROM:
+            return msgspec.Raw(data)
+        key = digest(data)
+        self.values[key] = data
+        return msgspec.Raw(reference(key))
+
+    def body(self, body: Any) -> Any:
+        """A request body with each of its long parts shared (the messages, the tools)."""
+        if not isinstance(body, dict):
+            return self(body)
+        return {k: self(v) if isinstance(v, list | dict | str) else v for k, v in body.items()}
+
+
+def stored_line(record: RunRecord) -> tuple[bytes, dict[bytes, bytes]]:
+    """``record`` as a results line that refers to what runs share (its checks, its transcript and
+    the parts of it: the tools offered, messages, exchanges, request parts, response bodies, parsed
+    turns, tool runs) by hash, and those values (hash -> JSON) for the store beside the results
+    file (:mod:`harness.results.store`): the line and the store give back :func:`record_line`'s record.
+    Secrets are redacted as :func:`record_line` redacts them; a record with text that is not
+    valid Unicode is written whole by it."""
+    share = _Sharer()
+    transcript = record.transcript
+    try:
+        stored = dataclasses.replace(
+            record,
+            checks=share(record.checks),
+            transcript=share(
+                dataclasses.replace(
+                    transcript,
+                    tools=share(transcript.tools),
+                    messages=share(transcript.messages),
+                    executions=share(transcript.executions),
+                    endpoint=share(transcript.endpoint),
+                    exchanges=[
+                        share(
+                            dataclasses.replace(
+                                e,
+                                request=dataclasses.replace(e.request, body=share.body(e.request.body)),
+                                response=None
+                                if e.response is None
+                                else WireResponse(
+                                    e.response.status,
+                                    share(e.response.body),
+                                    share(e.response.headers),
+                                ),
+                                parsed=share(e.parsed),
+                            )
+                        )
+                        for e in transcript.exchanges
+                    ],
+                )
+            ),
+        )
+        return secrets.redact_bytes(_ENCODER.encode(stored)), share.values
+    except UnicodeEncodeError:
+        return record_line(record), {}

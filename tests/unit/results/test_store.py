@@ -1,0 +1,104 @@
+"""The shared store of a results file (:mod:`harness.results.store`): results lines refer to what runs
+share, each value is kept once, and reading gives back the records written, whatever the data
+holds (text that looks like a reference among it)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.records import RunRecord, record_line
+from harness.results import RecordLog, merge_results, read
+from harness.results.store import MARK, Store, store_path, stored_line
+from harness.runner.sink import Results
+from tests.unit.test_records import record
+
+
+def written(path: Path, records: list[RunRecord]) -> None:
+    """``records`` written as a run writes them: the results file and its store."""
+    with Results(path, False, None, replay=True) as results:
+        for one in records:
+            results.keep(one)
+
+
+def store_lines(path: Path) -> list[bytes]:
+    return gzip.decompress(store_path(path).read_bytes()).splitlines()
+
+
+def test_runs_that_share_values_refer_to_them_and_read_back_whole(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    records = [record(repeat=k) for k in range(50)]  # the same transcript and checks fifty times
+    written(path, records)
+    assert list(read(path)) == records == list(RecordLog.open(path))
+    lines = path.read_bytes().splitlines()
+    assert all(MARK in line for line in lines)
+    whole = sum(len(record_line(r)) + 1 for r in records)
+    assert path.stat().st_size + store_path(path).stat().st_size < whole / 3
+    keys = [line[2:18] for line in store_lines(path)]
+    assert len(keys) == len(set(keys))  # each value once
+    assert len(lines[1]) < len(record_line(records[1])) / 3  # its own fields and references
+
+
+def test_data_that_looks_like_a_reference_is_data(tmp_path: Path) -> None:
+    """A reference is ``{"$blob": "<hash>"}`` with a space no compact JSON has: the same key in a
+    body, or the same text in a string, is kept as it is."""
+    path = tmp_path / "results.jsonl"
+    fake = "0123456789abcdef"
+    hostile = record()
+    hostile.transcript.exchanges[0].request.body.update(
+        {"$blob": fake, "x": {"$blob": fake}, "text": f'{{"$blob": "{fake}"}}'}
+    )
+    hostile.transcript.exchanges[0].response.body = f'{{"$blob": "{fake}"}} {MARK.decode()}'  # type: ignore[union-attr]
+    written(path, [hostile])
+    (back,) = read(path)
+    assert back == hostile and record_line(back) == record_line(hostile)
+
+
+def test_a_results_file_without_its_store_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    written(path, [record(), record(repeat=1)])
+    store_path(path).unlink()
+    with pytest.raises(
+        ConfigError, match=r"results.jsonl:1: refers to a shared value \([0-9a-f]{16}\) that "
+    ):
+        list(read(path))
+
+
+def test_a_store_cut_short_by_a_kill_keeps_its_whole_members_and_resumes(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    written(path, [record()])
+    shared = store_path(path)
+    whole = shared.read_bytes()
+    shared.write_bytes(whole + whole[:20])  # a member begun, not finished
+    with Results(path, True, None) as results:  # resumed: the cut member goes, new values follow
+        results.keep(record(repeat=1, score=1.0))
+    assert shared.read_bytes().startswith(whole)
+    assert [r.score for r in read(path)] == [87.5, 1.0]
+
+
+def test_shards_merge_with_their_stores(tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "results.jsonl", tmp_path / "b" / "results.jsonl"
+    written(first, [record(repeat=0)])
+    written(second, [record(repeat=1, score=3.0)])
+    merged = merge_results([first, second], tmp_path / "out" / "results.jsonl")
+    assert [r.repeat for r in merged] == [0, 1] and [r.score for r in merged][1] == 3.0
+
+
+def test_a_store_line_is_json_readable_by_any_tool(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    written(path, [record()])
+    for line in store_lines(path):
+        key, value = json.loads(line)
+        assert len(key) == 16 and value is not None
+    with Store(store_path(path)) as store:
+        assert store.resolve(path.read_bytes().splitlines()[0], "x") == record_line(record())
+
+
+def test_a_record_with_text_that_is_not_unicode_is_written_whole() -> None:
+    broken = record(scenario="t.\ud83d")
+    line, values = stored_line(broken)
+    assert values == {} and line == record_line(broken)
