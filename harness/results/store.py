@@ -41,6 +41,7 @@ HASH_BYTES = 8  # 16 hex characters
 _REF = re.compile(rb'\{"\$blob": "([0-9a-f]{16})"\}')
 MEMBER_BYTES = 64 << 10  # values gathered before they are compressed as one gzip member
 _MEMBERS_CACHED = 32  # members kept decompressed for the next lines that refer to them
+_VALUES_CACHED = 8 << 20  # bytes of values kept resolved: what many runs share stays at hand
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -112,10 +113,11 @@ class Store:
         self._index: dict[bytes, int] | None = None
         self._member_ends: dict[int, int] = {}  # member offset -> its end
         self._cache: OrderedDict[int, bytes] = OrderedDict()  # member offset -> its lines
+        self._values: OrderedDict[bytes, bytes] = OrderedDict()  # hash -> the value, resolved
+        self._held_values = 0
         self._end = 0
         self._out: IO[bytes] | None = None
-        self._pending: list[bytes] = []
-        self._pending_keys: list[bytes] = []
+        self._pending: dict[str, list[bytes]] = {}  # group -> the lines of its values not yet written
         self._held = 0
         self._reader: IO[bytes] | None = None
 
@@ -126,14 +128,17 @@ class Store:
                 self._note(offset, length, text)
         return self._index
 
-    def _note(self, offset: int, length: int, text: bytes) -> None:
+    def _note(self, offset: int, length: int, text: bytes, replace: bool = False) -> None:
+        """Index the member at ``offset`` (its lines ``text``); a value already placed keeps its
+        first place unless ``replace`` (it was kept, and is now written)."""
         assert self._index is not None
         self._member_ends[offset] = self._end = offset + length
         start = 0
         while start < len(text):
             end = text.index(b"\n", start) + 1
             key = text[start + 2 : start + 2 + 2 * HASH_BYTES]
-            self._index.setdefault(key, offset << 64 | start << 32 | end)
+            if replace or key not in self._index:
+                self._index[key] = offset << 64 | start << 32 | end
             start = end
 
     def open(self) -> Store:
@@ -145,40 +150,43 @@ class Store:
         self._out = self.path.open("ab", buffering=0)
         return self
 
-    def add(self, values: dict[bytes, bytes]) -> None:
-        """Keep each value (hash -> JSON) the store does not hold yet; written at :meth:`flush`,
-        or once a member's worth is kept (:meth:`full` says when)."""
+    def add(self, values: dict[bytes, bytes], group: str = "") -> None:
+        """Keep each value (hash -> JSON) the store does not hold yet, with the values of its
+        ``group`` (the run's target: a report reads a target's runs together); written at
+        :meth:`flush`."""
         places = self._places()
+        pending = self._pending.setdefault(group, [])
         for key, data in values.items():
             if key not in places:
                 places[key] = -1  # kept, not yet written
                 line = b'["' + key + b'",' + data + b"]\n"
-                self._pending.append(line)
-                self._pending_keys.append(key)
+                pending.append(line)
                 self._held += len(line)
 
     @property
-    def full(self) -> bool:
-        """Whether a member's worth of values waits to be written."""
-        return self._held >= MEMBER_BYTES
+    def held(self) -> int:
+        """The bytes of the values kept and not yet written."""
+        return self._held
 
     def flush(self) -> None:
-        """Write the values :meth:`add` kept as one gzip member: before any results line that
-        refers to them is written."""
-        if not self._pending or self._out is None:
+        """Write the values :meth:`add` kept, each group's in members of their own (of about
+        :data:`MEMBER_BYTES`): before any results line that refers to them is written."""
+        if self._out is None:
             return
-        text = b"".join(self._pending)
-        deflater = zlib.compressobj(1, zlib.DEFLATED, 31)
-        member = deflater.compress(text) + deflater.flush()
-        self._out.write(member)
         assert self._index is not None
-        offset = self._end
-        for key in self._pending_keys:
-            del self._index[key]
-        self._note(offset, len(member), text)
-        self._cache[offset] = text
+        for lines in self._pending.values():
+            while lines:
+                size = count = 0
+                while count < len(lines) and size < MEMBER_BYTES:
+                    size += len(lines[count])
+                    count += 1
+                text = b"".join(lines[:count])
+                del lines[:count]
+                deflater = zlib.compressobj(1, zlib.DEFLATED, 31)
+                member = deflater.compress(text) + deflater.flush()
+                self._out.write(member)
+                self._note(self._end, len(member), text, replace=True)
         self._pending.clear()
-        self._pending_keys.clear()
         self._held = 0
 
     def close(self) -> None:
@@ -199,6 +207,10 @@ class Store:
     def value(self, key: bytes, where: str) -> bytes:
         """The JSON of the value of hash ``key`` (its references resolved); one the store lacks
         is a :class:`ConfigError` naming ``where`` it is referred to."""
+        found = self._values.get(key)
+        if found is not None:
+            self._values.move_to_end(key)
+            return found
         place = self._places().get(key)
         if place is None or place < 0:
             raise ConfigError(
@@ -217,7 +229,12 @@ class Store:
                 self._cache.popitem(last=False)
         else:
             self._cache.move_to_end(member)
-        return self.resolve(text[start + 2 * HASH_BYTES + 4 : end - 2], where)  # a list of references
+        found = self.resolve(text[start + 2 * HASH_BYTES + 4 : end - 2], where)  # its own references too
+        self._values[key] = found
+        self._held_values += len(found)
+        while self._held_values > _VALUES_CACHED:  # bounded: a run of any size reads in fixed memory
+            self._held_values -= len(self._values.popitem(last=False)[1])
+        return found
 
     def resolve(self, line: bytes, where: str) -> bytes:
         """``line`` with every reference replaced by its value."""

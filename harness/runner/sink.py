@@ -31,7 +31,7 @@ class Results:
         self.on_result = on_result
         # each line reaches the file as its run ends, so a killed run resumes where it stopped;
         # a replay's lines go a megabyte at a time (a replayed run lost with them costs nothing),
-        # or as soon as the values they refer to are written to the store (a member's worth)
+        # after the values they refer to (written to the store by target, 16 MB at most kept)
         self.buffering = 1 << 20
         self.flush_each = not replay
         self.waiting: list[bytes] = []  # lines not yet written, and their bytes
@@ -118,10 +118,10 @@ class Results:
         if self.full is not None:  # a line after a failed one could leave a cut line mid-file
             raise self.full
         try:
-            self.store.add(shared)
+            self.store.add(shared, key[0])
             self.waiting.append(line + b"\n")
             self.held += len(line) + 1
-            if self.flush_each or self.store.full or self.held >= self.buffering:
+            if self.flush_each or self.held >= self.buffering or self.store.held >= 16 * self.buffering:
                 self._flush()
         except OSError as error:
             if DiskFullError.is_full(error):
