@@ -232,7 +232,7 @@ class RecordLog(Sequence[RunRecord]):
         self._sorted = True
         self.end = self.end_line = 0  # the file read up to: its offset and the number of its last line
         self.cut: int | None = None  # the number of a last line left out, cut short
-        self._store = Store(store_path(self.path))  # what the lines refer to (harness.store)
+        self._store = Store(store_path(self.path))  # what the lines refer to (harness.results.store)
 
     def add(self, key: Key, offset: int, length: int, number: int) -> None:
         """Note a record: its key, and its line's offset, length and number in the file."""

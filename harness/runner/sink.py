@@ -16,9 +16,9 @@ from harness.runner.plan import OnResult
 
 class Results:
     """Where finished runs go: each appended to the results file as its line, what it shares with
-    other runs to the store beside it (:mod:`harness.results.store`; then only its key and place are kept,
-    in a :class:`RecordLog`), or, without a file, kept in memory. A full disk
-    stops the run (``stop`` is set) with a :class:`DiskFullError`: the lines written stay."""
+    other runs to the store beside it (:mod:`harness.results.store`; then only its key and place
+    are kept, in a :class:`RecordLog`), or, without a file, kept in memory. A full disk stops the
+    run (``stop`` is set) with a :class:`DiskFullError`: the lines written stay."""
 
     def __init__(
         self,
@@ -101,7 +101,7 @@ class Results:
 
     def keep_line(self, line: bytes, key: tuple[str, str, int], shared: dict[bytes, bytes]) -> None:
         """A run a forked worker finished, as its results line, what the line refers to
-        (:func:`~harness.records.stored_line`) and its key: decoded only when it is kept in memory
+        (:func:`~harness.results.store.stored_line`) and its key: decoded only when it is kept in memory
         or ``on_result`` wants it."""
         wanted = self.out is None or self.on_result is not None
         record = decode_record(resolve_with(line, shared)) if wanted else None

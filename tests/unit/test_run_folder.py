@@ -208,3 +208,23 @@ def test_a_report_s_files_are_published_beside_it_in_place_of_the_last_run_s(tmp
     assert [p.name for p in (out / "report-files").iterdir()] == ["runs-0.js"]
     assert (out / "report-files" / "runs-0.js").read_text() == "runs-0.js of run 1"
     assert sorted(p.name for p in out.iterdir()) == ["report-files", "report.html", "results.jsonl", "runs"]
+
+
+def test_a_finished_run_is_published_by_links_and_a_resume_writes_its_own_copy(tmp_path: Path) -> None:
+    """The run folder was copied to ``<out>/`` (133 MB for the default suite); it is linked now,
+    and a complete run resumed by its id must not write through the links into ``<out>/``."""
+    folder = RunFolder.create(tmp_path, MANIFEST)
+    folder.results.write_bytes(whole(0))
+    report = folder.path / "report.json"
+    report.write_text("{}")
+    assert folder.finish("complete", [report], tmp_path) == [
+        tmp_path / "results.jsonl",
+        tmp_path / "report.json",
+    ]
+    assert os.path.samefile(folder.results, tmp_path / "results.jsonl")
+    resumed = RunFolder.resume(tmp_path, folder.run_id)
+    assert not os.path.samefile(resumed.results, tmp_path / "results.jsonl")
+    with resumed.results.open("ab") as out:
+        out.write(whole(1))
+    assert (tmp_path / "results.jsonl").read_bytes() == whole(0)
+    resumed.release()
