@@ -6,6 +6,13 @@ same run (ratios hold from one machine to another; absolute times do not).
 Parts (``--only`` picks some):
 
 - ``help``: ``harness --help``, wall, beside ``python -c pass`` (goal: under 0.2 s).
+- ``command``: ``harness run`` end to end as a user runs it (a fresh process, the default suite,
+  every report, the run folder published), beside vcrpy's replay measured in the same sitting:
+  CPU per interaction (goal: at most 0.4x vcrpy), wall (goal: under 3 s on an idle machine), the
+  bytes written per run over every output but report.html (goal: at most 8 KB), whether
+  ``harness report results.jsonl`` rebuilds the same reports, and where the time goes (start-up,
+  pipeline, report building, each writer, publishing), from one more run of the command in a
+  process that times its steps from outside.
 - ``replay``: the default suite replayed in one process and through the forked workers, each
   round in a fresh process as ``harness run`` starts (libraries imported, caches in memory cold,
   the parse cache on disk warm): CPU per interaction (goal: at most 1 ms, and at most 0.5x the
@@ -15,6 +22,11 @@ Parts (``--only`` picks some):
   harness's cassette transport: CPU per interaction (goal: flat).
 - ``runs``: ``--runs`` replayed runs (sim-openai's cassettes, repeated), each count in a fresh
   process: CPU per run and peak memory (goal: flat).
+- ``scale`` (not in the default parts: minutes): ``harness run`` over a synthetic suite of
+  ``--scale`` runs (10,000,100,000 by default: the bundled scenarios on as many aliases of the
+  simulated targets as it takes, in a temporary harness.toml, their cassettes linked), every
+  report: peak memory (goal: within 10 % from the smallest count to the largest) and CPU per run
+  (goal: within 10 %).
 - ``live``: 2-turn runs against a scripted uvicorn endpoint in its own process, 100 ms latency, 50
   and 500 concurrent (``--live-concurrency``): efficiency (ideal wall / wall; goal: at least 0.6
   at 50, 0.7 at 500) and CPU per exchange beside a bare shared ``httpx.Client`` sending as many
@@ -38,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-PARTS = ("help", "replay", "cassette", "runs", "live")
+PARTS = ("help", "command", "replay", "cassette", "runs", "live")
 
 
 def line(goal: str, figure: str, anchor: str, met: bool | None) -> None:
@@ -104,6 +116,137 @@ def replay_goals(per: float, anchor: float) -> None:
         f"vcrpy: {anchor:.2f} ms per request",
         per / anchor <= 0.5,
     )
+
+
+STEPS_CHILD = """
+import json, resource, sys, time
+import harness.reports, harness.results
+from harness import api
+import importlib
+run_command = importlib.import_module("harness.cli.run")
+
+def cpu():
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+steps = {}
+marks = []  # the CPU when the first timed step started: what start-up took
+
+def timed(name, fn):
+    def wrapper(*args, **kwargs):
+        started = cpu()
+        marks.append(started)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            steps[name] = steps.get(name, 0.0) + cpu() - started
+    return wrapper
+
+api.run = timed("pipeline (the runs, results written)", api.run)
+run_command.build_report = timed("report building", run_command.build_report)
+writer = harness.reports.writer
+harness.reports.writer = lambda name: timed(f"writing {name}", writer(name))
+harness.results.RunFolder.finish = timed("publishing to the out folder", harness.results.RunFolder.finish)
+sys.argv = ["harness", "run", "--out", sys.argv[1]]
+try:
+    from harness.cli import main
+    main()
+except SystemExit:
+    pass
+total = cpu()
+steps = {"start-up (imports, scenarios, targets)": marks[0], **steps}
+steps["other (table, gate)"] = total - sum(steps.values())
+sys.stderr.write("STEPS " + json.dumps({"total": total, "steps": steps}) + "\\n")
+"""
+"""``harness run`` in this process with each of its steps timed (CPU of the process and its forked
+workers): the command as it runs, its functions wrapped from outside."""
+
+
+def run_command(out: Path) -> tuple[float, float]:
+    """``harness run --out out`` in a fresh process: its CPU (with its workers) and wall seconds."""
+    before, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run([sys.executable, "-m", "harness", "run", "--out", str(out)], capture_output=True, cwd=REPO)
+    after, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter() - wall
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
+
+
+def written(out: Path) -> dict[str, int]:
+    """The bytes of each output of a run under ``out`` (a file published twice, linked, once)."""
+    seen, sizes = set(), {}
+    for path in sorted(out.rglob("*")):
+        stat = path.stat()
+        if path.is_file() and path.name != "run.lock" and (stat.st_dev, stat.st_ino) not in seen:
+            seen.add((stat.st_dev, stat.st_ino))
+            sizes[path.name] = sizes.get(path.name, 0) + stat.st_size
+    return sizes
+
+
+def whole_command(rounds: int = 3) -> None:
+    print("harness run, end to end (a fresh process each round, every report; the medians of 3 rounds)")
+    anchor = vcrpy_anchor()
+    with tempfile.TemporaryDirectory() as tmp:
+        run_command(Path(tmp) / "warm")  # the parse cache of the cassettes, on disk as a user's is
+        figures = [run_command(Path(tmp) / f"r{i}") for i in range(rounds)]
+        out = Path(tmp) / "r0"
+        report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        runs, interactions = len(report["runs"]), sum(run["turns"] for run in report["runs"])
+        cpu, wall = statistics.median(c for c, _ in figures), statistics.median(w for _, w in figures)
+        per = cpu * 1000 / interactions
+        print(f"  {runs} runs, {interactions} interactions: {cpu:.2f} s CPU, {wall:.2f} s wall")
+        line(
+            "CPU per interaction at most 0.4x vcrpy",
+            f"{per / anchor:.2f}x ({per:.2f} ms)",
+            f"vcrpy: {anchor:.2f} ms per request",
+            per / anchor <= 0.4,
+        )
+        line(
+            "wall under 3 s (on an idle machine)", f"{wall:.2f} s", f"load {os.getloadavg()[0]:.1f}", wall < 3
+        )
+        sizes = written(out)
+        html = sizes.pop("report.html", 0)
+        total = sum(sizes.values())
+        shown = ", ".join(
+            f"{name} {size / 1e6:.1f} MB" for name, size in sorted(sizes.items(), key=lambda i: -i[1])
+        )
+        line(
+            "at most 8 KB written per run (but HTML)",
+            f"{total / runs / 1024:.1f} KB",
+            shown[:60],
+            total / runs <= 8192,
+        )
+        print(f"    every output: {shown}; report.html {html / 1e6:.1f} MB")
+        rebuilt = Path(tmp) / "rebuilt"
+        subprocess.run(
+            [sys.executable, "-m", "harness", "report", str(out / "results.jsonl"), "--out", str(rebuilt)],
+            check=True,
+            capture_output=True,
+            cwd=REPO,
+        )
+        names = ("report.json", "report.md", "junit.xml")
+        same = all(_without_date(rebuilt / n) == _without_date(out / n) for n in names)
+        line(
+            "harness report rebuilds the same reports",
+            "same" if same else "DIFFERENT",
+            ", ".join(names),
+            same,
+        )
+        steps_out = subprocess.run(
+            [sys.executable, "-c", STEPS_CHILD, str(Path(tmp) / "steps")],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        ).stderr
+    found = json.loads(next(x for x in steps_out.splitlines() if x.startswith("STEPS "))[6:])
+    print(f"  where the CPU goes (one more run, its steps timed: {found['total']:.2f} s CPU in all)")
+    for name, seconds in found["steps"].items():
+        print(f"    {name:<44} {seconds:6.2f} s  {seconds / found['total']:4.0%}")
+
+
+def _without_date(path: Path) -> bytes:
+    """A report's bytes without the time it was generated (the one thing a rebuild changes)."""
+    import re
+
+    return re.sub(rb'"generated_at": "[^"]*"|generated [0-9T:+-]+', b"", path.read_bytes())
 
 
 REPLAY_CHILD = """
@@ -325,6 +468,70 @@ def runs(counts: list[int]) -> None:
         )
 
 
+SCALE_CHILD = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True)
+used = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command and every worker it forked
+print(json.dumps({"code": done.returncode, "cpu": used.ru_utime + used.ru_stime, "peak_kb": used.ru_maxrss}))
+"""
+"""A command run from a fresh process, so that its peak memory (the largest of its processes) and
+CPU are its own."""
+
+
+def scale(counts: list[int]) -> None:
+    """``harness run`` over synthetic suites of about ``counts`` runs: the bundled scenarios on
+    aliases of the simulated targets (a temporary harness.toml, each alias's cassettes a link to
+    its target's), every report written."""
+    import tomllib
+
+    bundled = tomllib.loads((REPO / "harness" / "targets.toml").read_text(encoding="utf-8"))["targets"]
+    sims = {n: t for n, t in bundled.items() if n.startswith("sim-") and (REPO / "cassettes" / n).is_dir()}
+    scenarios = len(list((REPO / "scenarios").rglob("*.yaml")))
+    print(f"scale: harness run over synthetic suites ({len(sims)} simulated targets, aliased; every report)")
+    figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for count in counts:
+            copies = max(1, round(count / (len(sims) * scenarios)))
+            folder = Path(tmp) / f"s{count}"
+            (folder / "cassettes").mkdir(parents=True)
+            toml = []
+            for copy in range(copies):
+                for name, fields in sims.items():
+                    alias = f"{name}-x{copy}"
+                    (folder / "cassettes" / alias).symlink_to(REPO / "cassettes" / name)
+                    toml.append(f'[targets."{alias}"]')
+                    toml += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+            (folder / "harness.toml").write_text("\n".join(toml) + "\n", encoding="utf-8")
+            command = [sys.executable, "-m", "harness", "run", "--config", str(folder / "harness.toml")]
+            command += ["--cassettes", str(folder / "cassettes"), "--out", str(folder / "out"), "-t", "*-x*"]
+            wall = time.perf_counter()
+            out = subprocess.run(
+                [sys.executable, "-c", SCALE_CHILD, *command], capture_output=True, text=True, cwd=REPO
+            )
+            wall = time.perf_counter() - wall
+            found = json.loads(out.stdout.splitlines()[-1])
+            with (folder / "out" / "results.jsonl").open("rb") as results:
+                runs = sum(1 for _ in results)
+            figures[count] = {**found, "runs": runs, "wall": wall}
+            print(
+                f"  {runs} runs: {found['cpu'] * 1000 / runs:.2f} ms CPU per run, {wall:.0f} s wall, "
+                f"peak {found['peak_kb'] / 1024:.0f} MB (exit {found['code']})"
+            )
+            shutil.rmtree(folder)
+    low, high = figures[counts[0]], figures[counts[-1]]
+    cost = (high["cpu"] / high["runs"]) / (low["cpu"] / low["runs"])
+    line(
+        f"CPU per run within 10 %, {low['runs']} -> {high['runs']}", f"{cost:.2f}x", "", abs(cost - 1) <= 0.1
+    )
+    grow = high["peak_kb"] / low["peak_kb"]
+    line(
+        "memory within 10 %",
+        f"{grow:.2f}x",
+        f"peak {low['peak_kb'] / 1024:.0f} -> {high['peak_kb'] / 1024:.0f} MB",
+        grow <= 1.1,
+    )
+
+
 def live(count: int, rounds: int, concurrencies: list[int]) -> None:
     """The live part, at each concurrency (:mod:`live_pace`): at least 4 batches of runs each."""
     from live_pace import live as live_at
@@ -338,22 +545,27 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", default="500,5000", help="Run counts for the scale part (comma-separated).")
+    parser.add_argument("--scale", default="10000,100000", help="Run counts for the scale part.")
     parser.add_argument("--live-runs", type=int, default=200)
     parser.add_argument("--live-rounds", type=int, default=5, help="Live rounds; the medians are shown.")
     parser.add_argument("--live-concurrency", default="50,500", help="Live concurrencies (comma-separated).")
-    parser.add_argument("--only", default=",".join(PARTS))
+    parser.add_argument("--only", default=",".join(PARTS), help="Parts (also: scale, not run by default).")
     args = parser.parse_args()
     chosen = args.only.split(",")
     if chosen != ["live"]:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if "help" in chosen:
         help_time()
+    if "command" in chosen:
+        whole_command()
     if "replay" in chosen:
         replay()
     if "cassette" in chosen:
         cassette()
     if "runs" in chosen:
         runs([int(n) for n in args.runs.split(",")])
+    if "scale" in chosen:
+        scale([int(n) for n in args.scale.split(",")])
     if chosen == ["live"]:
         live(args.live_runs, args.live_rounds, [int(n) for n in args.live_concurrency.split(",")])
     elif "live" in chosen:  # in a fresh process, as `harness run` starts: a worker forked from a
