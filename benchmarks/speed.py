@@ -472,10 +472,21 @@ SCALE_CHILD = """
 import json, resource, subprocess, sys
 done = subprocess.run(sys.argv[1:], capture_output=True)
 used = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command and every worker it forked
+if done.returncode not in (0, 1):  # 1: a run failed (a simulated deviation); anything else is broken
+    sys.exit(done.stderr.decode()[-2000:])
 print(json.dumps({"code": done.returncode, "cpu": used.ru_utime + used.ru_stime, "peak_kb": used.ru_maxrss}))
 """
 """A command run from a fresh process, so that its peak memory (the largest of its processes) and
 CPU are its own."""
+
+
+def toml_value(value: Any) -> str:
+    """``value`` (as tomllib reads it) written back as TOML."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)  # strings, numbers and booleans are written alike
 
 
 def scale(counts: list[int]) -> None:
@@ -497,17 +508,26 @@ def scale(counts: list[int]) -> None:
             toml = []
             for copy in range(copies):
                 for name, fields in sims.items():
-                    alias = f"{name}-x{copy}"
+                    alias = f"{name}-copy{copy}"
                     (folder / "cassettes" / alias).symlink_to(REPO / "cassettes" / name)
                     toml.append(f'[targets."{alias}"]')
-                    toml += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+                    toml += [f"{json.dumps(key)} = {toml_value(value)}" for key, value in fields.items()]
             (folder / "harness.toml").write_text("\n".join(toml) + "\n", encoding="utf-8")
             command = [sys.executable, "-m", "harness", "run", "--config", str(folder / "harness.toml")]
-            command += ["--cassettes", str(folder / "cassettes"), "--out", str(folder / "out"), "-t", "*-x*"]
+            command += [
+                "--cassettes",
+                str(folder / "cassettes"),
+                "--out",
+                str(folder / "out"),
+                "-t",
+                "*-copy*",
+            ]
             wall = time.perf_counter()
             out = subprocess.run(
                 [sys.executable, "-c", SCALE_CHILD, *command], capture_output=True, text=True, cwd=REPO
             )
+            if out.returncode:
+                raise SystemExit(f"harness run failed: {out.stderr}")
             wall = time.perf_counter() - wall
             found = json.loads(out.stdout.splitlines()[-1])
             with (folder / "out" / "results.jsonl").open("rb") as results:
