@@ -305,7 +305,7 @@ def _run(
     if base is not None:
         comparison = compare.compare(base, compare.from_records(records, str(folder.path)), tolerance)
         report.baseline = Baseline(str(baseline), tolerance, comparison.regressions, comparison.lines())
-    paths = write_built(report, records, folder.path)
+    paths = write_built(report, records, folder.path, sections=_trends(kept, folder, report, records))
     if not stop.is_set():
         folder.manifest["finished"] = now()  # saved by finish, read by `harness history import`
     published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
@@ -337,3 +337,20 @@ COMMANDS = (
     run,
     record,
 )
+
+
+def _trends(kept: str | None, folder: results.RunFolder, report: Any, records: Any) -> tuple[Any, ...]:
+    """report.html's *Trends* section: each target's figures over the history ``kept`` and this
+    run (none without a history, or before a target's second run)."""
+    if kept is None:
+        return ()
+    from markupsafe import Markup
+
+    from harness.history.facts import manifest_facts
+    from harness.history.trend import trend_html
+    from harness.reports.html import Section
+
+    body = trend_html(
+        kept, list(report.summary.targets), current=manifest_facts(folder, report.summary, records)
+    )
+    return (Section("trends", "Trends", Markup(body)),) if body else ()

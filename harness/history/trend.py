@@ -85,10 +85,10 @@ def _with_current(rows: list[dict[str, Any]], target: str, current: RunFacts | N
 
 
 def trend_section(db: History | None, targets: Sequence[str], current: RunFacts | None = None) -> str:
-    """A ``<section>`` of safe HTML with one trend panel per target of ``targets`` that has at
-    least two runs (its headline and compliance over its runs, the latest figures beside); ``""``
-    when none has. ``current``: the run being reported, drawn last when the history does not hold
-    it yet (the report is written before the history is)."""
+    """A block of safe HTML (report.html's *Trends* section) with one trend panel per target of
+    ``targets`` that has at least two runs (its headline and compliance over its runs, the latest
+    figures beside); ``""`` when none has. ``current``: the run being reported, drawn last when
+    the history does not hold it yet (the report is written before the history is)."""
     panels = []
     for target in targets:
         rows = _with_current(db.target_runs(target) if db is not None else [], target, current)
@@ -109,8 +109,8 @@ def trend_section(db: History | None, targets: Sequence[str], current: RunFacts 
         f'<span style="color:{colour}">&#9632;</span> {escape(name)}' for _, name, colour in SERIES
     )
     return (
-        '<section class="history-trends"><h2>Trends</h2>'
-        f'<p class="legend">{legend} (0-100, one dot per run in the history)</p>{"".join(panels)}</section>'
+        '<div class="history-trends">'
+        f'<p class="legend">{legend} (0-100, one dot per run in the history)</p>{"".join(panels)}</div>'
     )
 
 

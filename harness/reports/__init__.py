@@ -7,7 +7,7 @@ writes it in each format. The gate that reads the report is :mod:`harness.analys
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from harness.records import RunRecord
 from harness.reports.safe import visible
 
 if TYPE_CHECKING:
+    from harness.reports.html import Section
     from harness.reports.report import Report
 
 Writer = Callable[["Report", Iterable[RunRecord], Path], Path]
@@ -48,9 +49,20 @@ def write_built(
     records: Iterable[RunRecord],
     out_dir: Path,
     names: tuple[str, ...] = DEFAULT_WRITERS,
+    sections: Sequence[Section] = (),
 ) -> list[Path]:
-    """Write an already built report in each format; returns the written paths."""
+    """Write an already built report in each format; returns the written paths. ``sections``:
+    extra summary sections of report.html (the run history's trends), not drawn from the records."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    if sections:
+        from harness.reports import html
+
+        return [
+            html.write(report, records, out_dir, sections)
+            if name == "html"
+            else writer(name)(report, records, out_dir)
+            for name in names
+        ]
     return [writer(name)(report, records, out_dir) for name in names]
 
 

@@ -75,6 +75,12 @@ def test_three_runs_are_in_the_history_and_rebuilt_from_their_folders(
     assert data["runs"][0]["harness_version"] == harness.__version__
     failing = {c: v for c, v in data["checks"].items() if v["first_failed"]}
     assert failing and all(v["first_failed"]["run_id"] == run_ids[0] for v in failing.values())
+    page = (out / "report.html").read_text(encoding="utf-8")  # the third run's: a trend panel a target
+    trends = page[page.index('<section id="trends"') : page.index("</section>", page.index('id="trends"'))]
+    assert (
+        f"<strong>{TARGET}</strong>: 3 run(s)" in trends and "<strong>sim-openai</strong>: 3 run(s)" in trends
+    )
+    assert trends.count("<svg") == 2 and 'href="#trends"' in page
     rebuilt_identically(out, db, run_ids, lambda: os.remove(db))
 
 
