@@ -35,6 +35,7 @@ from typing import Any, Literal
 from harness._version import __version__
 from harness.analysis.capabilities import Grid
 from harness.errors import ConfigError
+from harness.providers.litellm_names import litellm_mode, litellm_provider
 from harness.records import RunRecord
 
 Tier = Literal["verified", "replayed", "untested"]
@@ -47,52 +48,6 @@ FLAGS: dict[str, tuple[str, ...]] = {
 """LiteLLM's flag -> the grid's columns it is decided by (LiteLLM's model map, and
 ``litellm.supports_function_calling`` / ``supports_parallel_function_calling`` /
 ``litellm.utils.supports_tool_choice``, which read it)."""
-
-PROVIDERS = {
-    "openai": "openai",
-    "openai-responses": "openai",
-    "azure-openai-v1": "azure",
-    "azure-openai-chat": "azure",
-    "mistral": "mistral",
-    "ollama": "ollama_chat",
-    "ollama-v1": "ollama_chat",
-    "ollama-responses": "ollama_chat",
-    "ollama-anthropic": "ollama_chat",
-    "groq": "groq",
-    "openrouter": "openrouter",
-    "openrouter-responses": "openrouter",
-    "openrouter-anthropic": "openrouter",
-    "vllm": "hosted_vllm",
-    "vllm-responses": "hosted_vllm",
-    "lmstudio": "lm_studio",
-    "lmstudio-responses": "lm_studio",
-    "gemini-openai": "gemini",
-    "gemini-interactions": "gemini",
-    "vertex-openai": "vertex_ai",
-    "cohere": "cohere_chat",
-    "xai": "xai",
-    "xai-anthropic": "xai",
-    "bedrock": "bedrock",
-    "bedrock-openai": "bedrock",
-    "bedrock-mantle": "bedrock",
-}
-"""The harness's endpoint profile -> LiteLLM's provider name (``litellm.provider_list``) for
-the same endpoint. A profile not named here is reached the way its wire format is
-(:data:`FORMATS`): llama.cpp's servers, for one, as an OpenAI-compatible endpoint."""
-
-FORMATS = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "anthropic-messages": "anthropic",
-    "mistral-chat": "mistral",
-    "ollama-chat": "ollama_chat",
-    "cohere-chat": "cohere_chat",
-    "gemini-generate": "gemini",
-    "gemini-interactions": "gemini",
-    "bedrock-converse": "bedrock",
-}
-"""A wire format -> the LiteLLM provider that speaks it, for a profile :data:`PROVIDERS` does
-not name (an unknown format is reached as OpenAI-compatible, LiteLLM's ``openai/`` prefix)."""
 
 WORST = ("no", "partial", "yes")
 """Cell values from worst to best (``untested`` decides nothing)."""
@@ -153,11 +108,6 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def litellm_provider(profile: str, fmt: str) -> str:
-    """LiteLLM's provider name for an endpoint of ``profile`` speaking ``fmt``."""
-    return PROVIDERS.get(profile) or FORMATS.get(fmt, "openai")
-
-
 def model_key(record: RunRecord) -> str | None:
     """The LiteLLM model name a run measured (``<provider>/<model>``), or ``None`` for a run in
     prompted mode: its calls were written as text, which says nothing of native tool calling."""
@@ -215,7 +165,7 @@ def litellm_map(
 def _entry(model: _Model, cells: dict[str, dict[str, Any]], source: Provenance) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "litellm_provider": model.provider,
-        "mode": "responses" if model.formats == {"openai-responses"} else "chat",
+        "mode": litellm_mode(model.formats),
     }
     evidence: dict[str, dict[str, Any]] = {}
     for flag, columns in FLAGS.items():

@@ -15,8 +15,6 @@ from harness import scenarios
 from harness.analysis.capabilities import capabilities
 from harness.analysis.capability_map import (
     FLAGS,
-    FORMATS,
-    PROVIDERS,
     Provenance,
     grid_json,
     litellm_map,
@@ -25,6 +23,7 @@ from harness.analysis.capability_map import (
 from harness.api import run_targets
 from harness.errors import ConfigError
 from harness.providers import formats
+from harness.providers.litellm_names import FORMATS, PROVIDERS
 from harness.providers.profiles import PROFILES
 from harness.records import RunError, RunRecord, TargetInfo
 from harness.runner import RunConfig
