@@ -16,10 +16,10 @@ from harness.servers.sim.server import Simulator
 from harness.servers.sim.wire import SimRequest
 from tests.helpers.cli import REPO
 
-SIM_CASSETTES = sorted(path for path in (REPO / "cassettes").glob("sim-*") if "prompted" not in path.name)
-"""The prompted-mode folders are left out: their second turns (tool results sent as a user text
-message) were recorded by an earlier simulator, which the simulator before this change already
-answered otherwise (it reads such a message as a new user turn)."""
+SIM_CASSETTES = sorted((REPO / "cassettes").glob("sim-*"))
+MISREAD = "history.few_shot.yaml"
+"""Left out in the prompted-mode folders: recorded while the simulator read the tool result after a
+follow-up as a new question (the targets' xfail says so); it now plays the scripted step there."""
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,8 @@ def test_the_strict_simulator_answers_the_recorded_conformant_loop_as_recorded(
     answered byte for byte as recorded: strictness changed nothing a conformant client sees."""
     answered = 0
     for path in sorted(folder.glob("*.yaml")):
+        if "prompted" in folder.name and path.name == MISREAD:
+            continue
         data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
         for interaction in data.get("interactions", ()):
             request, recorded = interaction["request"], interaction["response"]

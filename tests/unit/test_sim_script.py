@@ -60,3 +60,27 @@ def test_offered_name_is_the_one_the_harness_declared_for_twins() -> None:
     offered = [dotted.exposed("evil", "echo_x"), dotted.exposed("evil", "echo.x")]
     assert offered_name("evil.echo.x", offered, ["evil"]) == dotted.exposed("evil", "echo.x")
     assert offered_name("evil.echo_x", offered, ["evil"]) == dotted.exposed("evil", "echo_x")
+
+
+def test_prompted_mode_counts_steps_from_result_messages() -> None:
+    """In prompted mode the tool results come back as user text in the protocol's syntax: they
+    are steps of the phase, not new questions (counting them as user messages made the simulator
+    repeat its first call until the loop check stopped the run)."""
+    from harness.model import ToolResult, ToolSpec
+    from harness.providers.text_protocols import PROTOCOLS
+
+    todo = ToolSpec("todo", "Manage todos.", {"type": "object", "properties": {}})
+
+    suite = load([REPO / "scenarios"])
+    model = ScriptedModel(suite)
+    scenario = next(s for s in suite if s.id == "todo.sequential.create_complete")
+    for protocol in PROTOCOLS.values():
+        system = [("system", "You manage todos.\n" + protocol.system_prompt([todo]))]
+        opening = system + [(m.role, m.content or "") for m in scenario.messages if m.role == "user"]
+        users = [text for role, text in opening if role == "user"]
+        results = protocol.render_results([ToolResult("c1", "todo", '{"id": 1}')])
+        # since_user as the wire reads it: 0, since the results message is a user text
+        second = model.reply(scenario, Conversation(opening, 1, [], [*users, results], since_user=0))
+        final = model.reply(scenario, Conversation(opening, 2, [], [*users, results, results], since_user=0))
+        assert second.calls == [("todo", {"operation": "complete", "id": 1})], protocol.name
+        assert final.calls == [] and final.text in ("done", "complete"), protocol.name

@@ -112,7 +112,7 @@ class ScriptedModel:
     def reply(self, scenario: Scenario, conversation: Conversation) -> Reply:
         # the step within this phase is counted from the phase's own user message, so a phase that
         # went otherwise than scripted (a deviation, a model that answered early) never shifts the next
-        turn = conversation.since_user
+        turn = step(conversation)
         asked = [f.content for f in scenario.follow_ups if f.content in conversation.user_texts]
         phase = scenario.phase(len(asked))
         steps = self.plan(phase)
@@ -122,6 +122,31 @@ class ScriptedModel:
             return Reply([(offered_name(name, offered, servers), args) for name, args in steps[turn]])
         final = phase.expect.final
         return Reply(text=str(example(final)) if final is not None else "Done.")
+
+
+def step(conversation: Conversation) -> int:
+    """The step of this phase: the assistant turns since the last user message with text. In
+    prompted mode tool results come back as user text too (in the protocol's syntax), so there
+    the step is the number of result messages since the last other user text."""
+    protocol = prompted_protocol(conversation)
+    if protocol is None:
+        return conversation.since_user
+    from harness.model import ToolResult
+
+    rendered = protocol.render_results([ToolResult("CALL-ID", "NAME", "")])
+    prefix = rendered[: rendered.index("CALL-ID")]  # how a results message starts
+    count = 0
+    for text in conversation.user_texts:
+        count = count + 1 if text.startswith(prefix) else 0
+    return count
+
+
+def prompted_protocol(conversation: Conversation) -> Any:
+    """The text protocol whose instructions the system prompt holds (prompted mode), or None."""
+    from harness.providers.text_protocols import PROTOCOLS
+
+    system = "\n".join(text for role, text in conversation.opening if role == "system")
+    return next((p for p in PROTOCOLS.values() if p.instructions in system), None)
 
 
 def offered_name(name: str, offered: list[str], servers: Iterable[str] = ()) -> str:
@@ -163,12 +188,10 @@ def as_text(reply: Reply, conversation: Conversation) -> Reply:
     """In prompted mode (no native tools, a text protocol in the system prompt) a conformant
     model writes its calls in that protocol's syntax."""
     from harness.model import ToolCall
-    from harness.providers.text_protocols import PROTOCOLS
 
     if not reply.calls:
         return reply
-    system = "\n".join(text for role, text in conversation.opening if role == "system")
-    protocol = next((p for p in PROTOCOLS.values() if p.instructions in system), None)
+    protocol = prompted_protocol(conversation)
     if protocol is None:
         return reply
     return Reply(text=protocol.render_calls([ToolCall(name, args) for name, args in reply.calls]))
