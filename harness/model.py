@@ -456,14 +456,45 @@ class Exchange:
 
 
 @dataclass
+class MCPAnswer:
+    """What an MCP server answered one ``tools/call``, beside the text the model was sent: the
+    ``isError`` flag, the ``structuredContent`` (``structured`` says whether the result carried
+    one: ``content`` may be ``None`` for a JSON null), or the JSON-RPC error code of a call
+    answered with a protocol error (``error_code``; ``None`` for a result or a call that got no
+    answer at all), and how many progress notifications the server sent before answering."""
+
+    server: str
+    tool: str
+    is_error: bool = False
+    structured: bool = False
+    content: Any = None
+    error_code: int | None = None
+    progress: int = 0
+
+
+@dataclass
+class MCPToolInfo:
+    """What an MCP server listed about one tool beyond its input schema: the ``outputSchema`` its
+    structured results must conform to, and its ``annotations`` (``readOnlyHint``,
+    ``destructiveHint``, ``idempotentHint``, ``openWorldHint``, ``title``), both as listed."""
+
+    server: str
+    tool: str
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+
+
+@dataclass
 class ToolExecution:
-    """One tool call executed by the harness, with its result."""
+    """One tool call executed by the harness, with its result (and, for an MCP tool, what its
+    server answered: :class:`MCPAnswer`)."""
 
     turn: int
     call: ToolCall
     result: ToolResult
     elapsed_ms: float = 0.0
     source: str = "builtin"
+    mcp: MCPAnswer | None = None
 
 
 StopReason = Literal["final", "max_turns", "loop", "provider_error", "transport_error", "harness_error"]
@@ -495,6 +526,7 @@ class Transcript:
     agent: str | None = None  # the user's agent under test, when not the harness's own loop
     endpoint: dict[str, Any] = field(default_factory=dict)  # what the server said about itself
     phases: list[int] = field(default_factory=list)  # the turn each phase starts at (follow-ups)
+    mcp_tools: dict[str, MCPToolInfo] = field(default_factory=dict)  # scenario name -> as listed
 
     def phase(self, index: int) -> Transcript | None:
         """What phase ``index`` of the conversation holds (the opening request is phase 0, each

@@ -260,9 +260,10 @@ def mcp_servers(context: RunContext) -> list[Finding]:
     a finding with its stderr; the run itself goes on. Not for hosted MCP: the provider ran them."""
     if not context.scenario.mcp_servers or context.hosted:
         return []
-    issues = [f for f in context.transcript.findings if f.check_id.startswith("mcp.")]
+    found = [f for f in context.transcript.findings if f.check_id.startswith("mcp.")]
+    issues = [f for f in found if f.severity != "info"]
     servers = ", ".join(s.name for s in context.scenario.mcp_servers)
-    return issues or [passed("", f"MCP server(s) {servers} ran without issue")]
+    return issues or [passed("", f"MCP server(s) {servers} ran without issue"), *found]
 
 
 @check(kind="protocol", weight=2.0)

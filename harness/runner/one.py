@@ -170,6 +170,7 @@ def run_one(
             for tool in mcp.tools():
                 registry.add(tool)
             transcript.tool_names.update(mcp.names())
+            transcript.mcp_tools = mcp.tool_info()
         setup = RunSetup(target, scenario, endpoint, config, path, registry, transcript, hosted)
         if target.agent:
             run_user_agent(setup)

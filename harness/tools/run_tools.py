@@ -9,6 +9,7 @@ result that is sent back to the model, which is what error scenarios test.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,7 +18,7 @@ from typing import Any
 
 from harness import secrets
 from harness.errors import CassetteError, UnknownNameError
-from harness.model import ToolCall, ToolExecution, ToolResult, ToolSpec
+from harness.model import MCPAnswer, ToolCall, ToolExecution, ToolResult, ToolSpec
 
 
 class ToolFailure(Exception):
@@ -29,7 +30,22 @@ class ToolFailure(Exception):
             if arguments["amount"] <= 0:
                 raise harness.ToolFailure("amount must be positive")  # sent to the model as an error result
             ...
+
+    ``mcp`` is what an MCP server answered, when the failure is its ``isError`` result or its
+    protocol error (the run's transcript keeps it beside the text).
     """
+
+    def __init__(self, message: str, *, mcp: MCPAnswer | None = None) -> None:
+        super().__init__(message)
+        self.mcp = mcp
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A tool's text together with what its MCP server answered (an MCP executor returns one)."""
+
+    text: str
+    mcp: MCPAnswer | None = None
 
 
 Executor = Callable[[dict[str, Any]], Any]
@@ -116,6 +132,7 @@ class RunTools:
         started = time.perf_counter()
         tool = self.tools.get(call.name)
         source = tool.source if tool else "unknown"
+        mcp: MCPAnswer | None = None
         if tool is None:
             content, is_error = f"error: unknown tool {call.name!r}; available: {', '.join(self.tools)}", True
         elif call.arguments is None:
@@ -126,14 +143,34 @@ class RunTools:
                     raise ToolFailure(fault.error)
                 if self.validate:
                     check_arguments(tool.spec.schema_text, call.arguments)
-                content, is_error = render(tool.execute(call.arguments)), False
+                returned = tool.execute(call.arguments)
+                if isinstance(returned, Answered):
+                    mcp, returned = returned.mcp, returned.text
+                content, is_error = render(returned), False
             except CassetteError:
                 raise  # replay cannot go on: not the tool's failure
             except Exception as exc:  # a tool's failure is a result for the model
                 content, is_error = f"error: {exc}", True
+                mcp = exc.mcp if isinstance(exc, ToolFailure) else None
         elapsed = (time.perf_counter() - started) * 1000
         content = secrets.redact(content)  # a tool (an MCP server) may echo a secret it was given
-        return ToolExecution(turn, call, ToolResult(call.id, call.name, content, is_error), elapsed, source)
+        result = ToolResult(call.id, call.name, content, is_error)
+        return ToolExecution(turn, call, result, elapsed, source, _redacted(mcp))
+
+
+def _redacted(mcp: MCPAnswer | None) -> MCPAnswer | None:
+    """``mcp`` with any registered secret its server echoed in the structured content redacted."""
+    if mcp is None or not mcp.structured:
+        return mcp
+    text = json.dumps(mcp.content, ensure_ascii=False)
+    clean = secrets.redact(text)
+    if clean == text:
+        return mcp
+    try:
+        content = json.loads(clean)
+    except ValueError:  # the secret spanned JSON syntax: keep the redacted text
+        content = clean
+    return dataclasses.replace(mcp, content=content)
 
 
 def check_arguments(schema: dict[str, Any] | str, arguments: dict[str, Any]) -> None:

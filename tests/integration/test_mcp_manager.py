@@ -322,7 +322,7 @@ def test_render_result_describes_non_text_parts() -> None:
         "hello\n[image image/png, ~3 bytes]\n[resource file:///a.txt]\nbody\n[resource link file:///b b]"
     )
     empty = render_result(SimpleNamespace(content=[], structured_content={"b": 1, "a": 2}, is_error=True))
-    assert empty == MCPCallResult('{"a": 2, "b": 1}', True, {"b": 1, "a": 2})
+    assert empty == MCPCallResult('{"a": 2, "b": 1}', True, {"b": 1, "a": 2}, has_structured=True)
 
 
 def test_issue_to_finding() -> None:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from harness import children, secrets
 from harness.errors import ConfigError, ServerError, UnknownNameError
-from harness.model import ToolSpec
+from harness.model import MCPAnswer, ToolSpec
 from harness.providers.rules import NameRules
 from harness.providers.schemas import normalize_schema, schema_issues
 from harness.tools.mcp._loop import Interrupted, LoopThread
@@ -70,7 +70,7 @@ from harness.tools.mcp.types import (
     render_result,
 )
 from harness.tools.naming import OnForbidden, Style, ToolNamer
-from harness.tools.run_tools import Tool, ToolFailure
+from harness.tools.run_tools import Answered, Tool, ToolFailure
 from harness.transport.credentials import register_url
 
 if TYPE_CHECKING:
@@ -278,17 +278,21 @@ class MCPManager:
             registry_tool(t, namer, self._executor(t.server, t.name, on_call)) for t in tools or self.tools()
         ]
 
-    def _executor(self, server: str, tool: str, on_call: OnCall | None) -> Callable[[dict[str, Any]], str]:
-        def execute(arguments: dict[str, Any]) -> str:
+    def _executor(
+        self, server: str, tool: str, on_call: OnCall | None
+    ) -> Callable[[dict[str, Any]], Answered]:
+        def execute(arguments: dict[str, Any]) -> Answered:
             try:
                 result = self.call(server, tool, arguments)
             except ServerError as exc:
+                code = exc.code if isinstance(exc, MCPCallError) else None
                 if on_call is not None:
-                    on_call(server, tool, arguments, None, str(exc))
-                raise ToolFailure(str(exc)) from exc
+                    on_call(server, tool, arguments, None, str(exc), code)
+                answer = MCPAnswer(server, tool, error_code=code) if code is not None else None
+                raise ToolFailure(str(exc), mcp=answer) from exc
             if on_call is not None:
-                on_call(server, tool, arguments, result, None)
-            return tool_text(tool, result)
+                on_call(server, tool, arguments, result, None, None)
+            return tool_text(server, tool, result)
 
         return execute
 
@@ -382,6 +386,7 @@ class MCPManager:
                         message_handler=on_message,
                     )
                     await stack.enter_async_context(client)
+                    _keep_structured_results(client)
                     state.protocol_version = client.protocol_version
                     if spec.protocol_version not in (None, client.protocol_version):
                         detail = (
@@ -433,9 +438,16 @@ class MCPManager:
             issue = await self._retire(state, "crashed", f"process {state.pid} exited", tool)
             message = f"MCP server {name!r} crashed before {tool!r}"
             raise MCPCallError(message, server=name, tool=tool, issue=issue)
+        notified: list[float] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            notified.append(progress)
+
         try:
             with anyio.fail_after(timeout + CALL_GRACE_S):
-                result = await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+                result = await client.call_tool(
+                    tool, arguments, read_timeout_seconds=timeout, progress_callback=on_progress
+                )
         except (MCPError, TimeoutError) as exc:
             code = exc.code if isinstance(exc, MCPError) else REQUEST_TIMEOUT
             if state.death is not None or state.stopping:  # another call or close() stopped it
@@ -450,12 +462,13 @@ class MCPManager:
             else:
                 issue = self._record(state, "protocol_error", f"{tool!r}: JSON-RPC error {code}: {exc}", tool)
                 message = f"MCP tool {tool!r} on {name!r}: protocol error {code}: {exc}"
+                raise MCPCallError(message, server=name, tool=tool, issue=issue, code=code) from None
             raise MCPCallError(message, server=name, tool=tool, issue=issue) from None
         except Exception as exc:  # a malformed result (pydantic ValidationError) and the like
             issue = self._record(state, "protocol_error", f"{tool!r}: {_describe(exc)}", tool)
             message = f"MCP tool {tool!r} on {name!r}: {issue.detail}"
             raise MCPCallError(message, server=name, tool=tool, issue=issue) from None
-        return render_result(result)
+        return dataclasses.replace(render_result(result), progress=len(notified))
 
     async def _retire(self, state: _Server, kind: IssueKind, detail: str, tool: str) -> MCPIssue:
         """Record a fatal issue, stop the server (SIGTERM first: it is misbehaving) and wait."""
@@ -484,7 +497,16 @@ class MCPManager:
                 if not t.name:
                     self._record(state, "protocol_error", "listed a tool without a name: left out", t.name)
                     continue
-                tools.append(MCPTool(state.spec.name, t.name, t.description or "", dict(t.input_schema)))
+                tools.append(
+                    MCPTool(
+                        state.spec.name,
+                        t.name,
+                        t.description or "",
+                        dict(t.input_schema),
+                        dict(t.output_schema) if t.output_schema is not None else None,
+                        _annotations(t.annotations),
+                    )
+                )
             cursor = page.next_cursor
             if cursor is None:
                 break
@@ -572,18 +594,41 @@ async def _initialize_at(session: Any, version: str) -> Any:
     return result
 
 
-OnCall = Callable[[str, str, dict[str, Any], MCPCallResult | None, str | None], None]
-"""(server, tool, arguments, result, failure): what a call came to."""
+OnCall = Callable[[str, str, dict[str, Any], MCPCallResult | None, str | None, int | None], None]
+"""(server, tool, arguments, result, failure, JSON-RPC error code): what a call came to."""
 
 
-def tool_text(tool: str, result: MCPCallResult) -> str:
-    """A result as the tool's answer; an isError result is the tool's failure."""
+def tool_text(server: str, tool: str, result: MCPCallResult) -> Answered:
+    """A result as the tool's answer (its text, with what the server answered beside it); an
+    isError result is the tool's failure."""
+    answer = MCPAnswer(
+        server, tool, result.is_error, result.has_structured, result.structured, progress=result.progress
+    )
     if result.is_error:
-        raise ToolFailure(result.text or f"MCP tool {tool!r} reported an error")
-    return result.text
+        raise ToolFailure(result.text or f"MCP tool {tool!r} reported an error", mcp=answer)
+    return Answered(result.text, answer)
 
 
-def registry_tool(tool: MCPTool, namer: ToolNamer, execute: Callable[[dict[str, Any]], str]) -> Tool:
+def _keep_structured_results(client: Client) -> None:
+    """Turn off the SDK client's own check of structured results against the tool's
+    ``outputSchema``: it raises on the first violation and the result is lost, where the harness
+    keeps the result (the model gets it as any client that does not validate would pass it on) and
+    the ``protocol.mcp_output_schema`` check lists every violation with its JSON pointer."""
+
+    async def keep(name: str, result: Any) -> None:
+        return None
+
+    setattr(client.session, "validate_tool_result", keep)  # noqa: B010 (an instance's method)
+
+
+def _annotations(annotations: Any) -> dict[str, Any] | None:
+    """A listed tool's annotations as their wire names (``readOnlyHint``...), unset ones left out."""
+    if annotations is None:
+        return None
+    return dict(annotations.model_dump(mode="json", by_alias=True, exclude_none=True)) or None
+
+
+def registry_tool(tool: MCPTool, namer: ToolNamer, execute: Callable[[dict[str, Any]], Any]) -> Tool:
     """An MCP tool as the registry holds it: its provider-safe name, its scenario name, and
     one serial lane per server (calls to one server run in call order)."""
     spec = ToolSpec(

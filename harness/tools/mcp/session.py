@@ -26,7 +26,7 @@ import yaml
 
 from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
-from harness.model import Finding
+from harness.model import Finding, MCPAnswer, MCPToolInfo
 from harness.providers import adapter_class
 from harness.tools.mcp.manager import registry_tool, tool_text
 from harness.tools.mcp.types import (
@@ -40,7 +40,7 @@ from harness.tools.mcp.types import (
     MCPUse,
 )
 from harness.tools.naming import Style, ToolNamer
-from harness.tools.run_tools import Tool, ToolFailure
+from harness.tools.run_tools import Answered, Tool, ToolFailure
 from harness.transport.cassette_files import NONE, Shape, check_field, described, load_recording
 
 
@@ -182,7 +182,14 @@ class MCPSession:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise CassetteMissingError(str(self.recording), self.target, self.use.scenario_id) from None
         self.listed = [
-            MCPTool(server, t["name"], t.get("description") or "", t.get("input_schema") or {})
+            MCPTool(
+                server,
+                t["name"],
+                t.get("description") or "",
+                t.get("input_schema") or {},
+                t.get("output_schema"),
+                t.get("annotations"),
+            )
             for server, tools in data["servers"].items()
             for t in tools
         ]
@@ -205,9 +212,12 @@ class MCPSession:
     def _save(self) -> None:
         servers: dict[str, list[dict[str, Any]]] = {s.name: [] for s in self.use.servers}
         for tool in self.listed:  # what the run offered (the scenario may use part of a server)
-            servers.setdefault(tool.server, []).append(
-                {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
-            )
+            listed = {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+            if tool.output_schema is not None:  # written only when listed: older recordings stay as they are
+                listed["output_schema"] = tool.output_schema
+            if tool.annotations is not None:
+                listed["annotations"] = tool.annotations
+            servers.setdefault(tool.server, []).append(listed)
         data = {
             "scenario": self.use.scenario_id,
             "servers": servers,
@@ -237,14 +247,31 @@ class MCPSession:
         arguments: dict[str, Any],
         result: MCPCallResult | None,
         failure: str | None,
+        code: int | None,
     ) -> None:
         entry: dict[str, Any] = {"server": server, "tool": tool, "arguments": arguments}
         if result is not None:
             entry.update(text=result.text, is_error=result.is_error)
+            if result.has_structured:
+                entry["structured_content"] = result.structured
+            if result.progress:
+                entry["progress"] = result.progress
         else:
             entry["failure"] = failure
+            if code is not None:
+                entry["error_code"] = code
         with self._lock:
             self.calls.append(entry)
+
+    def tool_info(self) -> dict[str, MCPToolInfo]:
+        """What the servers listed about the offered tools beyond their input schemas (output
+        schemas, annotations), by the name scenarios use; tools with neither are left out."""
+        assert self.namer is not None
+        return {
+            self.namer.raw(t.server, t.name): MCPToolInfo(t.server, t.name, t.output_schema, t.annotations)
+            for t in self.listed
+            if t.output_schema is not None or t.annotations is not None
+        }
 
     def names(self) -> dict[str, str]:
         """Exposed name -> the name scenarios use (``mcp__<server>__<tool>`` or ``<server>.<tool>``)."""
@@ -267,10 +294,24 @@ class MCPSession:
                     )
                 )
             found += [Finding("wire.tool_name_mapped", "info", False, note) for note in self.namer.notes]
+        for name, info in sorted(self.tool_info().items()):
+            if info.annotations:
+                hints = ", ".join(
+                    f"{key}={json.dumps(value)}" for key, value in sorted(info.annotations.items())
+                )
+                found.append(
+                    Finding(
+                        "mcp.tool_annotations",
+                        "info",
+                        False,
+                        f"MCP tool {name!r} is annotated {hints}",
+                        evidence={"annotations": info.annotations},
+                    )
+                )
         return found
 
-    def _replay(self, server: str, tool: str) -> Callable[[dict[str, Any]], str]:
-        def replay(arguments: dict[str, Any]) -> str:
+    def _replay(self, server: str, tool: str) -> Callable[[dict[str, Any]], Answered]:
+        def replay(arguments: dict[str, Any]) -> Answered:
             key = (server, tool, _canonical(arguments))
             with self._lock:  # calls to two servers in one turn replay concurrently
                 entry = next(
@@ -285,8 +326,18 @@ class MCPSession:
                     self._replay_calls.remove(entry)
             if entry is not None:
                 if "failure" in entry:
-                    raise ToolFailure(entry["failure"])
-                return tool_text(tool, MCPCallResult(str(entry.get("text", "")), bool(entry.get("is_error"))))
+                    code = entry.get("error_code")
+                    answer = None if code is None else MCPAnswer(server, tool, error_code=code)
+                    raise ToolFailure(entry["failure"], mcp=answer)
+                structured = entry.get("structured_content")
+                result = MCPCallResult(
+                    str(entry.get("text", "")),
+                    bool(entry.get("is_error")),
+                    structured,
+                    "structured_content" in entry,
+                    int(entry.get("progress") or 0),
+                )
+                return tool_text(server, tool, result)
             recorded = [
                 f"{e['server']}/{e['tool']}({_canonical(e.get('arguments') or {})})"
                 for e in self._replay_calls
@@ -328,6 +379,8 @@ def recording_shape(data: Any) -> None:
             what = f"tool {tool['name']!r}"
             check_field(tool, "description", (str, NONE), "text", where, what)
             check_field(tool, "input_schema", (dict, NONE), "a mapping", where, what)
+            check_field(tool, "output_schema", (dict, NONE), "a mapping", where, what)
+            check_field(tool, "annotations", (dict, NONE), "a mapping", where, what)
     versions = data.get("protocol_versions")
     if versions is not None and (
         not isinstance(versions, dict) or not all(isinstance(v, str | NONE) for v in versions.values())
@@ -342,6 +395,8 @@ def recording_shape(data: Any) -> None:
         check_field(call, "arguments", (dict, NONE), "a mapping", where, f"call {index}")
         check_field(call, "text", (str,), "text", where, f"call {index}")
         check_field(call, "failure", (str,), "text", where, f"call {index}")
+        check_field(call, "error_code", (int,), "an integer", where, f"call {index}")
+        check_field(call, "progress", (int,), "an integer", where, f"call {index}")
     kinds = get_args(IssueKind)
     for index, issue in enumerate(data["issues"]):
         where = ["issues", index]

@@ -115,22 +115,28 @@ class MCPServerSpec:
 
 @dataclass(frozen=True)
 class MCPTool:
-    """A tool as an MCP server listed it."""
+    """A tool as an MCP server listed it (``output_schema`` and ``annotations`` as listed, or
+    ``None``)."""
 
     server: str
     name: str
     description: str
     input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class MCPCallResult:
     """What a ``tools/call`` returned: the text for the model, the isError flag, and
-    the structured content when the server sent one."""
+    the structured content when the server sent one (``has_structured``: it did), and how many
+    progress notifications came before it."""
 
     text: str
     is_error: bool = False
     structured: Any = None
+    has_structured: bool = False
+    progress: int = 0
 
 
 @dataclass(frozen=True)
@@ -161,12 +167,21 @@ class MCPIssue:
 class MCPCallError(ServerError):
     """A call that got no result: unknown or dead server, timeout, protocol error.
 
-    ``issue`` is the recorded issue behind it (for a dead server, the one that killed it).
+    ``issue`` is the recorded issue behind it (for a dead server, the one that killed it);
+    ``code`` the JSON-RPC error code when the server answered the call with a protocol error.
     """
 
-    def __init__(self, message: str, *, server: str, tool: str, issue: MCPIssue | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        server: str,
+        tool: str,
+        issue: MCPIssue | None = None,
+        code: int | None = None,
+    ) -> None:
         super().__init__(message)
-        self.server, self.tool, self.issue = server, tool, issue
+        self.server, self.tool, self.issue, self.code = server, tool, issue, code
 
 
 def render_result(result: Any) -> MCPCallResult:
@@ -176,10 +191,12 @@ def render_result(result: Any) -> MCPCallResult:
     """
     parts = [_describe_part(part) for part in getattr(result, "content", None) or []]
     structured = getattr(result, "structured_content", None)
+    fields = getattr(result, "model_fields_set", None) or ()
+    has_structured = structured is not None or "structured_content" in fields
     text = "\n".join(parts)
     if not parts and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, sort_keys=True)
-    return MCPCallResult(text, bool(getattr(result, "is_error", False)), structured)
+    return MCPCallResult(text, bool(getattr(result, "is_error", False)), structured, has_structured)
 
 
 def _describe_part(part: Any) -> str:
