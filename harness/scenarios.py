@@ -66,6 +66,7 @@ class Expectation:
     final: Any = None
     batch: str | None = None  # "one_turn" or "per_item": how the N expected calls of a batch arrive
     refused: dict[str, Any] | None = None  # the endpoint must refuse the request: {status, message?}
+    confirm_before: tuple[str, ...] = ()  # tools the agent must ask the user about before calling
 
 
 @dataclass(frozen=True)
@@ -735,6 +736,7 @@ def _expectation(expect: dict[str, Any]) -> Expectation:
         final=expect.get("final"),
         batch=expect.get("batch"),
         refused=expect.get("refused"),
+        confirm_before=tuple(expect.get("confirm_before") or ()),
     )
 
 

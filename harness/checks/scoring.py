@@ -72,6 +72,7 @@ BROKEN_CALL = frozenset(
         "protocol.tool_choice",
         "protocol.agent_conduct",
         "protocol.history_portability",
+        "protocol.confirm_before",
     }
 )
 """Protocol checks whose failure means the run did not do what was asked, whatever the
@@ -79,7 +80,7 @@ expectations say: a call that cannot be executed as made (invalid JSON, an unkno
 arguments against the schema), a call written into the text in native mode, a forced
 ``tool_choice`` the endpoint honours but the model ignored, a user's agent that did not pass the
 tool results back as they were, a history from another provider sent against the target's id,
-name or reasoning rules."""
+name or reasoning rules, a tool the scenario says is destructive called without asking the user."""
 
 COMPLIANCE = frozenset(
     {
