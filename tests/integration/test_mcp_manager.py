@@ -22,6 +22,7 @@ import pytest
 from harness.errors import ConfigError, UnknownNameError
 from harness.model import ToolCall
 from harness.servers.mcp_fixture import SERVER_NAME, fixture_command, fixture_spec
+from harness.servers.mcp_fixture.cases import LONG_NAME
 from harness.servers.mcp_fixture.server import INDEX
 from harness.tools.mcp.manager import (
     MCPCallError,
@@ -57,7 +58,23 @@ def manager() -> Iterator[MCPManager]:
 
 def test_lists_the_fixture_tools(manager: MCPManager) -> None:
     tools = {tool.name: tool for tool in manager.tools()}
-    assert set(tools) == {"find_symbol", "read_file", "list_files", "search.files", "flaky"}
+    assert set(tools) == {
+        "find_symbol",
+        "read_file",
+        "list_files",
+        "search.files",
+        "flaky",
+        *("file_info", "file_stats", "file_info_nonconformant", "read_lines", "read_lines_nonconformant"),
+        *("delete_file", LONG_NAME, "reindex"),
+    }
+    assert tools["file_info"].output_schema is not None and tools["file_stats"].output_schema is None
+    assert tools["delete_file"].annotations == {
+        "title": "Delete file",
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
     assert all(tool.server == SERVER_NAME for tool in tools.values())
     assert tools["read_file"].input_schema["required"] == ["path"]
     assert manager.issues == []
@@ -116,13 +133,14 @@ def test_as_tools_through_the_registry(manager: MCPManager) -> None:
     registry = RunTools()
     for tool in manager.as_tools(manager.namer("openai")):
         registry.add(tool)
-    assert sorted(registry.names()) == [
+    assert {
         "mcp__codeindex__find_symbol",
         "mcp__codeindex__flaky",
         "mcp__codeindex__list_files",
         "mcp__codeindex__read_file",
         "mcp__codeindex__search_files",
-    ]
+        "mcp__codeindex__count_definitions_in_one_file_of_the_co_7accb400",  # 128 characters, cut to 64
+    } <= set(registry.names())
     spec = registry.get("mcp__codeindex__search_files").spec
     assert spec.parameters["type"] == "object" and "query" in spec.parameters["properties"]
     ok = registry.execute(ToolCall("mcp__codeindex__search_files", {"query": "TOLERANCE"}, id="c1"), turn=0)
@@ -142,6 +160,28 @@ def test_importing_the_manager_does_not_import_mcp() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_structured_results_protocol_errors_and_progress_reach_the_registry() -> None:
+    """What the SDK's client would refuse (a result against its outputSchema) comes through for the
+    harness to judge; a protocol error keeps its code; progress notifications are counted."""
+    with MCPManager([fixture_spec(timeout_s=10)]) as manager:
+        registry = RunTools()
+        for tool in manager.as_tools(manager.namer("openai")):
+            registry.add(tool)
+        broken = registry.execute(
+            ToolCall("mcp__codeindex__file_info_nonconformant", {"path": "README.md"}), 0
+        )
+        assert not broken.result.is_error and broken.mcp is not None
+        assert (broken.mcp.structured, broken.mcp.content) == (True, {"path": "README.md", "lines": "3"})
+        bad = {"path": "README.md", "start_line": 30, "end_line": 35}
+        refused = registry.execute(ToolCall("mcp__codeindex__read_lines_nonconformant", bad), 0)
+        assert refused.result.is_error and refused.mcp is not None and refused.mcp.error_code == -32602
+        answered = registry.execute(ToolCall("mcp__codeindex__read_lines", bad), 0)
+        assert answered.mcp is not None and answered.mcp.is_error and answered.mcp.error_code is None
+        slow = registry.execute(ToolCall("mcp__codeindex__reindex", {"steps": 2}), 0)
+        assert slow.mcp is not None and slow.mcp.progress == 2
+    assert [(i.kind, i.tool) for i in manager.issues] == [("protocol_error", "read_lines_nonconformant")]
 
 
 # -- failures ---------------------------------------------------------------------------

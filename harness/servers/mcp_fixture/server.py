@@ -13,6 +13,10 @@ Tools:
   name has a dot, which OpenAI-style providers forbid: it exercises name sanitising.
 * ``flaky(mode)`` -> ``"ok"``; ``"error"`` returns an isError result, ``"crash"`` exits the
   process at once (status 3), ``"hang"`` never returns.
+
+And the tools of the MCP cases (structured results with and without a schema, a schema
+violation, ``isError`` and protocol errors for bad input, annotations, a 128-character name,
+progress, cancellation): see :mod:`harness.servers.mcp_fixture.cases`.
 """
 
 from __future__ import annotations
@@ -162,6 +166,9 @@ def create_server() -> MCPServer[Any]:
             await anyio.sleep_forever()
         return "ok"
 
+    from harness.servers.mcp_fixture.cases import add_case_tools
+
+    add_case_tools(server)
     return server
 
 
