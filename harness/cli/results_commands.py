@@ -150,8 +150,21 @@ def baseline(results: Path, out: Path) -> None:
 @click.option(
     "--out", default=None, type=click.Path(dir_okay=False, path_type=Path), help="Write to this file."
 )
+@click.option(
+    "--structured-results",
+    "structured",
+    is_flag=True,
+    help="Instead: what each target's adapter forwards to the model for a structured tool result "
+    "(the JSON value, its text, both), read from the request it builds.",
+)
 def capabilities_command(
-    results: Path, shape: str, as_json: bool, targets: tuple[str, ...], simulated: bool, out: Path | None
+    results: Path,
+    shape: str,
+    as_json: bool,
+    targets: tuple[str, ...],
+    simulated: bool,
+    out: Path | None,
+    structured: bool,
 ) -> None:
     """What each target was measured to do, from the runs of RESULTS (a results file or a run
     folder; default reports/results.jsonl): native and parallel calls, each tool_choice mode,
@@ -171,7 +184,15 @@ def capabilities_command(
 
         records = records.where(lambda key: any(fnmatchcase(key[0], t) for t in targets))
     shape = "json" if as_json else shape
-    if shape == "litellm":
+    if structured:
+        from harness.analysis.structured_results import forwarding_table, render_text
+        from harness.targets_file import load_targets
+
+        known = load_targets()
+        names = sorted({record.target.name for record in records})
+        rows = forwarding_table(known[name] for name in names if name in known)
+        text = json.dumps([row.data() for row in rows], indent=2) if shape == "json" else render_text(rows)
+    elif shape == "litellm":
         text = json.dumps(litellm_map(records, provenance(path), simulated=simulated), indent=2)
     elif shape == "json":
         text = json.dumps(grid_json(records, provenance(path)), indent=2)
