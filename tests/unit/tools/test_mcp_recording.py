@@ -106,3 +106,18 @@ def test_a_malformed_new_field_is_refused_with_its_place(
     with pytest.raises(CassetteCorruptError) as refused:
         session(tmp_path, tools, calls)
     assert pointer.rsplit("/", 1)[1] in str(refused.value)
+
+
+def test_a_secret_the_server_echoes_in_structured_content_is_redacted(tmp_path: Path) -> None:
+    from harness import secrets
+
+    secret = "sk-structured-5f0c9e2b7a"
+    secrets.register(secret)
+    tools = [{"name": "info", "input_schema": {"type": "object"}}]
+    structured = {"token": secret, "nested": [f"Bearer {secret}"]}
+    calls = [
+        {"server": "code", "tool": "info", "arguments": {}, "text": "ok", "structured_content": structured}
+    ]
+    execution = registry(session(tmp_path, tools, calls)).execute(ToolCall("mcp__code__info", {}, id="c1"), 0)
+    assert execution.mcp is not None
+    assert execution.mcp.content == {"token": "<redacted>", "nested": ["Bearer <redacted>"]}
