@@ -430,7 +430,7 @@ def _offered_names(declared: dict[str, DeclaredTool], mcp: list[Any], naming: st
 def _check_names(
     data: dict[str, Any], file: _File, declared: dict[str, DeclaredTool], mcp: list[Any]
 ) -> None:
-    """Expected calls, a named tool_choice and faults name offered tools."""
+    """Expected calls, tools to confirm before, a named tool_choice and faults name offered tools."""
     offered = _offered_names(declared, mcp, data.get("mcp_naming", "prefixed"))
 
     def check(name: str, what: str, *where: str | int) -> None:
@@ -444,6 +444,9 @@ def _check_names(
     for where, expect in _expects(data):
         for index, call in _dicts(expect.get("calls")):
             check(call["name"], f"expected call to {call['name']!r}", *where, "calls", index, "name")
+        for index, name in enumerate(expect.get("confirm_before") or ()):
+            if isinstance(name, str):
+                check(name, f"confirm_before names {name!r}", *where, "confirm_before", index)
     choice = data.get("tool_choice")
     refused = "refused" in (data.get("expect") or {})
     if isinstance(choice, dict) and not refused:  # a refusal scenario may name an absent tool

@@ -171,6 +171,12 @@ def test_inline_declared_tools_load(tmp_path: Path) -> None:
             20,
         ),
         (
+            ("expect:\n", "expect:\n  confirm_before: [lookup_order, refund_order]\n"),
+            "confirm_before names 'refund_order', which the scenario does not offer",
+            "/expect/confirm_before/1",
+            20,
+        ),
+        (
             ("args: {order_id: A-1}", "args: {order_id: {regexp: '^A'}}"),
             "unknown matcher 'regexp'; did you mean 'regex'?",
             "/expect/calls/0/args/order_id",
