@@ -257,7 +257,13 @@ def _applies(record: RunRecord, check_id: str) -> bool:
 
 
 def _calls(record: RunRecord) -> int:
-    return sum(len(e.parsed.tool_calls) for e in record.transcript.exchanges)
+    """The calls the model made: those the harness ran, and those the provider's MCP connector ran
+    for it (hosted MCP)."""
+    return sum(_turn_calls(e.parsed) for e in record.transcript.exchanges)
+
+
+def _turn_calls(turn: ParsedTurn) -> int:
+    return len(turn.tool_calls) + sum(1 for h in turn.hosted if h.kind == "call")
 
 
 def endpoint_answer(turn: ParsedTurn, exchange: Exchange) -> str | None:
@@ -315,7 +321,7 @@ def parallel_calls(record: RunRecord) -> list[Seen]:
         return []
     if _failed(record, "protocol.tools_delivered"):
         return [Seen(run_id(record), False, NOT_DELIVERED)]
-    if any(len(e.parsed.tool_calls) >= 2 for e in record.transcript.exchanges):
+    if any(_turn_calls(e.parsed) >= 2 for e in record.transcript.exchanges):
         return [Seen(run_id(record), True)]
     if _calls(record):
         return [Seen(run_id(record), False, "one call per turn")]
@@ -323,12 +329,15 @@ def parallel_calls(record: RunRecord) -> list[Seen]:
 
 
 def mcp_tools(record: RunRecord) -> list[Seen]:
-    """A run with MCP servers: was a call to an MCP tool made and answered by its server?"""
+    """A run with MCP servers: was a call to an MCP tool made and answered by its server (by
+    the harness's MCP loop, or by the provider's own connector under hosted MCP)?"""
     if record.category != "mcp" and not _applies(record, "protocol.mcp_servers"):
         return []
     if _failed(record, "protocol.tools_delivered"):
         return [Seen(run_id(record), False, NOT_DELIVERED)]
     if any(x.source.startswith("mcp:") for x in record.transcript.executions):
+        return [Seen(run_id(record), True)]
+    if any(call.error is None for _, call in record.transcript.hosted_calls):  # the provider's connector
         return [Seen(run_id(record), True)]
     if _failed(record, "protocol.mcp_servers"):
         return [Seen(run_id(record), False, "MCP server failed")]
