@@ -24,7 +24,7 @@ from harness.history import DEFAULT, where
 from harness.history.facts import now
 from harness.records import RunRecord
 from harness.results import read_sorted
-from harness.runner import OnResult, RunConfig
+from harness.runner import OnEnd, OnResult, RunConfig
 from harness.runner import run as run_with_endpoints
 from harness.runner import run_config as config_from_options
 from harness.scenarios import Scenario
@@ -160,6 +160,7 @@ def run(
     config: str | Path | None = None,
     on_result: OnResult | None = None,
     history: str | Path | bool | None = True,
+    on_end: OnEnd | None = None,
     **options: Any,
 ) -> RunResult:
     """Run ``scenarios`` against ``targets`` as ``run_config`` says, and return the scored records.
@@ -173,7 +174,9 @@ def run(
     writing cassettes; ``live``: live, writing nothing), a results file each record is appended
     to as its run ends, repeats, concurrency, worker processes, a shard, ... The simulator or a
     local model server is started when a live or record run needs it, and always stopped.
-    ``on_result`` is called with each record as its run ends.
+    ``on_result`` is called with each record as its run ends; ``on_end``, for a progress display,
+    with its :class:`~harness.runner.RunEnd` only (target, scenario, repeat, outcome, score): a
+    record run in a worker process is decoded again only for ``on_result``.
 
     ``history``: where the run is also kept in the run history (:mod:`harness.history`): a path
     or a database URL; ``True`` (the default) for ``$HARNESS_HISTORY``, else the targets file's
@@ -212,7 +215,7 @@ def run(
     chosen += [t for t in targets or () if isinstance(t, Target)]
     started = now()
     with open_endpoints(chosen, suite, settings.mode) as endpoints:
-        records = run_with_endpoints(chosen, suite, settings, endpoints, on_result)
+        records = run_with_endpoints(chosen, suite, settings, endpoints, on_result, on_end)
         paces = {
             name: endpoint.pace.summary()
             for name, endpoint in endpoints.items()

@@ -191,7 +191,7 @@ def _run(
     from harness.reports import write_built
     from harness.reports.report import Baseline
     from harness.results import RecordLog
-    from harness.runner import Shard, run_config
+    from harness.runner import RunEnd, Shard, run_config
     from harness.targets_file import load_config
 
     settings = run_config(run_options)
@@ -278,17 +278,15 @@ def _run(
         with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
             task = progress.add_task(mode, total=left)
 
-            def finished(record: Any) -> None:
+            def finished(end: RunEnd) -> None:
                 if err.is_terminal:
                     progress.advance(task)
                 else:  # CI logs: one line per finished run, as it ends
-                    score = "-" if record.score is None else f"{record.score:g}"
-                    sys.stderr.write(
-                        f"{record.outcome:5} {score:>6}  {record.target.name}  {record.scenario}\n"
-                    )
+                    score = "-" if end.score is None else f"{end.score:g}"
+                    sys.stderr.write(f"{end.outcome:5} {score:>6}  {end.target}  {end.scenario}\n")
                     sys.stderr.flush()
 
-            paces = api.run(selected, chosen, settings, on_result=finished, history=False).paces
+            paces = api.run(selected, chosen, settings, on_end=finished, history=False).paces
     for name, pace in paces.items():  # what a provider's limits made of the run
         err.print(
             escape(

@@ -18,8 +18,10 @@ from harness.records import RunRecord
 from harness.runner.one import RunSetup, build_registry, expose_declared, run_one
 from harness.runner.plan import (
     NOT_OPTIONS,
+    OnEnd,
     OnResult,
     RunConfig,
+    RunEnd,
     Shard,
     applies,
     run_config,
@@ -34,8 +36,10 @@ from harness.transport.send import Endpoint
 
 __all__ = [
     "NOT_OPTIONS",
+    "OnEnd",
     "OnResult",
     "RunConfig",
+    "RunEnd",
     "RunSetup",
     "Shard",
     "build_registry",
@@ -52,11 +56,15 @@ def run(
     config: RunConfig,
     endpoints: Mapping[str, Endpoint],
     on_result: OnResult | None = None,
+    on_end: OnEnd | None = None,
 ) -> Sequence[RunRecord]:
     """Run everything against ready ``endpoints`` (by target name); every record is appended
     to ``config.results`` (when set) as its run ends. Returns the records sorted by (target,
     scenario, repeat): with a results file, a :class:`~harness.records.RecordLog` reading them
     back from it (a run of any size keeps no transcript in memory), else a list.
+
+    ``on_result`` is called with each record as its run ends; ``on_end`` with its
+    :class:`RunEnd` only (key, outcome, score), which costs no decoding of a forked worker's run.
 
     ``config.skip`` lists (target, scenario, repeat) keys already done (a resumed run);
     ``config.shard`` keeps one shard's pairs.
@@ -83,7 +91,9 @@ def run(
     frozen_before = gc.get_freeze_count()
     gc.freeze()
     try:
-        with Results(config.results, bool(config.skip), on_result, config.mode == "replay", stop) as results:
+        with Results(
+            config.results, bool(config.skip), on_result, config.mode == "replay", stop, on_end
+        ) as results:
             if workers > 1:  # before any thread starts here: the workers are forked
                 jobs = run_forked(jobs, workers, config, endpoints, results.keep_line, stop)
             finished = threading.Event()

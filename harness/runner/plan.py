@@ -11,10 +11,10 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.errors import ConfigError
-from harness.records import RunRecord
+from harness.records import Outcome, RunRecord
 from harness.scenarios import Scenario
 from harness.targets import Target
 from harness.transport.cassette import Mode, RecordMode
@@ -130,6 +130,26 @@ _FIELDS = tuple(f.name for f in fields(RunConfig))
 
 
 OnResult = Callable[[RunRecord], None]
+
+
+class RunEnd(NamedTuple):
+    """What a progress display needs of a finished run: its key, outcome and score. ``on_end``
+    gets it where ``on_result`` would get the whole record, which a forked worker's run would have
+    to decode for it (a fifth of a replay's CPU in the parent process)."""
+
+    target: str
+    scenario: str
+    repeat: int
+    outcome: Outcome
+    score: float | None
+
+    @classmethod
+    def of(cls, record: RunRecord) -> RunEnd:
+        """The end of ``record``'s run."""
+        return cls(record.target.name, record.scenario, record.repeat, record.outcome, record.score)
+
+
+OnEnd = Callable[[RunEnd], None]
 
 
 Job = tuple[Target, Scenario, int]

@@ -11,7 +11,7 @@ from harness.errors import DiskFullError
 from harness.records import RunRecord, decode_record
 from harness.results import RecordLog
 from harness.results.store import Store, resolve_with, store_path, stored_line
-from harness.runner.plan import OnResult
+from harness.runner.plan import OnEnd, OnResult, RunEnd
 
 
 class Results:
@@ -27,8 +27,9 @@ class Results:
         on_result: OnResult | None,
         replay: bool = False,
         stop: threading.Event | None = None,
+        on_end: OnEnd | None = None,
     ):
-        self.on_result = on_result
+        self.on_result, self.on_end = on_result, on_end
         # each line reaches the file as its run ends, so a killed run resumes where it stopped;
         # a replay's lines go a megabyte at a time (a replayed run lost with them costs nothing),
         # after the values they refer to (written to the store by target, 16 MB at most kept)
@@ -98,11 +99,14 @@ class Results:
                 self._write(*stored_line(record), record.key)
         if self.on_result is not None:
             self.on_result(record)
+        if self.on_end is not None:
+            self.on_end(RunEnd.of(record))
 
-    def keep_line(self, line: bytes, key: tuple[str, str, int], shared: dict[bytes, bytes]) -> None:
+    def keep_line(self, line: bytes, end: RunEnd, shared: dict[bytes, bytes]) -> None:
         """A run a forked worker finished, as its results line, what the line refers to
-        (:func:`~harness.results.store.stored_line`) and its key: decoded only when it is kept in memory
-        or ``on_result`` wants it."""
+        (:func:`~harness.results.store.stored_line`) and its end (key, outcome, score): decoded
+        only when it is kept in memory or ``on_result`` wants it (``on_end`` needs only its end)."""
+        key = end[:3]
         wanted = self.out is None or self.on_result is not None
         record = decode_record(resolve_with(line, shared)) if wanted else None
         with self.lock:
@@ -112,6 +116,8 @@ class Results:
                 self._write(line, shared, key)
         if self.on_result is not None:
             self.on_result(cast(RunRecord, record))
+        if self.on_end is not None:
+            self.on_end(end)
 
     def _write(self, line: bytes, shared: dict[bytes, bytes], key: tuple[str, str, int]) -> None:
         assert self.out is not None and self.log is not None and self.store is not None

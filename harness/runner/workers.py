@@ -15,10 +15,9 @@ from typing import Any, cast
 
 from harness import children
 from harness.records import RunRecord
-from harness.results import Key
 from harness.results.store import stored_line
 from harness.runner.one import run_one
-from harness.runner.plan import Job, RunConfig, target_limits
+from harness.runner.plan import Job, RunConfig, RunEnd, target_limits
 from harness.scenarios import Scenario
 from harness.targets import Target
 from harness.transport.send import Endpoint
@@ -70,12 +69,13 @@ def run_forked(
     workers: int,
     config: RunConfig,
     endpoints: Mapping[str, Endpoint],
-    keep: Callable[[bytes, tuple[str, str, int], dict[bytes, bytes]], None],
+    keep: Callable[[bytes, RunEnd, dict[bytes, bytes]], None],
     stop: threading.Event,
 ) -> list[Job]:
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
-    record coming back encoded with its key, in the order runs end; returns the jobs no worker reported (a
-    worker that died, an interruption), for this process to run or leave. A replay worker runs
+    record coming back encoded with its end (key, outcome, score), in the order runs end; returns
+    the jobs no worker reported (a worker that died, an interruption), for this process to run or
+    leave. A replay worker runs
     one run at a time (it is bound by the CPU); a live one runs threads within its share of every
     endpoint's connections, concurrency and rate limits.
 
@@ -109,13 +109,13 @@ def run_forked(
         targets = list({target.name: target for target, _, _ in share}.values())
         lock = threading.Lock()
 
-        batch: list[tuple[Key, bytes, dict[bytes, bytes]]] = []
+        batch: list[tuple[RunEnd, bytes, dict[bytes, bytes]]] = []
         held = [0]  # bytes in the batch
 
         def send(record: RunRecord) -> None:
             line, shared = stored_line(record)
             with lock:
-                batch.append((record.key, line, shared))
+                batch.append((RunEnd.of(record), line, shared))
                 held[0] += len(line)
                 if held[0] >= batch_bytes:
                     conn.send(batch)
@@ -151,10 +151,12 @@ def run_forked(
                 except EOFError:
                     pending.pop(conn).join()
                     continue
-                for (target, scenario, repeat), line, shared in batch:
-                    key = (sys.intern(target), sys.intern(scenario), repeat)  # a log holds each name once
-                    done.add(key)
-                    keep(line, key, shared)
+                for (target, scenario, repeat, outcome, score), line, shared in batch:
+                    end = RunEnd(
+                        sys.intern(target), sys.intern(scenario), repeat, outcome, score
+                    )  # a log holds each name once
+                    done.add(end[:3])
+                    keep(line, end, shared)
     finally:
         terminate()
         children.untrack(tracked)

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from harness import api
+from harness.records import RunRecord, decode_record
 from harness.results import read
-from harness.runner import RunConfig, plan
+from harness.runner import RunConfig, RunEnd, plan, sink
 from harness.targets import pick
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
@@ -54,3 +55,26 @@ def test_a_live_run_forks_no_more_workers_than_its_smallest_target_concurrency()
     assert plan.worker_count(live, jobs) == 1  # the local model server answers one request at a time
     assert plan.worker_count(live, [j for j in jobs if j[0].name == "sim-openai"]) == 4
     assert plan.worker_count(RunConfig(mode="live"), jobs[:5]) == 1  # live forks only when asked
+
+
+def test_on_end_reports_each_forked_run_without_decoding_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A progress display (``on_end``) gets each run's key, outcome and score as the worker sent
+    them: the parent decodes a worker's record only for ``on_result``, which still gets it whole."""
+    suite = api.load_scenarios(REPO / "scenarios", select=["weather.*", "naming"])
+    targets = pick(load_targets(), ["sim-openai", "local-gemma3-270m"])
+    monkeypatch.setattr(plan, "MIN_JOBS_PER_WORKER", 1)
+    decoded: list[bytes] = []
+    monkeypatch.setattr(sink, "decode_record", lambda line: decoded.append(line) or decode_record(line))
+    ends: list[RunEnd] = []
+    config = RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "ends.jsonl", processes=2)
+    records = api.run(suite, targets, config, on_end=ends.append, history=False).records
+    assert not decoded
+    assert sorted(ends) == sorted(RunEnd.of(r) for r in records)
+    assert {r.outcome for r in records} >= {"pass", "fail"}  # outcomes differ, and each came through
+    whole: list[RunRecord] = []
+    config = RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "whole.jsonl", processes=2)
+    api.run(suite, targets, config, on_result=whole.append, history=False)
+    assert len(decoded) == len(whole) == len(records)
+    assert sorted((r.key, r.checks) for r in whole) == [(r.key, r.checks) for r in records]
