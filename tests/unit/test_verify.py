@@ -1,6 +1,17 @@
 """Vendor verification figures and verdicts over hand-made requests (no I/O)."""
 
-from harness.analysis.verify import Request, VerifyConfig, figures, judge, pair, request_key
+import random
+
+from harness.analysis.verify import (
+    Request,
+    VerifyConfig,
+    bootstrap,
+    figures,
+    headline,
+    judge,
+    pair,
+    request_key,
+)
 from harness.analysis.wire_requests import conversation_key
 
 FAST = VerifyConfig(samples=300)
@@ -106,3 +117,26 @@ def test_across_formats_requests_pair_by_conversation_and_unreadable_ones_never(
     assert [(r.key, e.key) for r, e in pair(reference, endpoint, across=True)] == [("body-a", "body-x")]
     assert [(r.key, e.key) for r, e in pair(reference, endpoint)] == [("body-b", "body-b")]
     assert judge("other-wire", [reference], endpoint, FAST, across=True).paired_by == "conversation"
+
+
+def test_the_bootstrap_gives_the_headline_of_every_figure_of_each_resample() -> None:
+    """The bootstrap sums per-pair counts instead of building every figure of each resample: its
+    figures are those of :func:`figures` on the same seeded draw, every fault bucket and side
+    that did not answer included."""
+    endpoint = list(REFERENCE)
+    endpoint[0] = req("q0", True, (("get_weather", "{broken"),), invalid_json=True)
+    endpoint[1] = req("q1", True, CALL)  # a call where the reference answered
+    endpoint[2] = req("q2", True, (("get_weather", '{"city": "Rome"}'),))
+    endpoint[4] = req("q4", True, (("get_weather", '{"city": 3}'),), schema_mismatch=True)
+    endpoint[6] = req("q6")
+    endpoint[8] = req("q8", answered=False)
+    reference = list(REFERENCE)
+    reference[10] = req("q10", answered=False)
+    pairs = pair(reference, endpoint)
+    rng = random.Random(7)
+    expected = [headline(figures([pairs[rng.randrange(len(pairs))] for _ in pairs])) for _ in range(200)]
+    assert bootstrap(pairs, samples=200, seed=7) == expected
+    assert len({tuple(d.values()) for d in expected}) > 20  # the resamples differ, in every figure
+    assert all(None not in d.values() for d in expected)
+    nobody = [(req("a", answered=False), req("a", answered=False))]
+    assert bootstrap(nobody, samples=3, seed=1) == [headline(figures(nobody))] * 3
