@@ -226,3 +226,25 @@ def test_the_summary_figures_are_the_scores_table_s() -> None:
     for row in group.targets:
         target = summary.targets[row.target]
         assert (row.score, row.interval, row.compliance) == (target.score, target.interval, target.compliance)
+
+
+def test_targets_differ_by_the_shares_of_their_statuses_not_by_their_counts() -> None:
+    """The same counts are no difference, nor are the same shares over more repeats (1 fail of 2
+    and 2 of 4); another share, or another set of finding ids, is."""
+    from collections import Counter
+
+    from harness.analysis.migration import _differ, _Seen
+
+    def seen(**counts: int) -> _Seen:
+        return _Seen(
+            Counter(
+                {(status, (f"{status}.id",) if status == "fail" else ()): n for status, n in counts.items()}
+            )
+        )
+
+    assert not _differ([seen(passed=3), seen(passed=3), seen(passed=3)])
+    assert not _differ([seen(passed=1, fail=1), seen(passed=2, fail=2), seen(passed=3, fail=3)])
+    assert _differ([seen(passed=1, fail=1), seen(passed=2, fail=1)])
+    assert _differ([seen(passed=2), seen(passed=2), seen(fail=2)])
+    other = _Seen(Counter({("fail", ("other.id",)): 1, ("passed", ()): 1}))
+    assert _differ([seen(passed=1, fail=1), other])
