@@ -220,13 +220,21 @@ class Migrations:
     def add(self, record: RunRecord) -> None:
         name = record.target.name
         self.infos.setdefault(name, record.target)
-        scenario = self.runs.setdefault(name, {}).setdefault(record.scenario, _Scenario(record.category))
+        scenarios = self.runs.setdefault(name, {})
+        scenario = scenarios.get(record.scenario)  # built once: a _Scenario and a _Seen hold Counters
+        if scenario is None:
+            scenario = scenarios[record.scenario] = _Scenario(record.category)
         outcome = scenario.outcome
         outcome.seen[(record.outcome, ())] += 1
         if record.outcome != "pass" and outcome.why is None:
             outcome.why = self._outcome_why(record)
         for check in record.checks:
-            seen = scenario.checks.setdefault(check.id, _Seen())
+            seen = scenario.checks.get(check.id)
+            if seen is None:
+                seen = scenario.checks[check.id] = _Seen()
+            if not check.findings:  # most checks of most runs: no ids, and no finding against it
+                seen.seen[(check.status, ())] += 1
+                continue
             ids = tuple(sorted({f.check_id for f in check.findings if not f.passed and f.severity != "info"}))
             seen.seen[(check.status, ids)] += 1
             if check.status != "pass" and seen.why is None and (against := _against(check)) is not None:
