@@ -202,3 +202,26 @@ def test_reports_rebuilt_from_the_results_are_the_ones_the_run_wrote(tmp_path: P
     again = json.loads((rebuilt / "report.json").read_text())["generated_at"].encode()
     for name in ("report.json", "report.md", "report.html", "junit.xml"):
         assert (rebuilt / name).read_bytes().replace(again, when) == (out / name).read_bytes(), name
+
+
+def test_a_command_collects_cycles_less_often_and_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While ``harness run`` builds its report the collector runs at the command's thresholds;
+    the command invoked in this process gives the host's back, whatever they were."""
+    import gc
+
+    from harness.cli import GC_THRESHOLD
+    from harness.cli import run as run_command
+
+    seen: list[tuple[int, ...]] = []
+    build = run_command.build_report
+    monkeypatch.setattr(run_command, "build_report", lambda *a: seen.append(gc.get_threshold()) or build(*a))
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(1234, 5, 6)
+        assert invoke("run", *RUN, "--out", tmp_path / "o").exit_code == 0
+        assert gc.get_threshold() == (1234, 5, 6)
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [GC_THRESHOLD]
