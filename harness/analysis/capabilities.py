@@ -172,7 +172,11 @@ class Grid:
     def add(self, record: RunRecord, under: str | None = None) -> None:
         """Add one run to its target's cells, or to those of ``under`` (several targets of one
         model measured together, as :mod:`harness.analysis.capability_map` does)."""
-        self.targets.setdefault(under or record.target.name, _TargetGrid()).add(record)
+        name = under or record.target.name
+        grid = self.targets.get(name)
+        if grid is None:  # built once: a target's grid is a cell and a Counter per column
+            grid = self.targets[name] = _TargetGrid()
+        grid.add(record)
 
     def result(self) -> dict[str, Any]:
         """``{"columns": [...], "targets": {name: {column id: cell}}}``, targets sorted by name,
