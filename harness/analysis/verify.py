@@ -205,13 +205,17 @@ def trigger(pairs: Sequence[Pair]) -> dict[str, Any]:
     fn = sum(r.called and not e.called for r, e in both)
     tn = len(both) - tp - fp - fn
     precision, recall = _share(tp, tp + fp), _share(tp, tp + fn)
-    if not both:
-        f1 = None
-    elif tp + fp + fn == 0:
-        f1 = 1.0  # neither side ever called: full agreement
-    else:
-        f1 = 2 * tp / (2 * tp + fp + fn)
+    f1 = _f1(len(both), tp, fp, fn)
     return {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "precision": precision, "recall": recall, "f1": f1}
+
+
+def _f1(answered: int, tp: int, fp: int, fn: int) -> float | None:
+    """F1 of "ended in tool calls" over the ``answered`` pairs (``None`` without any)."""
+    if not answered:
+        return None
+    if tp + fp + fn == 0:
+        return 1.0  # neither side ever called: full agreement
+    return 2 * tp / (2 * tp + fp + fn)
 
 
 def tool_call_errors(requests: Iterable[Request]) -> dict[str, Any]:
@@ -308,15 +312,9 @@ def _headline_of(
     reference_answered: int, both: int, tp: int, fp: int, fn: int, errs: int, same: int
 ) -> dict[str, float | None]:
     """:func:`headline` of :func:`figures` from the counts :func:`_tally` sums, divided as they are."""
-    if not both:
-        f1 = None
-    elif tp + fp + fn == 0:
-        f1 = 1.0  # neither side ever called: full agreement
-    else:
-        f1 = 2 * tp / (2 * tp + fp + fn)
     rate = _share(errs, tp + fp)
     return {
-        "trigger_f1": f1,
+        "trigger_f1": _f1(both, tp, fp, fn),
         "valid_calls": None if rate is None else 1 - rate,
         "argument_agreement": _share(same, tp),
         "answered": _share(both, reference_answered),
