@@ -134,8 +134,8 @@ OnResult = Callable[[RunRecord], None]
 
 class RunEnd(NamedTuple):
     """What a progress display needs of a finished run: its key, outcome and score. ``on_end``
-    gets it where ``on_result`` would get the whole record, which a forked worker's run would have
-    to decode for it (a fifth of a replay's CPU in the parent process)."""
+    gets it where ``on_result`` would get the whole record, which the parent process would have to
+    decode again for every run a forked worker sent it."""
 
     target: str
     scenario: str

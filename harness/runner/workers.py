@@ -75,9 +75,8 @@ def run_forked(
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
     record coming back encoded with its end (key, outcome, score), in the order runs end; returns
     the jobs no worker reported (a worker that died, an interruption), for this process to run or
-    leave. A replay worker runs
-    one run at a time (it is bound by the CPU); a live one runs threads within its share of every
-    endpoint's connections, concurrency and rate limits.
+    leave. A replay worker runs one run at a time (it is bound by the CPU); a live one runs threads
+    within its share of every endpoint's connections, concurrency and rate limits.
 
     A worker never outlives this process: it gets SIGTERM when this process dies, however it dies
     (``kill -9`` included), or stops the run, and SIGTERM makes it kill what it started (its MCP
@@ -152,9 +151,8 @@ def run_forked(
                     pending.pop(conn).join()
                     continue
                 for (target, scenario, repeat, outcome, score), line, shared in batch:
-                    end = RunEnd(
-                        sys.intern(target), sys.intern(scenario), repeat, outcome, score
-                    )  # a log holds each name once
+                    # a log holds each name once
+                    end = RunEnd(sys.intern(target), sys.intern(scenario), repeat, outcome, score)
                     done.add(end[:3])
                     keep(line, end, shared)
     finally:
