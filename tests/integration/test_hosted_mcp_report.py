@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from harness.records import to_builtins
+from harness.results import read
 from tests.helpers.cli import REPO, harness
 
 OWN = ("sim-openai-responses-stream", "sim-anthropic")
@@ -48,10 +50,9 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def records(reports: Path) -> dict[tuple[str, str], dict[str, Any]]:
     found = {}
-    for line in (reports / "results.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        if "scenario" in record:
-            found[(record["target"]["name"], record["scenario"])] = record
+    for record in read(reports / "results.jsonl"):  # values shared by runs put back from the store
+        data = to_builtins(record)
+        found[(data["target"]["name"], data["scenario"])] = data
     return found
 
 
