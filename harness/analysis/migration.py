@@ -181,7 +181,8 @@ class MigrationGroup(msgspec.Struct):
 @dataclass
 class _Seen:
     """One check of one target on one scenario, over its repeats: how often each (status, failed
-    finding ids) was seen, and the first verdict against it."""
+    finding ids) was seen, and the first verdict against it. Never changed once made: it is
+    shared by every (target, scenario) that saw the same (see :class:`_Shared`)."""
 
     seen: Counter[tuple[str, tuple[str, ...]]] = field(default_factory=Counter)
     why: tuple[str, str | None] | None = None  # (cause, detail) of the first status that is no pass
@@ -189,9 +190,48 @@ class _Seen:
 
 @dataclass
 class _Scenario:
+    """What one target showed on one scenario: never changed once made, shared like a
+    :class:`_Seen`."""
+
     category: str
-    outcome: _Seen = field(default_factory=_Seen)
-    checks: dict[str, _Seen] = field(default_factory=dict)
+    outcome: _Seen
+    checks: dict[str, _Seen]
+
+
+_Why = tuple[str, str | None] | None
+_Status = tuple[str, tuple[str, ...]]
+
+
+class _Shared:
+    """Each :class:`_Seen` and :class:`_Scenario` made once (hash-consing): a (target, scenario)
+    holds a reference to what it showed, and the many that showed the same (every check passed,
+    the same finding on every repeat) share it. What migrations keep then grows with the
+    distinct things runs showed, not with the targets times scenarios times checks that ran
+    (about 14 KB a target and scenario when each kept its own)."""
+
+    def __init__(self) -> None:
+        # made objects are kept here, so the ids in the keys stay theirs
+        self.seen: dict[tuple[int, _Status, _Why], _Seen] = {}
+        self.scenarios: dict[tuple[object, ...], _Scenario] = {}
+
+    def after(self, before: _Seen | None, status: _Status, why: _Why) -> _Seen:
+        """``before`` (``None``: nothing seen yet) having seen ``status`` once more; ``why`` is the
+        verdict against it when ``before`` has none yet (``None``: none)."""
+        key = (id(before), status, why)
+        found = self.seen.get(key)
+        if found is None:
+            counts = Counter(before.seen) if before is not None else Counter()
+            counts[status] += 1
+            kept = before.why if before is not None and before.why is not None else why
+            found = self.seen[key] = _Seen(counts, kept)
+        return found
+
+    def scenario(self, category: str, outcome: _Seen, checks: dict[str, _Seen]) -> _Scenario:
+        key = (category, id(outcome), *(part for item in checks.items() for part in (item[0], id(item[1]))))
+        found = self.scenarios.get(key)
+        if found is None:
+            found = self.scenarios[key] = _Scenario(category, outcome, checks)
+        return found
 
 
 def _detail(finding: Finding, check_id: str) -> str:
@@ -216,29 +256,30 @@ class Migrations:
     def __init__(self) -> None:
         self.infos: dict[str, TargetInfo] = {}
         self.runs: dict[str, dict[str, _Scenario]] = {}  # target -> scenario -> what it showed
+        self.shared = _Shared()
 
     def add(self, record: RunRecord) -> None:
         name = record.target.name
         self.infos.setdefault(name, record.target)
-        scenarios = self.runs.setdefault(name, {})
-        scenario = scenarios.get(record.scenario)  # built once: a _Scenario and a _Seen hold Counters
-        if scenario is None:
-            scenario = scenarios[record.scenario] = _Scenario(record.category)
-        outcome = scenario.outcome
-        outcome.seen[(record.outcome, ())] += 1
-        if record.outcome != "pass" and outcome.why is None:
-            outcome.why = self._outcome_why(record)
+        runs = self.runs.setdefault(name, {})
+        before = runs.get(record.scenario)
+        outcome = before.outcome if before is not None else None
+        why = None
+        if record.outcome != "pass" and (outcome is None or outcome.why is None):
+            why = self._outcome_why(record)
+        outcome = self.shared.after(outcome, (record.outcome, ()), why)
+        checks = dict(before.checks) if before is not None else {}
         for check in record.checks:
-            seen = scenario.checks.get(check.id)
-            if seen is None:
-                seen = scenario.checks[check.id] = _Seen()
-            if not check.findings:  # most checks of most runs: no ids, and no finding against it
-                seen.seen[(check.status, ())] += 1
-                continue
+            seen = checks.get(check.id)
             ids = tuple(sorted({f.check_id for f in check.findings if not f.passed and f.severity != "info"}))
-            seen.seen[(check.status, ids)] += 1
-            if check.status != "pass" and seen.why is None and (against := _against(check)) is not None:
-                seen.why = (cause_of(check.id, check.status, against), _detail(against, check.id))
+            why = None
+            if check.status != "pass" and (seen is None or seen.why is None):
+                against = _against(check)
+                if against is not None:
+                    why = (cause_of(check.id, check.status, against), _detail(against, check.id))
+            checks[check.id] = self.shared.after(seen, (check.status, ids), why)
+        category = before.category if before is not None else record.category
+        runs[record.scenario] = self.shared.scenario(category, outcome, checks)
 
     @staticmethod
     def _outcome_why(record: RunRecord) -> tuple[str, str | None]:
