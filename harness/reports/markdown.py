@@ -9,6 +9,7 @@ surrogate is written as its escape (:func:`harness.reports.safe.visible`).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
@@ -18,7 +19,7 @@ from harness.analysis.migration import Change, MigrationGroup, Verdict
 from harness.analysis.verify import VerifiedEndpoint
 from harness.checks.scoring import TargetSummary
 from harness.records import RunRecord, TargetInfo
-from harness.reports.report import Report, RunSummary
+from harness.reports.report import Note, Report, RunSummary
 from harness.reports.safe import visible
 
 _MARKUP = re.compile(r"[\\`\[\]<>|&]")
@@ -296,13 +297,40 @@ def render(report: Report) -> str:
     lines += _migration_lines(report.migrations)
     if report.notes:
         lines += ["## Notes: unsupported features, endpoint quirks, informational findings", ""]
-        for target, items in report.notes.items():
-            lines.append(f"- **{inline(target)}**")
-            lines += [
-                f"  - `{item.id}` in {item.runs} run(s), e.g. {inline(item.example, 120)}" for item in items
-            ]
+        lines += _note_lines(report.notes)
         lines.append("")
     return "\n".join(lines)
+
+
+SHARED_NOTE = 3
+"""A note (its id and example) that this many targets share is listed once for all of them."""
+NAMED_TARGETS = 4
+"""The targets sharing a note are named up to this many (counted beyond)."""
+
+
+def _note_lines(notes: dict[str, list[Note]]) -> list[str]:
+    """Each target's notes; a note several targets share word for word (an MCP server's tool
+    annotations, a scenario's tool name mapped) once, with the targets counted."""
+    shared = Counter((item.id, item.example) for items in notes.values() for item in items)
+    common = {key for key, count in shared.items() if count >= SHARED_NOTE}
+    lines = []
+    if common:
+        lines.append("- **several targets**")
+        for key in sorted(common):
+            runs = {t: i.runs for t, items in notes.items() for i in items if (i.id, i.example) == key}
+            named = f" ({inline(', '.join(runs))})" if len(runs) <= NAMED_TARGETS else ""
+            lines.append(
+                f"  - `{key[0]}` on {len(runs)} targets{named}, {sum(runs.values())} run(s), "
+                f"e.g. {inline(key[1], 120)}"
+            )
+    for target, items in notes.items():
+        own = [item for item in items if (item.id, item.example) not in common]
+        if own:
+            lines.append(f"- **{inline(target)}**")
+            lines += [
+                f"  - `{item.id}` in {item.runs} run(s), e.g. {inline(item.example, 120)}" for item in own
+            ]
+    return lines
 
 
 MIGRATION_NOTE = (
