@@ -61,6 +61,7 @@ def test_node_ids_markers_and_keywords_select_as_expected() -> None:
     )
     assert [line for line in by_target.stdout.splitlines() if "::" in line] == [
         "scenarios/single/weather_paris.yaml::weather.single.paris[sim-anthropic]",
+        "scenarios/single/weather_paris.yaml::weather.single.paris[sim-anthropic-hosted-mcp]",
         "scenarios/single/weather_paris.yaml::weather.single.paris[sim-anthropic-stream]",
     ]
 
