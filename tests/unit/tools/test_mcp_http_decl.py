@@ -132,7 +132,7 @@ def test_an_http_server_replays_from_its_recording(tmp_path: Path) -> None:
     (tmp_path / "s.mcp.yaml").write_text(yaml.safe_dump(recording))
     replayed = session(tmp_path, declared).start()
     (registered,) = replayed.tools()
-    assert registered.execute({"name": "Point"}) == "src/geometry.py"
+    assert registered.execute({"name": "Point"}).text == "src/geometry.py"
     assert replayed.protocol_versions == {"web": "2025-06-18"}
     (tmp_path / "s.mcp.yaml").write_text(yaml.safe_dump({**recording, "protocol_versions": ["2025-06-18"]}))
     with pytest.raises(CassetteCorruptError, match="protocol_versions"):
