@@ -49,19 +49,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from live_pace import line  # beside this file: speed.py runs as a script
+
 REPO = Path(__file__).resolve().parents[1]
 PARTS = ("help", "command", "replay", "cassette", "runs", "live")
-
-
-def line(goal: str, figure: str, anchor: str, met: bool | None) -> None:
-    verdict = "" if met is None else ("  [met]" if met else "  [NOT MET]")
-    print(f"  {goal:<44} {figure:<34} {anchor}{verdict}")
-
-
-def cpu_now() -> float:
-    """CPU seconds of this process and its finished children."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 def best_wall(command: list[str], rounds: int = 5) -> float:
