@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from tests.helpers.cli import REPO
 
@@ -33,12 +34,7 @@ def fixture_http(token: str | None = None) -> Iterator[str]:
         assert url.startswith("http://127.0.0.1:"), f"the fixture printed {url!r}, not its URL"
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 @contextlib.contextmanager
@@ -62,12 +58,17 @@ def serving(argv: list[str], env: dict[str, str], port: int, within: float = 60.
                 time.sleep(0.2)
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """``process`` asked to stop, killed if it has not within 10 s, and reaped."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def free_port() -> int:
