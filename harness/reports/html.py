@@ -60,7 +60,7 @@ from harness.reports.markdown import (
     verdict_why,
 )
 from harness.reports.report import CapabilityGrid, Report, ReportFinding, RunSummary
-from harness.reports.safe import bounded, visible
+from harness.reports.safe import bounded, strings_mapped, visible
 from harness.results import Key, select
 
 BODY_LIMIT = 6000
@@ -254,13 +254,7 @@ def _text(text: str) -> str:
 
 def _shown(value: Any) -> Any:
     """``value`` with every string :func:`_text`."""
-    if isinstance(value, str):
-        return _text(value)
-    if isinstance(value, dict):
-        return {_shown(k): _shown(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_shown(v) for v in value]
-    return value
+    return strings_mapped(value, _text)
 
 
 def _script(path: Path, name: str, data: Any) -> None:

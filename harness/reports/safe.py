@@ -17,6 +17,7 @@ any value may nest deeper than a writer can walk. Every writer passes such data 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
@@ -58,12 +59,17 @@ def json_safe(value: Any) -> Any:
     """JSON data (nested no deeper than :func:`bounded` leaves it) with :func:`encodable`
     strings, keys too: what a JSON encoder can write as UTF-8. Other characters stay as they
     are (JSON escapes control characters)."""
+    return strings_mapped(value, encodable)
+
+
+def strings_mapped(value: Any, change: Callable[[str], str]) -> Any:
+    """JSON data with ``change`` applied to every string, keys too (tuples become lists)."""
     if isinstance(value, str):
-        return encodable(value)
+        return change(value)
     if isinstance(value, dict):
-        return {json_safe(k): json_safe(v) for k, v in value.items()}
+        return {strings_mapped(k, change): strings_mapped(v, change) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+        return [strings_mapped(v, change) for v in value]
     return value
 
 
