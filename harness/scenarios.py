@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from harness import yamlio
 from harness.errors import ScenarioError
-from harness.matchers import MATCHERS, check_matcher, is_matcher
+from harness.matchers import exact_literal, matcher_problems
 from harness.model import Message, ToolChoice
 from harness.tools import seeded
 from harness.tools.declared import DeclaredTool
@@ -455,60 +455,6 @@ def _check_names(
         check(fault["tool"], f"fault on {fault['tool']!r}", "faults", index, "tool")
 
 
-def matcher_problems(expected: Any, schema: Any = None) -> Iterator[tuple[list[str | int], str]]:
-    """Problems with an expectation's matchers, each with its path inside ``expected``: what
-    :func:`~harness.matchers.check_matcher` finds (at the matcher), a one-key object whose key is
-    close to a matcher's name (``regexp``: did you mean ``regex``?), and a literal object where
-    the tool's schema expects no object."""
-    yield from _matchers_in(expected, [])
-    yield from _literal_problems(expected, schema, [])
-
-
-def _matchers_in(value: Any, at: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
-    if is_matcher(value):
-        yield from ((at, problem) for problem in check_matcher(value))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _matchers_in(item, [*at, key])
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _matchers_in(item, [*at, index])
-
-
-def _literal_problems(value: Any, schema: Any, at: list[str | int]) -> Iterator[tuple[list[str | int], str]]:
-    if not isinstance(value, dict) or is_matcher(value):
-        if is_matcher(value):
-            ((kind, operand),) = value.items()
-            if kind == "subset" and isinstance(operand, dict):
-                yield from _literal_problems(operand, schema, at)
-            elif kind == "any_of" and isinstance(operand, list):
-                for option in operand:
-                    yield from _literal_problems(option, schema, at)
-        return
-    if len(value) == 1:
-        (key,) = value
-        near = difflib.get_close_matches(str(key), sorted(MATCHERS), n=1, cutoff=0.75)
-        if near:
-            yield (
-                at,
-                f"unknown matcher {key!r}; did you mean {near[0]!r}? (for a literal object with this key, "
-                f"write {{exact: {{{key}: ...}}}})",
-            )
-            return
-    if isinstance(schema, dict) and "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if "object" not in types:
-            yield (
-                at,
-                f"a literal object where the tool's schema expects {' or '.join(types)}: {value!r}; "
-                f"matchers are {', '.join(sorted(MATCHERS))}",
-            )
-            return
-    properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
-    for key, item in value.items():
-        yield from _literal_problems(item, properties.get(key), [*at, key])
-
-
 def _expects(data: dict[str, Any]) -> list[tuple[Where, dict[str, Any]]]:
     """Every expectation of a scenario with where it is: the opening's, then each follow-up's."""
     found: list[tuple[Where, dict[str, Any]]] = [(("expect",), data.get("expect") or {})]
@@ -556,27 +502,12 @@ def _check_expectation(
         file.error(problem, *at_expect, "final", *at)
 
 
-def _literal(value: Any) -> tuple[bool, Any]:
-    """``(True, v)`` when ``value`` asks for exactly ``v`` (a literal, or ``{exact: v}``), else
-    ``(False, None)`` (a matcher somewhere in it)."""
-    if is_matcher(value):
-        ((kind, operand),) = value.items()
-        return (True, operand) if kind == "exact" else (False, None)
-    if isinstance(value, dict | list):
-        parts = [_literal(v) for v in (value.values() if isinstance(value, dict) else value)]
-        if not all(exact for exact, _ in parts):
-            return False, None
-        literals = [v for _, v in parts]
-        return True, dict(zip(value, literals, strict=True)) if isinstance(value, dict) else literals
-    return True, value
-
-
 def _literals_against(tool: DeclaredTool, args: dict[str, Any]) -> Iterator[tuple[list[str | int], str]]:
     """Each expected literal argument that breaks the tool's schema: a call holding it would
     break the schema too, so no valid call can ever match the expectation."""
     literals = {}
     for key, value in args.items():
-        exact, literal = _literal(value)
+        exact, literal = exact_literal(value)
         if exact:
             literals[key] = literal
     if not literals:
