@@ -348,7 +348,9 @@ def _trends(kept: str | None, folder: results.RunFolder, report: Any, records: A
     from harness.history.trend import trend_html
     from harness.reports.html import Section
 
-    body = trend_html(
-        kept, list(report.summary.targets), current=manifest_facts(folder, report.summary, records)
-    )
+    try:
+        current = manifest_facts(folder, report.summary, records)
+    except Exception:  # rows that cannot be made: the history warns of it when written; no trends
+        return ()
+    body = trend_html(kept, list(report.summary.targets), current=current)
     return (Section("trends", "Trends", Markup(body)),) if body else ()

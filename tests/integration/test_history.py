@@ -191,3 +191,19 @@ def test_the_same_against_postgresql(tmp_path: Path, postgres: str) -> None:
             assert connection.execute(version_table.select()).scalar() == 1  # migrated afresh
 
     rebuilt_identically(out, postgres, run_ids, drop_everything)
+
+
+def test_rows_that_cannot_be_made_cost_the_page_its_trends_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, db = tmp_path / "reports", str(tmp_path / "h.sqlite")
+    assert invoke("run", *RUN, "--out", out, "--history", db).exit_code == 0  # one run in the history
+
+    def broken(*_: object) -> None:
+        raise ValueError("a manifest the history cannot read")
+
+    monkeypatch.setattr("harness.history.facts.manifest_facts", broken)
+    done = invoke("run", *RUN, "--out", out, "--history", db)
+    assert done.exit_code == 0, done.stderr  # the run's own exit code: its reports are all written
+    assert "warning: history not written to" in done.stderr
+    assert 'id="trends"' not in (out / "report.html").read_text(encoding="utf-8")
