@@ -18,6 +18,7 @@ import os
 import socket
 import stat
 import sys
+import time
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -545,9 +546,15 @@ def _take(folder: Path) -> int:
     try:
         _lock(fd)
     except OSError:
-        os.lseek(fd, 0, os.SEEK_SET)
-        holder = os.read(fd, 300).decode("utf-8", "replace").strip() or "a process that is starting"
+        holder = ""
+        for _ in range(20):  # the holder writes who it is just after it takes the lock
+            os.lseek(fd, 0, os.SEEK_SET)
+            holder = os.read(fd, 300).decode("utf-8", "replace").strip()
+            if holder:
+                break
+            time.sleep(0.01)
         os.close(fd)
+        holder = holder or "a process that is starting"
         raise ConfigError(
             f"run {folder.name} is in use by another harness ({holder}): wait for it to end (a killed "
             f"run lets it go at once), or start or resume another run; its folder is {folder}"
