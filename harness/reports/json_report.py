@@ -8,10 +8,10 @@ the run itself are left out (they live in the results file).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -287,19 +287,55 @@ def verifications(records: Iterable[RunRecord]) -> list[Verification]:
 def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
     """``report.json``, keys sorted, indented by two, each run on one line of its own (compact:
     a report of many runs stays small and a line per run greps); the runs written one at a time (a
-    spooled report's runs are read from the spool one at a time, never all in memory). A lone
-    surrogate anywhere is written as its escape text (:func:`~harness.reports.safe.encode`)."""
+    spooled report's runs are read from the spool one at a time, never all in memory), the rest
+    (:func:`_write_formatted`) a part at a time. A lone surrogate anywhere is written as its escape
+    text (:func:`~harness.reports.safe.encode`)."""
     path = out_dir / "report.json"
-    runs = report.runs
-    head = msgspec.json.format(encode(msgspec.structs.replace(report, runs=[]), order="sorted"), indent=2)
+    head = msgspec.json.decode(encode(msgspec.structs.replace(report, runs=[]), order="sorted"), type=_Parts)
     with path.open("wb") as out:
-        if not runs:
-            out.write(secrets.redact_bytes(head) + b"\n")
-            return path
-        before, after = head.split(b'\n  "runs": [],\n', 1)
-        out.write(secrets.redact_bytes(before) + b'\n  "runs": [')
-        for index, run in enumerate(runs):
-            item = secrets.redact_bytes(encode(run, order="sorted"))
-            out.write((b",\n    " if index else b"\n    ") + item)
-        out.write(b"\n  ],\n" + secrets.redact_bytes(after) + b"\n")
+        out.write(b"{")
+        for index, (key, value) in enumerate(head.items()):
+            out.write((b",\n  " if index else b"\n  ") + msgspec.json.encode(key) + b": ")
+            if key == "runs":
+                _write_runs(out, report.runs)
+            else:
+                _write_formatted(out, value, 2)
+        out.write(b"\n}\n")
     return path
+
+
+_Parts = dict[str, msgspec.Raw]
+_WHOLE = 1 << 16
+"""JSON up to this size is formatted in one piece; a larger object or list a member at a time."""
+
+
+def _write_formatted(out: BinaryIO, value: bytes | msgspec.Raw, indent: int) -> None:
+    """Compact JSON ``data`` as ``msgspec.json.format(indent=2)`` writes it at ``indent`` spaces
+    in, secrets redacted, without ever holding the whole of a large value formatted: a large
+    object or list is written a member at a time (its members are views into ``data``)."""
+    data = memoryview(value)
+    pad = b"\n" + b" " * indent
+    if len(data) <= max(_WHOLE, 2) or data[:1] not in (b"{", b"["):  # 2: an empty one
+        out.write(secrets.redact_bytes(msgspec.json.format(data, indent=2).replace(b"\n", pad)))
+        return
+    members: Any = msgspec.json.decode(data, type=_Parts if data[:1] == b"{" else list[msgspec.Raw])
+    opening, closing = (b"{", b"}") if isinstance(members, dict) else (b"[", b"]")
+    out.write(opening)
+    pairs = members.items() if isinstance(members, dict) else ((None, v) for v in members)
+    for index, (key, member) in enumerate(pairs):
+        out.write((b"," if index else b"") + pad + b"  ")
+        if key is not None:
+            out.write(secrets.redact_bytes(msgspec.json.encode(key)) + b": ")
+        _write_formatted(out, member, indent + 2)
+    out.write(pad + closing)
+
+
+def _write_runs(out: BinaryIO, runs: Sequence[RunSummary]) -> None:
+    """The ``runs`` list of report.json: ``[]``, or one run a line."""
+    if not runs:
+        out.write(b"[]")
+        return
+    out.write(b"[")
+    for index, run in enumerate(runs):
+        out.write((b",\n    " if index else b"\n    ") + secrets.redact_bytes(encode(run, order="sorted")))
+    out.write(b"\n  ]")

@@ -3,15 +3,20 @@ every writer streams, and what they write is the same as from records in memory.
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from unittest.mock import patch
 
+import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from harness.analysis.gate import gate
-from harness.reports import write_built
+from harness.reports import json_report, write_built
 from harness.reports.html import FILES, read_details
 from harness.reports.json_report import build, run_summary, write
 from harness.reports.junit import render
@@ -120,3 +125,30 @@ def test_junit_and_report_json_grow_with_what_failed_not_with_what_passed(
     assert any(run["exchanges"] for run in runs if run["outcome"] == "fail")  # the evidence of a failure
     lines = write(report, records, tmp_path).read_text().splitlines()
     assert sum(1 for line in lines if line.startswith('    {"calls":')) == len(runs)  # a run a line
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=JSON, whole=st.sampled_from([0, 8, 1 << 16]))
+def test_report_json_written_a_part_at_a_time_is_the_whole_formatted(value: object, whole: int) -> None:
+    """Large values are written a member at a time (here any value over ``whole`` bytes): the
+    bytes are those of formatting the value whole, at any depth."""
+    data = msgspec.json.encode({"a": value, "runs": []})
+    out = io.BytesIO()
+    with patch.object(json_report, "_WHOLE", whole):
+        json_report._write_formatted(out, data, 0)
+    assert out.getvalue() == msgspec.json.format(data, indent=2)
+
+
+def test_report_json_without_runs_is_the_report_formatted_whole(results: Path, tmp_path: Path) -> None:
+    """What :func:`write` puts out a member at a time is the report formatted in one piece."""
+    report = replace(build(read_sorted(results)), runs=[])
+    with patch.object(json_report, "_WHOLE", 0):
+        written = write(report, [], tmp_path).read_bytes()
+    assert written == msgspec.json.format(msgspec.json.encode(report, order="sorted"), indent=2) + b"\n"
