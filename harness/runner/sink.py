@@ -102,13 +102,18 @@ class Results:
         if self.on_end is not None:
             self.on_end(RunEnd.of(record))
 
+    @property
+    def decodes(self) -> bool:
+        """Whether each run a forked worker sends is decoded here (kept in memory, or given to
+        ``on_result``): it then needs every value its line refers to, not only the new ones."""
+        return self.out is None or self.on_result is not None
+
     def keep_line(self, line: bytes, end: RunEnd, shared: dict[bytes, bytes]) -> None:
         """A run a forked worker finished, as its results line, what the line refers to
         (:func:`~harness.results.store.stored_line`) and its end (key, outcome, score): decoded
         only when it is kept in memory or ``on_result`` wants it (``on_end`` needs only its end)."""
         key = end[:3]
-        wanted = self.out is None or self.on_result is not None
-        record = decode_record(resolve_with(line, shared)) if wanted else None
+        record = decode_record(resolve_with(line, shared)) if self.decodes else None
         with self.lock:
             if self.out is None:
                 self.kept.append(cast(RunRecord, record))

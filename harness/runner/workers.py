@@ -71,12 +71,15 @@ def run_forked(
     endpoints: Mapping[str, Endpoint],
     keep: Callable[[bytes, RunEnd, dict[bytes, bytes]], None],
     stop: threading.Event,
+    whole: bool = True,
 ) -> list[Job]:
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
     record coming back encoded with its end (key, outcome, score), in the order runs end; returns
     the jobs no worker reported (a worker that died, an interruption), for this process to run or
-    leave. A replay worker runs one run at a time (it is bound by the CPU); a live one runs threads
-    within its share of every endpoint's connections, concurrency and rate limits.
+    leave. Unless ``whole`` (``keep`` decodes each run), a worker sends each shared value once,
+    not with every run that refers to it (``keep`` writes it to the store once). A replay worker
+    runs one run at a time (it is bound by the CPU); a live one runs threads within its share of
+    every endpoint's connections, concurrency and rate limits.
 
     A worker never outlives this process: it gets SIGTERM when this process dies, however it dies
     (``kill -9`` included), or stops the run, and SIGTERM makes it kill what it started (its MCP
@@ -110,12 +113,19 @@ def run_forked(
 
         batch: list[tuple[RunEnd, bytes, dict[bytes, bytes]]] = []
         held = [0]  # bytes in the batch
+        sent: set[bytes] = set()  # the shared values sent already: the parent keeps each once
 
         def send(record: RunRecord) -> None:
             line, shared = stored_line(record)
             with lock:
-                batch.append((RunEnd.of(record), line, shared))
-                held[0] += len(line)
+                new = shared
+                if not whole:
+                    if len(sent) > SENT_KEYS:
+                        sent.clear()  # bounded: a value sent again is kept once all the same
+                    new = {key: value for key, value in shared.items() if key not in sent}
+                    sent.update(new)
+                batch.append((RunEnd.of(record), line, new))
+                held[0] += len(line) + sum(map(len, new.values()))
                 if held[0] >= batch_bytes:
                     conn.send(batch)
                     batch.clear()
@@ -159,6 +169,11 @@ def run_forked(
         terminate()
         children.untrack(tracked)
     return [] if stop.is_set() else [j for j in jobs if (j[0].name, j[1].id, j[2]) not in done]
+
+
+SENT_KEYS = 1 << 16
+"""The most shared values' hashes a forked worker remembers having sent (a few MB): runs of one
+scenario share their declarations and most of their exchanges, so most values go once."""
 
 
 WARM_IMPORTS = ("deepdiff", "jsonschema")

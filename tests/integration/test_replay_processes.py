@@ -3,11 +3,12 @@ each once to the results file; so does a live run asked to fork (--processes), e
 its share of every limit."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness import api
-from harness.records import RunRecord, decode_record
+from harness.records import RunRecord, decode_record, to_builtins
 from harness.results import read
 from harness.runner import RunConfig, RunEnd, plan, sink
 from harness.targets import pick
@@ -33,6 +34,17 @@ def test_forked_workers_give_the_records_one_process_gives(
     ]
     written = sorted(read(tmp_path / "forked.jsonl"), key=lambda r: r.key)
     assert [r.key for r in written] == [r.key for r in forked]
+    # each shared value crossed from a worker once, and every line still reads back whole
+    assert [timeless(r.transcript) for r in forked] == [timeless(r.transcript) for r in one]
+
+
+def timeless(data: Any) -> Any:
+    """``data`` as plain data without the wall times it holds (``elapsed_ms``)."""
+    if isinstance(data, dict):
+        return {k: timeless(v) for k, v in data.items() if k != "elapsed_ms"}
+    if isinstance(data, list):
+        return [timeless(v) for v in data]
+    return timeless(to_builtins(data)) if hasattr(data, "__dataclass_fields__") else data
 
 
 def test_a_live_run_on_forked_workers_gives_the_records_one_process_gives(tmp_path: Path) -> None:
