@@ -244,7 +244,13 @@ def build(version: str | None) -> None:
 @click.option("--config", default=None, help="Targets file (default ./harness.toml if present).")
 @click.option("--margin", default=0.05, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--confidence", default=0.95, show_default=True, type=click.FloatRange(0.5, 0.999))
-@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="Runs in flight at once (live and record), as for harness run.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def verify(
     reference: str,

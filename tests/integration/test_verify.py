@@ -94,6 +94,25 @@ def test_verify_on_the_two_real_servers_is_offline_and_names_the_server(tmp_path
     assert "| local-llamacpp-gemma3-270m |" in table.stdout and "**fail**" in table.stdout
 
 
+def test_verify_takes_the_concurrency_run_takes() -> None:
+    """Up to 1,024 runs in flight, as ``harness run`` takes them; the verdict does not change."""
+    pair = (
+        "verify",
+        "--reference",
+        "sim-openai",
+        "--against",
+        "sim-openai-stream",
+        "--json",
+        "-s",
+        "weather.*",
+    )
+    wide = harness(*pair, "--concurrency", "1024")
+    assert wide.returncode == 0, wide.stderr
+    assert json.loads(wide.stdout) == json.loads(harness(*pair).stdout)
+    over = harness(*pair, "--concurrency", "1025")
+    assert over.returncode == 2 and "1025 is not in the range 1<=x<=1024" in over.stderr
+
+
 NEW_WIRES = {
     "openai-responses": "sim-openai-responses",
     "bedrock-converse": "sim-bedrock",
