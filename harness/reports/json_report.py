@@ -314,11 +314,12 @@ def _write_formatted(out: BinaryIO, value: bytes | msgspec.Raw, indent: int) -> 
     in, secrets redacted, without ever holding the whole of a large value formatted: a large
     object or list is written a member at a time (its members are views into ``data``)."""
     data = memoryview(value)
+    first = bytes(data[:1])
     pad = b"\n" + b" " * indent
-    if len(data) <= max(_WHOLE, 2) or data[:1] not in (b"{", b"["):  # 2: an empty one
+    if len(data) <= max(_WHOLE, 2) or first not in (b"{", b"["):  # 2: an empty one
         out.write(secrets.redact_bytes(msgspec.json.format(data, indent=2).replace(b"\n", pad)))
         return
-    members: Any = msgspec.json.decode(data, type=_Parts if data[:1] == b"{" else list[msgspec.Raw])
+    members: Any = msgspec.json.decode(data, type=_Parts if first == b"{" else list[msgspec.Raw])
     opening, closing = (b"{", b"}") if isinstance(members, dict) else (b"[", b"]")
     out.write(opening)
     pairs = members.items() if isinstance(members, dict) else ((None, v) for v in members)
