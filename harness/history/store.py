@@ -21,6 +21,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.schema import CreateTable
 
 from harness.errors import ConfigError
 from harness.history.facts import Row, RunFacts
@@ -266,11 +267,35 @@ def _engine_options(url: sa.URL) -> dict[str, Any]:
     return {}
 
 
+_LOCK_KEY = 0x686973746F7279  # "history": the PostgreSQL advisory lock the migrations take
+
+
+def _one_at_a_time(connection: Connection) -> None:
+    """Make the version table if missing and hold the database's migration lock until the
+    transaction ends: runs that start at once (shards, pytest workers) migrate one after the other,
+    the later ones finding the work done. PostgreSQL: an advisory lock; SQLite: its write lock,
+    taken by a write that changes nothing (a writer waits for it, up to the connection's timeout)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(sa.select(sa.func.pg_advisory_xact_lock(_LOCK_KEY)))
+    connection.execute(CreateTable(version_table, if_not_exists=True))
+    connection.execute(version_table.update().values(version=version_table.c.version))
+
+
+def _held(connection: Connection) -> int | None:
+    """The schema version the database holds (``None``: none yet)."""
+    if not sa.inspect(connection).has_table(version_table.name):
+        return None
+    found = connection.execute(sa.select(version_table.c.version)).scalar()
+    return None if found is None else int(found)
+
+
 def migrate(connection: Connection) -> int:
     """Bring the database to :data:`SCHEMA_VERSION`; returns the version it held. A database of a
     newer harness (a version this one does not know) is a :class:`ConfigError`."""
-    version_table.create(connection, checkfirst=True)
-    held = connection.execute(sa.select(version_table.c.version)).scalar()
+    held = _held(connection)
+    if held != SCHEMA_VERSION:  # work to do (a database only read is never written to)
+        _one_at_a_time(connection)
+        held = _held(connection)  # as the run that held the lock before left it
     if held is None:
         connection.execute(version_table.insert().values(version=0))
         held = 0

@@ -6,6 +6,7 @@ that cannot be written costs the run nothing; the API and the pytest plugin keep
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import socket
@@ -13,13 +14,14 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 import harness
 from harness.cli import main
-from harness.history.store import History, metadata, version_table
+from harness.history.store import SCHEMA_VERSION, History, metadata, version_table
 from harness.runner import RunConfig
 from tests.helpers.cli import REPO
 
@@ -191,6 +193,36 @@ def test_the_same_against_postgresql(tmp_path: Path, postgres: str) -> None:
             assert connection.execute(version_table.select()).scalar() == 1  # migrated afresh
 
     rebuilt_identically(out, postgres, run_ids, drop_everything)
+
+
+def _open_at_once(where: str, start: Any, said: Any) -> None:
+    """Open the history at ``where`` when every process is ready; say ``ok``, or what went wrong."""
+    start.wait()
+    try:
+        History.open(where).close()
+    except Exception as exc:  # the test shows each failure
+        said.put(f"{type(exc).__name__}: {exc}")
+    else:
+        said.put("ok")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_runs_that_start_at_once_migrate_a_new_history_once(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Shards or pytest workers that start together on a new database: one makes the tables, the
+    others wait for it and find them made (two made the same table, one failed, before)."""
+    where = str(tmp_path / "h.sqlite") if backend == "sqlite" else request.getfixturevalue("postgres")
+    context = multiprocessing.get_context("fork")
+    start, said = context.Barrier(6), context.Queue()
+    processes = [context.Process(target=_open_at_once, args=(where, start, said)) for _ in range(6)]
+    for process in processes:
+        process.start()
+    assert [said.get(timeout=60) for _ in processes] == ["ok"] * 6
+    for process in processes:
+        process.join(timeout=60)
+    with History.open(where) as history, history.engine.connect() as connection:
+        assert connection.execute(version_table.select()).scalars().all() == [SCHEMA_VERSION]
 
 
 def test_rows_that_cannot_be_made_cost_the_page_its_trends_and_nothing_else(
