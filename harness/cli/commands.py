@@ -14,6 +14,7 @@ from harness.cli.console import (
     escape,
     row,
 )
+from harness.cli.run import CONCURRENCY
 
 if TYPE_CHECKING:
     pass
@@ -248,7 +249,7 @@ def build(version: str | None) -> None:
     "--concurrency",
     default=4,
     show_default=True,
-    type=click.IntRange(1, 1024),
+    type=CONCURRENCY,
     help="Runs in flight at once (live and record), as for harness run.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")

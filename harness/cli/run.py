@@ -22,6 +22,9 @@ from harness.cli.console import (
 from harness.cli.results_commands import build_report, exit_on_gate
 from harness.cli.signals import signals
 
+CONCURRENCY = click.IntRange(1, 1024)
+"""The runs a command keeps in flight at once (``--concurrency`` of run, record and verify)."""
+
 
 def _run_options(fn: Any) -> Any:
     options = [
@@ -61,7 +64,7 @@ def _run_options(fn: Any) -> Any:
             "--concurrency",
             default=8,
             show_default=True,
-            type=click.IntRange(1, 1024),
+            type=CONCURRENCY,
             help="Runs in flight at once, all targets together (live and record; each target also "
             "keeps to its own concurrency, and to the pace its provider accepts). A replay runs one "
             "at a time in each process.",
