@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +27,24 @@ def harness(
         timeout=timeout,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
+
+
+def deviant_beside(
+    root: Path, bundled: Sequence[str], deviant: str, config: str, scenarios: Sequence[str]
+) -> Path:
+    """The reports folder of ``scenarios`` replayed on the ``bundled`` targets (their cassettes
+    copied into ``root``) beside ``deviant``, a target ``config`` declares, recorded first."""
+    for target in bundled:
+        shutil.copytree(REPO / "cassettes" / target, root / "cassettes" / target)
+    (root / "harness.toml").write_text(config)
+    common = ["--config", root / "harness.toml", "--cassettes", root / "cassettes"]
+    common += [arg for scenario in scenarios for arg in ("-s", scenario)]
+    recorded = harness("record", "-t", deviant, *common, "--out", root / "recorded")
+    assert recorded.returncode == 0, recorded.stderr
+    targets = [arg for target in (*bundled, deviant) for arg in ("-t", target)]
+    replay = harness("run", *targets, *common, "--out", root / "reports")
+    assert replay.returncode == 0, replay.stderr  # failed runs fail no gate without --strict
+    return root / "reports"
 
 
 def _default_signals() -> None:

@@ -7,7 +7,6 @@ each hosted target beside the target of its wire that runs MCP itself, and names
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 
 from harness.records import to_builtins
 from harness.results import read
-from tests.helpers.cli import REPO, harness
+from tests.helpers.cli import deviant_beside
 
 OWN = ("sim-openai-responses-stream", "sim-anthropic")
 HOSTED = ("sim-openai-responses-hosted-mcp-stream", "sim-anthropic-hosted-mcp")
@@ -35,17 +34,7 @@ migrates_from = "sim-openai-responses-stream"
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The reports of the five targets replayed together (the deviant's cassettes recorded first)."""
     root = tmp_path_factory.mktemp("hosted")
-    for target in (*OWN, *HOSTED):
-        shutil.copytree(REPO / "cassettes" / target, root / "cassettes" / target)
-    (root / "harness.toml").write_text(CONFIG)
-    common = ["--config", root / "harness.toml", "--cassettes", root / "cassettes"]
-    common += [arg for scenario in SCENARIOS for arg in ("-s", scenario)]
-    recorded = harness("record", "-t", DEVIANT, *common, "--out", root / "recorded")
-    assert recorded.returncode == 0, recorded.stderr
-    targets = [arg for target in (*OWN, *HOSTED, DEVIANT) for arg in ("-t", target)]
-    replay = harness("run", *targets, *common, "--out", root / "reports")
-    assert replay.returncode == 0, replay.stderr  # failed runs fail no gate without --strict
-    return root / "reports"
+    return deviant_beside(root, (*OWN, *HOSTED), DEVIANT, CONFIG, SCENARIOS)
 
 
 def records(reports: Path) -> dict[tuple[str, str], dict[str, Any]]:

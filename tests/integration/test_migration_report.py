@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.reports.html import FILES, read_details
-from tests.helpers.cli import REPO, harness
+from tests.helpers.cli import deviant_beside, harness
 
 CHAT, RESPONSES, DEVIANT = "sim-openai-stream", "sim-openai-responses-stream", "responses-text-leak"
 SCENARIOS = ("weather.single.paris", "weather.parallel.two_cities", "irrelevance.greeting")
@@ -29,16 +29,7 @@ migrates_from = "{CHAT}"
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The reports of the three targets replayed together (the deviant's cassettes recorded first)."""
     root = tmp_path_factory.mktemp("migration")
-    for target in (CHAT, RESPONSES):
-        shutil.copytree(REPO / "cassettes" / target, root / "cassettes" / target)
-    (root / "harness.toml").write_text(CONFIG)
-    common = ["--config", root / "harness.toml", "--cassettes", root / "cassettes"]
-    common += [arg for scenario in SCENARIOS for arg in ("-s", scenario)]
-    recorded = harness("record", "-t", DEVIANT, *common, "--out", root / "recorded")
-    assert recorded.returncode == 0, recorded.stderr
-    replay = harness("run", "-t", CHAT, "-t", RESPONSES, "-t", DEVIANT, *common, "--out", root / "reports")
-    assert replay.returncode == 0, replay.stderr
-    return root / "reports"
+    return deviant_beside(root, (CHAT, RESPONSES), DEVIANT, CONFIG, SCENARIOS)
 
 
 def test_the_json_report_names_each_difference_with_its_wire_status_and_cause(replayed: Path) -> None:
