@@ -19,6 +19,7 @@ import yaml
 from harness.api import load_scenarios, run_targets
 from harness.records import RunRecord
 from harness.runner import RunConfig
+from harness.targets import pick
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
 
@@ -63,6 +64,18 @@ def replay(cassette_dir: Path, results: Path, targets: Iterable[str] = TARGETS) 
     suite = load_scenarios(REPO / "scenarios", select=list(SCENARIOS))
     config = RunConfig(mode="replay", cassettes=cassette_dir, results=results)
     return sorted(run_targets([known[t] for t in targets], suite, config), key=lambda r: r.key)
+
+
+def replay_bundled(targets: Iterable[str], cases: Iterable[str], results: Path) -> list[RunRecord]:
+    """The bundled scenarios ``cases`` replayed on ``targets`` from the bundled cassettes, writing
+    ``results``; no run may end in an error."""
+    suite = load_scenarios(REPO / "scenarios", select=list(cases))
+    config = RunConfig(mode="replay", cassettes=REPO / "cassettes", results=results)
+    found = run_targets(pick(load_targets(), list(targets)), suite, config)
+    assert [r for r in found if r.outcome == "error"] == [], (
+        "a replay failed: is a cassette being re-recorded?"
+    )
+    return found
 
 
 def base_and_new(root: Path) -> tuple[Path, Path]:

@@ -11,7 +11,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from harness import scenarios
 from harness.analysis.capabilities import (
     COLUMNS,
     NOT_DELIVERED,
@@ -19,7 +18,6 @@ from harness.analysis.capabilities import (
     capabilities,
     render_capabilities_text,
 )
-from harness.api import run_targets
 from harness.model import (
     Exchange,
     Finding,
@@ -34,11 +32,9 @@ from harness.providers import RequestOptions, adapter_class, formats
 from harness.providers.schemas import FEATURES
 from harness.records import CheckResult, RunError, RunRecord
 from harness.reports.json_report import build
-from harness.runner import RunConfig
 from harness.runner.one import offered
-from harness.targets import pick
 from harness.targets_file import load_targets
-from tests.helpers.cli import REPO
+from tests.helpers.result_sets import replay_bundled
 from tests.helpers.transcripts import BILLING
 
 GEMMA = "local-gemma3-270m"
@@ -59,17 +55,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> list[RunRecord]:
-    suite = scenarios.select(scenarios.load([REPO / "scenarios"]), CASES)
-    out = tmp_path_factory.mktemp("capabilities")
-    found = run_targets(
-        pick(load_targets(), TARGETS),
-        suite,
-        RunConfig(mode="replay", cassettes=REPO / "cassettes", results=out / "r.jsonl"),
-    )
-    assert [r for r in found if r.outcome == "error"] == [], (
-        "a replay failed: is a cassette being re-recorded?"
-    )
-    return found
+    return replay_bundled(TARGETS, CASES, tmp_path_factory.mktemp("capabilities") / "r.jsonl")
 
 
 @pytest.fixture(scope="module")

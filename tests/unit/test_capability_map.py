@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from harness import scenarios
 from harness.analysis.capabilities import capabilities
 from harness.analysis.capability_map import (
     FLAGS,
@@ -20,16 +19,12 @@ from harness.analysis.capability_map import (
     litellm_map,
     provenance,
 )
-from harness.api import run_targets
 from harness.errors import ConfigError
 from harness.providers import formats
 from harness.providers.litellm_names import FORMATS, PROVIDERS
 from harness.providers.profiles import PROFILES
 from harness.records import RunError, RunRecord, TargetInfo
-from harness.runner import RunConfig
-from harness.targets import pick
-from harness.targets_file import load_targets
-from tests.helpers.cli import REPO
+from tests.helpers.result_sets import replay_bundled
 
 TARGETS = [
     "local-gemma3-270m",
@@ -49,15 +44,7 @@ SOURCE = Provenance("2026-11-26T10:00:00Z", "9.9.9", "20261126T100000Z-abcd1234"
 
 @pytest.fixture(scope="module")
 def records(tmp_path_factory: pytest.TempPathFactory) -> list[RunRecord]:
-    suite = scenarios.select(scenarios.load([REPO / "scenarios"]), CASES)
-    out = tmp_path_factory.mktemp("capability-map")
-    found = run_targets(
-        pick(load_targets(), TARGETS),
-        suite,
-        RunConfig(mode="replay", cassettes=REPO / "cassettes", results=out / "r.jsonl"),
-    )
-    assert [r for r in found if r.outcome == "error"] == []
-    return found
+    return replay_bundled(TARGETS, CASES, tmp_path_factory.mktemp("capability-map") / "r.jsonl")
 
 
 def entry(found: dict[str, Any], key: str) -> dict[str, Any]:
