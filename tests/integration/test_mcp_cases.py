@@ -42,31 +42,20 @@ def check(record: RunRecord, check_id: str) -> CheckResult:
     return next(c for c in record.checks if c.id == check_id)
 
 
+def asked(question: str) -> dict[str, Any]:
+    """A scenario change: ``question`` asked of the code index tools' assistant."""
+    system = "You answer questions about a code base with the code index tools."
+    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": question}]}
+
+
 def test_each_case_passes_conformant_and_is_caught_otherwise(tmp_path: Path) -> None:
     bundled = [s for s in scenarios.load([REPO / "scenarios" / "mcp"]) if s.id in CASES]
-    ask = "You answer questions about a code base with the code index tools."
     broken = [
         variant(
-            tmp_path,
-            "mcp.structured.with_schema",
-            {
-                "messages": [
-                    {"role": "system", "content": ask},
-                    {"role": "user", "content": "Lines in geometry?"},
-                ]
-            },
-            "file_info_nonconformant",
+            tmp_path, "mcp.structured.with_schema", asked("Lines in geometry?"), "file_info_nonconformant"
         ),
         variant(
-            tmp_path,
-            "mcp.error.input_is_error",
-            {
-                "messages": [
-                    {"role": "system", "content": ask},
-                    {"role": "user", "content": "Lines 30-35 of README?"},
-                ]
-            },
-            "read_lines_nonconformant",
+            tmp_path, "mcp.error.input_is_error", asked("Lines 30-35 of README?"), "read_lines_nonconformant"
         ),
         variant(
             tmp_path,
