@@ -18,7 +18,7 @@ from harness.checks.attribution import echo_of_prompt, endpoint_failure, is_trun
 from harness.matchers import args_match
 from harness.model import Finding, HostedCall, ToolCall
 from harness.scenarios import ExpectedCall
-from harness.tools.mcp.hosted import logical_name
+from harness.tools.naming import raw_name
 
 Actual = tuple[int, ToolCall]
 
@@ -40,8 +40,11 @@ def _logical(context: RunContext) -> list[Actual]:
 
 
 def _hosted(call: HostedCall, naming: str) -> ToolCall:
-    """A call the provider's MCP connector ran, as a call under the scenario's name for its tool."""
-    return ToolCall(logical_name(call, naming), call.arguments, call.raw_arguments, call.id, call.id)
+    """A call the provider's MCP connector ran, as a call under the scenario's name for its tool
+    (``mcp__<server>__<tool>``, or ``<server>.<tool>`` when its ``mcp_naming`` is ``dotted``)."""
+    return ToolCall(
+        raw_name(naming, call.server, call.name), call.arguments, call.raw_arguments, call.id, call.id
+    )
 
 
 def in_order(expected: tuple[ExpectedCall, ...], actual: list[Actual]) -> dict[int, int]:

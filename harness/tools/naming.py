@@ -46,6 +46,14 @@ def name_digest(server: str, tool: str) -> str:
     return hashlib.sha256(f"{server}\x00{tool}".encode()).hexdigest()
 
 
+def raw_name(style: str, server: str, tool: str) -> str:
+    """The name of ``server``'s ``tool`` before sanitising, which scenarios use:
+    ``mcp__<server>__<tool>``, ``<server>.<tool>`` (dotted), or the tool's own name (plain)."""
+    if style == "plain":
+        return tool
+    return f"{server}.{tool}" if style == "dotted" else f"mcp__{server}__{tool}"
+
+
 class ToolNamer:
     """A collision-free, reversible mapping between ``(server, tool)`` and exposed names.
 
@@ -87,11 +95,8 @@ class ToolNamer:
         self._backward = {name: pair for pair, name in self._forward.items()}
 
     def raw(self, server: str, tool: str) -> str:
-        """The name before sanitising, which scenarios use: ``mcp__<server>__<tool>``, dotted, or
-        the tool's own name (plain)."""
-        if self.style == "plain":
-            return tool
-        return f"{server}.{tool}" if self.style == "dotted" else f"mcp__{server}__{tool}"
+        """The name before sanitising, which scenarios use (:func:`raw_name`)."""
+        return raw_name(self.style, server, tool)
 
     def _assign(self, pairs: list[tuple[str, str]], reserved: set[str]) -> dict[tuple[str, str], str]:
         raw = {pair: self.raw(*pair) for pair in pairs}

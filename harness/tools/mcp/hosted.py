@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from harness import secrets
-from harness.model import Approval, HostedCall, HostedServer
+from harness.model import Approval, HostedServer
 from harness.tools.mcp.types import ENV_REFERENCE, MCPUse
 
 STDIO_SCHEME = "stdio://"
@@ -47,11 +47,3 @@ def _filled(value: str) -> str:
     """A header value with each ``{env:NAME}`` the environment holds filled in (a replay, which
     sends nothing to the provider, may run without the variable)."""
     return ENV_REFERENCE.sub(lambda m: os.environ.get(m[1], m[0]), value)
-
-
-def logical_name(call: HostedCall, naming: str) -> str:
-    """The name a scenario uses for the tool a hosted call ran: ``mcp__<server>__<tool>``, or
-    ``<server>.<tool>`` for a scenario whose ``mcp_naming`` is ``dotted``."""
-    if naming == "dotted":
-        return f"{call.server}.{call.name}"
-    return f"mcp__{call.server}__{call.name}"

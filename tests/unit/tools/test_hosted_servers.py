@@ -10,8 +10,9 @@ from harness import secrets
 from harness.model import HostedCall, Message, ToolChoice
 from harness.providers import RequestOptions
 from harness.providers.openai_responses import OpenAIResponsesAdapter
-from harness.tools.mcp.hosted import hosted_servers, logical_name
+from harness.tools.mcp.hosted import hosted_servers
 from harness.tools.mcp.types import MCPServerDecl, MCPUse
+from harness.tools.naming import raw_name
 
 SECRET = "hdr-secret-7f3a9c1e"
 
@@ -59,5 +60,5 @@ def test_an_http_server_keeps_its_url_and_its_header_values_are_secrets(
 
 def test_the_scenario_names_a_hosted_call_as_its_own_loop_would() -> None:
     call = HostedCall("call", "codeindex", "find_symbol")
-    assert logical_name(call, "prefixed") == "mcp__codeindex__find_symbol"
-    assert logical_name(call, "dotted") == "codeindex.find_symbol"
+    assert raw_name("prefixed", call.server, call.name) == "mcp__codeindex__find_symbol"
+    assert raw_name("dotted", call.server, call.name) == "codeindex.find_symbol"
