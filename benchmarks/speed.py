@@ -110,15 +110,13 @@ def replay_goals(per: float, anchor: float) -> None:
 
 
 STEPS_CHILD = """
-import json, resource, sys, time
+import json, sys
 import harness.reports, harness.results
 from harness import api
 import importlib
 run_command = importlib.import_module("harness.cli.run")
-
-def cpu():
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+sys.path.insert(0, "benchmarks")  # the command runs from the repository
+from live_pace import cpu_now as cpu  # this process and its forked workers
 
 steps = {}
 marks = []  # the CPU when the first timed step started: what start-up took
@@ -253,7 +251,7 @@ suite = scenarios.load([repo / "scenarios"])
 targets = [t for name, t in sorted(load_targets().items()) if (repo / "cassettes" / name).is_dir()]
 
 sys.path.insert(0, str(repo / "benchmarks"))
-from speed import cpu_now as cpu  # this process and its forked workers
+from live_pace import cpu_now as cpu  # this process and its forked workers
 
 with tempfile.TemporaryDirectory() as tmp:
     config = RunConfig(cassettes=repo / "cassettes", results=Path(tmp) / "r.jsonl", processes=processes)
