@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness import secrets
 from harness.records import RunRecord
@@ -54,16 +54,12 @@ def write_built(
     """Write an already built report in each format; returns the written paths. ``sections``:
     extra summary sections of report.html (the run history's trends), not drawn from the records."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    if sections:
-        from harness.reports import html
-
-        return [
-            html.write(report, records, out_dir, sections)
-            if name == "html"
-            else writer(name)(report, records, out_dir)
-            for name in names
-        ]
-    return [writer(name)(report, records, out_dir) for name in names]
+    written = []
+    for name in names:
+        fn: Any = writer(name)  # the html writer also takes the summary's extra sections
+        extra = (sections,) if sections and name == "html" else ()
+        written.append(fn(report, records, out_dir, *extra))
+    return written
 
 
 def write_redacted(path: Path, pieces: Iterable[str]) -> Path:
