@@ -92,11 +92,12 @@ class Results:
 
     def keep(self, record: RunRecord) -> None:
         """A run finished in this process."""
+        stored = stored_line(record) if self.out is not None else None  # encoded before the lock
         with self.lock:
-            if self.out is None:
+            if stored is None:
                 self.kept.append(record)
             else:
-                self._write(*stored_line(record), record.key)
+                self._write(*stored, record.key)
         if self.on_result is not None:
             self.on_result(record)
         if self.on_end is not None:
