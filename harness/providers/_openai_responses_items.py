@@ -67,14 +67,12 @@ HOSTED_ITEMS = frozenset(
         "file_search_call",
         "code_interpreter_call",
         "image_generation_call",
-        "mcp_call",
-        "mcp_list_tools",
-        "mcp_approval_request",
         "tool_search_call",
         "tool_search_output",
     }
 )
-"""Items of tools the provider runs itself: not calls for the client to execute."""
+"""Items of tools the provider runs itself: not calls for the client to execute (its MCP
+connector's items are :data:`MCP_ITEMS`, read apart)."""
 MCP_ITEMS = frozenset({"mcp_call", "mcp_list_tools", "mcp_approval_request"})
 """The hosted MCP items, read into :class:`~harness.model.HostedCall` values [RS21]."""
 CLIENT_ITEMS = frozenset(
