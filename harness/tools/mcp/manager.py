@@ -288,8 +288,7 @@ class MCPManager:
                 code = exc.code if isinstance(exc, MCPCallError) else None
                 if on_call is not None:
                     on_call(server, tool, arguments, None, str(exc), code)
-                answer = MCPAnswer(server, tool, error_code=code) if code is not None else None
-                raise ToolFailure(str(exc), mcp=answer) from exc
+                raise tool_failure(server, tool, str(exc), code) from exc
             if on_call is not None:
                 on_call(server, tool, arguments, result, None, None)
             return tool_text(server, tool, result)
@@ -596,6 +595,11 @@ async def _initialize_at(session: Any, version: str) -> Any:
 
 OnCall = Callable[[str, str, dict[str, Any], MCPCallResult | None, str | None, int | None], None]
 """(server, tool, arguments, result, failure, JSON-RPC error code): what a call came to."""
+
+
+def tool_failure(server: str, tool: str, message: str, code: int | None) -> ToolFailure:
+    """A call the server refused (a protocol error of ``code``, or none) as the tool's failure."""
+    return ToolFailure(message, mcp=None if code is None else MCPAnswer(server, tool, error_code=code))
 
 
 def tool_text(server: str, tool: str, result: MCPCallResult) -> Answered:

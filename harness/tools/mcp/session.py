@@ -26,9 +26,9 @@ import yaml
 
 from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
-from harness.model import Finding, MCPAnswer, MCPToolInfo
+from harness.model import Finding, MCPToolInfo
 from harness.providers import adapter_class
-from harness.tools.mcp.manager import registry_tool, tool_text
+from harness.tools.mcp.manager import registry_tool, tool_failure, tool_text
 from harness.tools.mcp.types import (
     ENV_REFERENCE,
     IssueKind,
@@ -40,7 +40,7 @@ from harness.tools.mcp.types import (
     MCPUse,
 )
 from harness.tools.naming import Style, ToolNamer
-from harness.tools.run_tools import Answered, Tool, ToolFailure
+from harness.tools.run_tools import Answered, Tool
 from harness.transport.cassette_files import NONE, Shape, check_field, described, load_recording
 
 
@@ -326,9 +326,7 @@ class MCPSession:
                     self._replay_calls.remove(entry)
             if entry is not None:
                 if "failure" in entry:
-                    code = entry.get("error_code")
-                    answer = None if code is None else MCPAnswer(server, tool, error_code=code)
-                    raise ToolFailure(entry["failure"], mcp=answer)
+                    raise tool_failure(server, tool, entry["failure"], entry.get("error_code"))
                 structured = entry.get("structured_content")
                 result = MCPCallResult(
                     str(entry.get("text", "")),
