@@ -541,7 +541,8 @@ def _history(source: str, table: Any) -> str | None:
     return str(Path(source).parent / url)
 
 
-def _bundled() -> dict[str, Target]:
+def bundled_targets() -> dict[str, Target]:
+    """The targets shipped with the harness (``harness/targets.toml``), without any harness.toml."""
     text = resources.files("harness").joinpath("targets.toml").read_text(encoding="utf-8")
     return read_config("harness/targets.toml", text).targets
 
@@ -557,7 +558,7 @@ def load_config(config: str | Path | None = None) -> TargetsConfig:
         config = harness.load_config("harness.toml")
         print(sorted(config.profiles), sorted(config.targets))
     """
-    targets = _bundled()
+    targets = bundled_targets()
     path = Path(config) if config else Path("harness.toml")
     if not config and not path.is_file():
         return TargetsConfig(targets, {})

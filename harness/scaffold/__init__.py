@@ -24,7 +24,7 @@ from harness._version import __version__
 from harness.errors import ConfigError
 from harness.providers.profiles import Profile, get_profile
 from harness.registry import PROFILES
-from harness.targets_file import read_config
+from harness.targets_file import bundled_targets
 
 SCENARIOS = ("single", "parallel", "sequential", "multi_turn", "error", "irrelevance", "tool_choice")
 """The main categories, one scenario each (``scenarios/<category>.yaml``)."""
@@ -61,8 +61,7 @@ def profiles() -> list[str]:
 def default_model(profile: str) -> str | None:
     """The model of the first bundled target (by name) on ``profile`` that is not served on this
     machine (the simulator, a local model), if there is one."""
-    text = resources.files("harness").joinpath("targets.toml").read_text(encoding="utf-8")
-    known = read_config("harness/targets.toml", text).targets
+    known = bundled_targets()
     for name in sorted(known):
         target = known[name]
         if target.profile.name == profile and not (target.simulated or target.local_model):
