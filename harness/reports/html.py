@@ -241,7 +241,7 @@ class _Chunks:
             return
         data = json.dumps(self.pending, ensure_ascii=False, separators=(",", ":")).encode()
         packed = base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode("ascii")
-        _script(self.folder / f"detail-{self.number}.js", f"detail-{self.number}", packed)
+        _loaded(self.folder / f"detail-{self.number}.js", f"detail-{self.number}", packed)  # cleaned in add
         self.number += 1
         self.pending, self.size = {}, 0
 
@@ -258,8 +258,14 @@ def _shown(value: Any) -> Any:
 
 
 def _script(path: Path, name: str, data: Any) -> None:
-    """A file the page loads: a call handing it ``data`` (ASCII JSON, a JavaScript literal)."""
-    text = json.dumps(_shown(data), ensure_ascii=True, separators=(",", ":"))
+    """A file the page loads: a call handing it ``data`` (every string :func:`_text`)."""
+    _loaded(path, name, _shown(data))
+
+
+def _loaded(path: Path, name: str, data: Any) -> None:
+    """A file the page loads: a call handing it ``data`` as it is (ASCII JSON, a JavaScript
+    literal)."""
+    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
     path.write_text(f"harnessReport.loaded({json.dumps(name)}, {text});\n", encoding="ascii")
 
 
