@@ -24,6 +24,8 @@ import hashlib
 import os
 import re
 import zlib
+from array import array
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +44,7 @@ _REF = re.compile(rb'\{"\$blob": "([0-9a-f]{16})"\}')
 MEMBER_BYTES = 64 << 10  # values gathered before they are compressed as one gzip member
 _MEMBERS_CACHED = 32  # members kept decompressed for the next lines that refer to them
 _VALUES_CACHED = 8 << 20  # bytes of values kept resolved: what many runs share stays at hand
+_RECENT = 1 << 15  # places indexed in a dict before they are merged into the sorted arrays
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -96,6 +99,75 @@ def _members(path: Path) -> Iterator[tuple[int, int, bytes]]:
             offset, rest = offset + taken, inflater.unused_data
 
 
+class _Index:
+    """Where each value of a store is: hash -> place (the member's offset, the line's start and end
+    in the member's text, as one int: ``offset << 64 | start << 32 | end``; -1 for a value kept and
+    not yet written), in about 24 bytes a value, so that a store of any number of values is
+    indexed in little memory: the places in three arrays sorted by hash, the latest ones in a
+    dict of at most :data:`_RECENT` entries merged into them when it fills.
+
+    Example::
+
+        index = _Index()
+        index[b"07a246329a475105"] = 3 << 64 | 0 << 32 | 40
+        assert index.get(b"07a246329a475105") == 3 << 64 | 40 and b"0000000000000000" not in index
+    """
+
+    def __init__(self) -> None:
+        self._keys = array("Q")
+        self._offsets = array("q")
+        self._spans = array("Q")
+        self._recent: dict[int, int] = {}
+
+    def _find(self, key: int) -> int:
+        at = bisect_left(self._keys, key)
+        return at if at < len(self._keys) and self._keys[at] == key else -1
+
+    def get(self, key: bytes) -> int | None:
+        number = int(key, 16)
+        found = self._recent.get(number)
+        if found is not None:
+            return found
+        at = self._find(number)
+        if at < 0:
+            return None
+        offset = self._offsets[at]
+        return -1 if offset < 0 else offset << 64 | self._spans[at]
+
+    def __contains__(self, key: bytes) -> bool:
+        return self.get(key) is not None
+
+    def __setitem__(self, key: bytes, place: int) -> None:
+        number = int(key, 16)
+        at = -1 if number in self._recent else self._find(number)
+        if at < 0:
+            self._recent[number] = place
+            if len(self._recent) >= _RECENT:
+                self._merge()
+        else:
+            self._offsets[at] = -1 if place < 0 else place >> 64
+            self._spans[at] = 0 if place < 0 else place & 0xFFFFFFFFFFFFFFFF
+
+    def _merge(self) -> None:
+        """The recent places merged into the sorted arrays (one pass, each array slice copied in C)."""
+        keys, offsets, spans = array("Q"), array("q"), array("Q")
+        done = 0
+        for number, place in sorted(self._recent.items()):
+            at = bisect_left(self._keys, number, done)
+            keys.extend(self._keys[done:at])
+            offsets.extend(self._offsets[done:at])
+            spans.extend(self._spans[done:at])
+            keys.append(number)
+            offsets.append(-1 if place < 0 else place >> 64)
+            spans.append(0 if place < 0 else place & 0xFFFFFFFFFFFFFFFF)
+            done = at
+        keys.extend(self._keys[done:])
+        offsets.extend(self._offsets[done:])
+        spans.extend(self._spans[done:])
+        self._keys, self._offsets, self._spans = keys, offsets, spans
+        self._recent.clear()
+
+
 class Store:
     """The shared store of a results file, read (:meth:`resolve`) and, for the run writing it,
     appended to (:meth:`add`: each value once, however often it is given).
@@ -108,9 +180,7 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        # hash -> its place, one int (a run's values take little memory): the member's offset,
-        # the line's start and end in the member's text, 32 bits each
-        self._index: dict[bytes, int] | None = None
+        self._index: _Index | None = None  # hash -> its place
         self._member_ends: dict[int, int] = {}  # member offset -> its end
         self._cache: OrderedDict[int, bytes] = OrderedDict()  # member offset -> its lines
         self._values: OrderedDict[bytes, bytes] = OrderedDict()  # hash -> the value, resolved
@@ -121,9 +191,9 @@ class Store:
         self._held = 0
         self._reader: IO[bytes] | None = None
 
-    def _places(self) -> dict[bytes, int]:
+    def _places(self) -> _Index:
         if self._index is None:
-            self._index = {}
+            self._index = _Index()
             for offset, length, text in _members(self.path):
                 self._note(offset, length, text)
         return self._index

@@ -9,11 +9,15 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.errors import ConfigError
-from harness.records import RunRecord, record_line
+from harness.model import Finding
+from harness.records import CheckResult, RunRecord, record_line
 from harness.results import RecordLog, merge_results, read
-from harness.results.store import MARK, Store, store_path, stored_line
+from harness.results import store
+from harness.results.store import HASH_BYTES, MARK, Store, store_path, stored_line
 from harness.runner.sink import Results
 from tests.unit.test_records import record
 
@@ -102,3 +106,49 @@ def test_a_record_with_text_that_is_not_unicode_is_written_whole() -> None:
     broken = record(scenario="t.\ud83d")
     line, values = stored_line(broken)
     assert values == {} and line == record_line(broken)
+
+
+hashes = st.binary(min_size=HASH_BYTES, max_size=HASH_BYTES).map(lambda b: b.hex().encode())
+places = st.one_of(
+    st.just(-1),
+    st.tuples(st.integers(0, 2**40), st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)).map(
+        lambda p: p[0] << 64 | p[1] << 32 | p[2]
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.tuples(hashes, places), max_size=60), recent=st.integers(1, 8))
+def test_the_index_finds_every_place_as_a_dict_would(steps: list[tuple[bytes, int]], recent: int) -> None:
+    """The compact index (sorted arrays and a small dict merged into them when it fills) answers
+    as a dict does: every place set, the last one set for a hash set twice (a kept value written)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "_RECENT", recent)
+        index, expected = store._Index(), {}
+        for key, place in steps:
+            index[key] = expected[key] = place
+            assert index.get(key) == place
+        assert all(index.get(key) == place for key, place in expected.items())
+        assert all(key not in index for key, _ in steps if key not in expected)
+        assert index.get(b"f" * 2 * HASH_BYTES) == expected.get(b"f" * 2 * HASH_BYTES)
+
+
+def test_a_store_of_more_values_than_the_index_keeps_recent_reads_back_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "_RECENT", 3)  # every few values merged into the sorted arrays
+    path = tmp_path / "results.jsonl"
+    records = [  # checks of their own each
+        record(
+            repeat=k,
+            checks=(
+                CheckResult.of(
+                    "expect.calls", "expectation", 3.0, [Finding("expect.calls", "info", True, f"ok {k}")]
+                ),
+            ),
+        )
+        for k in range(40)
+    ]
+    written(path, records)
+    assert len(store_lines(path)) >= 40
+    assert list(RecordLog.open(path)) == records
