@@ -178,13 +178,23 @@ class Grid:
             grid = self.targets[name] = _TargetGrid()
         grid.add(record)
 
+    def take(self, name: str) -> dict[str, dict[str, Any]]:
+        """The cells of target ``name``, its runs all added (``{column id: cell}``); the grid
+        forgets it (a report over records read a target at a time keeps one target's cells)."""
+        return self.targets.pop(name).result()
+
     def result(self) -> dict[str, Any]:
         """``{"columns": [...], "targets": {name: {column id: cell}}}``, targets sorted by name,
         columns in :data:`COLUMNS` order (deterministic, so a replay gives the same report.json)."""
         return {
-            "columns": [{"id": c.id, "label": c.label, "group": c.group} for c in COLUMNS],
+            "columns": columns(),
             "targets": {name: self.targets[name].result() for name in sorted(self.targets)},
         }
+
+
+def columns() -> list[dict[str, str]]:
+    """The grid's columns, in order: ``{"id", "label", "group"}`` each."""
+    return [{"id": c.id, "label": c.label, "group": c.group} for c in COLUMNS]
 
 
 def capabilities(records: Iterable[RunRecord]) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from statistics import mean
 from typing import Any
 
@@ -378,7 +378,7 @@ class Overall(msgspec.Struct):
 class Summary(msgspec.Struct):
     """What ``report.summary`` holds: every target by name (sorted), and overall."""
 
-    targets: dict[str, TargetSummary]
+    targets: Mapping[str, TargetSummary]  # a dict, or a spool (harness.reports.spool)
     overall: Overall
 
 
@@ -585,18 +585,25 @@ class Scores:
             target = self.targets[record.target.name] = _Target(record.target)
         target.add_run(record)
 
+    def take(self, name: str) -> TargetSummary:
+        """The summary of target ``name``, its runs all added; the scores forget it (a report over
+        records read a target at a time keeps one target's figures in memory)."""
+        return self.targets.pop(name).entry()
+
     def summary(self) -> Summary:
         """What ``report.summary`` holds."""
         targets = {name: self.targets[name].entry() for name in sorted(self.targets)}
-        overall = mean_score(t.score for t in targets.values())
-        real = [t.score for t in targets.values() if not t.info.simulated]
-        return Summary(
-            targets,
-            Overall(
-                score=overall,
-                grade=grade(overall),
-                targets=len(targets),
-                simulated_targets=sum(1 for t in targets.values() if t.info.simulated),
-                real_targets_score=mean_score(real),
-            ),
-        )
+        return Summary(targets, overall(targets))
+
+
+def overall(targets: Mapping[str, TargetSummary]) -> Overall:
+    """The figures over every target: the mean of their scores, of the real ones', and counts."""
+    score = mean_score(t.score for t in targets.values())
+    real = [t.score for t in targets.values() if not t.info.simulated]
+    return Overall(
+        score=score,
+        grade=grade(score),
+        targets=len(targets),
+        simulated_targets=sum(1 for t in targets.values() if t.info.simulated),
+        real_targets_score=mean_score(real),
+    )

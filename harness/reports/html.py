@@ -31,7 +31,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -61,6 +61,7 @@ from harness.reports.markdown import (
 )
 from harness.reports.report import CapabilityGrid, Report, ReportFinding, RunSummary
 from harness.reports.safe import bounded, strings_mapped, visible
+from harness.reports.spool import KeyedSpool
 from harness.results import Key, select
 
 BODY_LIMIT = 6000
@@ -107,17 +108,28 @@ def write(
             stale.unlink()
     index = RunIndex(report)
     chunks = _Chunks(files)
+    grouped = isinstance(report.summary.targets, KeyedSpool)  # built over a results file: a target at a time
+    last: str | None = None
     for item in run_views(report.runs, records):
-        index.add(item["run"], chunks.add(item["id"], _fragment("run.html.j2").render(item=item)))
+        run = item["run"]
+        if grouped and last is not None and run.target != last:  # the last target's runs are all added
+            _runs_file(files, index, last)
+        last = run.target
+        index.add(run, chunks.add(item["id"], _fragment("run.html.j2").render(item=item)))
     chunks.close()
-    for number, data in enumerate(index.files()):
-        _script(files / f"runs-{number}.js", f"runs-{number}", data)
+    for name in list(index.rows):
+        _runs_file(files, index, name)
     page = view(report, index, sections)
     for number, item in enumerate(page["migrations"]):
         _script(files / f"wires-{number}.js", f"wires-{number}", _fragment("wires.html.j2").render(item=item))
     for number, group in enumerate(report.verification):
         _script(files / f"verify-{number}.js", f"verify-{number}", [e.runs for e in group.endpoints])
     return write_redacted(out_dir / "report.html", _template().generate(page=page))
+
+
+def _runs_file(files: Path, index: RunIndex, name: str) -> None:
+    number = index.number[name]
+    _script(files / f"runs-{number}.js", f"runs-{number}", index.file(name))
 
 
 def render(report: Report, sections: Sequence[Section] = ()) -> str:
@@ -159,7 +171,8 @@ class RunIndex:
     def __init__(self, report: Report) -> None:
         self.names = sorted(report.summary.targets)
         self.number = {name: n for n, name in enumerate(self.names)}
-        self.rows: dict[str, list[list[Any]]] = {name: [] for name in self.names}
+        self.rows: dict[str, list[list[Any]]] = {name: [] for name in self.names}  # of targets not written
+        self.sizes: Counter[str] = Counter()  # runs per target
         self.counts: dict[str, Counter[str]] = {name: Counter() for name in self.names}
         self.categories: set[str] = set()
         self.cells = report.capabilities.targets
@@ -181,6 +194,7 @@ class RunIndex:
             passed_clean,
         ]
         self.rows[run.target].append(row)
+        self.sizes[run.target] += 1
         self.counts[run.target].update([run.outcome, "clean" if passed_clean else "runs"])
         self.categories.add(run.category)
 
@@ -190,7 +204,7 @@ class RunIndex:
 
     @property
     def total(self) -> int:
-        return sum(len(rows) for rows in self.rows.values())
+        return self.sizes.total()
 
     def table(self) -> list[dict[str, Any]]:
         """Per target: its number, runs, runs of each outcome, clean passes."""
@@ -198,25 +212,25 @@ class RunIndex:
             {
                 "name": name,
                 "number": self.number[name],
-                "runs": len(self.rows[name]),
+                "runs": self.sizes[name],
                 "outcomes": [self.counts[name][o] for o in self.outcomes],
                 "clean": self.counts[name]["clean"],
             }
             for name in self.names
         ]
 
-    def files(self) -> Iterator[dict[str, Any]]:
-        """Each target's ``runs-<n>.js`` data, in target number order: a capability cell's runs
-        as the numbers of their rows (a run of another target, were there one, by its name)."""
-        for name in self.names:
-            rows = self.rows[name]
-            number = {f"{name}/{scenario}/{repeat}": n for n, (scenario, repeat, *_) in enumerate(rows)}
-            cells = {
-                column: [number.get(run, run) for run in c.runs]
-                for column, c in self.cells.get(name, {}).items()
-                if c.runs
-            }
-            yield {"target": name, "runs": rows, "cells": cells}
+    def file(self, name: str) -> dict[str, Any]:
+        """Target ``name``'s ``runs-<n>.js`` data, its runs all added (its rows are then forgotten):
+        a capability cell's runs as the numbers of their rows (a run of another target, were there
+        one, by its name)."""
+        rows = self.rows.pop(name)
+        number = {f"{name}/{scenario}/{repeat}": n for n, (scenario, repeat, *_) in enumerate(rows)}
+        cells = {
+            column: [number.get(run, run) for run in c.runs]
+            for column, c in self.cells.get(name, {}).items()
+            if c.runs
+        }
+        return {"target": name, "runs": rows, "cells": cells}
 
 
 class _Chunks:
@@ -429,7 +443,7 @@ def _verdict_cell(verdict: Verdict, link: str) -> dict[str, Any]:
     }
 
 
-def check_heatmap(targets: dict[str, TargetSummary]) -> dict[str, Any]:
+def check_heatmap(targets: Mapping[str, TargetSummary]) -> dict[str, Any]:
     """Per target and check id: the share of tested runs that passed it, as the report's summary
     counted it (:meth:`harness.checks.scoring.Scores.summary`)."""
     checks = sorted({c for t in targets.values() for c in t.checks})
@@ -459,7 +473,7 @@ def capability_groups(grid: CapabilityGrid) -> list[dict[str, Any]]:
     return groups
 
 
-def performance(targets: dict[str, TargetSummary]) -> list[dict[str, Any]]:
+def performance(targets: Mapping[str, TargetSummary]) -> list[dict[str, Any]]:
     """Per target: latency per request (p50, p95) and tokens per run, as the report's summary
     aggregated them (:class:`harness.checks.scoring.Scores`), where the runs have them."""
     rows = []

@@ -8,7 +8,7 @@ the run itself are left out (they live in the results file).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -17,14 +17,16 @@ import msgspec
 
 from harness import secrets
 from harness._version import __version__
-from harness.analysis.capabilities import Grid
+from harness.analysis.capabilities import Grid, columns
 from harness.analysis.gate import GatePolicy, XFail, expect_failure
 from harness.analysis.migration import Migrations
-from harness.checks.scoring import ErrorSummary, Scores, Summary, record_score
+from harness.checks.scoring import ErrorSummary, Scores, Summary, TargetSummary, overall, record_score
 from harness.model import Exchange, Finding
 from harness.records import RunRecord, to_builtins
 from harness.reports.report import (
     Call,
+    CapabilityCell,
+    CapabilityColumn,
     CapabilityGrid,
     ExchangeEvidence,
     ModeGroup,
@@ -38,8 +40,8 @@ from harness.reports.report import (
     Verification,
 )
 from harness.reports.safe import DEPTH_LIMIT, bounded, elided, encodable, encode
-from harness.reports.spool import RunSpool
-from harness.results import select
+from harness.reports.spool import KeyedSpool, RunSpool
+from harness.results import RecordLog, select
 
 SCHEMA = "harness.report/1"
 EVIDENCE_LIMIT = 4000
@@ -217,6 +219,14 @@ def build(
     :class:`~harness.reports.spool.RunSpool` on disk, so the report of any number of runs fits in
     memory; without it they are a list. Only targets verified against a reference are read
     again, for the verification."""
+    # over a results file, a target's runs come one after another: each target's sections are
+    # spooled as soon as its runs are all added, and forgotten
+    by_target = spool and isinstance(records, RecordLog)
+    targets: MutableMapping[str, TargetSummary] = KeyedSpool(TargetSummary) if by_target else {}
+    cells: MutableMapping[str, dict[str, CapabilityCell]] = (
+        KeyedSpool(dict[str, CapabilityCell]) if by_target else {}
+    )
+    current: str | None = None
     modes: set[str] = set()
     scores = Scores()
     grid = Grid()
@@ -227,6 +237,10 @@ def build(
     references: dict[str, str] = {}  # target -> the reference it declares
     xfail: dict[str, XFail] = {}
     for record in records:
+        if by_target and record.target.name != current:
+            if current is not None:
+                _take(current, scores, grid, targets, cells)
+            current = record.target.name
         modes.add(record.mode)
         scores.add(record)
         grid.add(record)
@@ -238,7 +252,9 @@ def build(
             references[record.target.name] = record.target.reference
         if policies is not None:
             expect_failure(xfail, record, policies)
-    summary = scores.summary()
+    for name in sorted(scores.targets):  # the last target's, or every target's
+        _take(name, scores, grid, targets, cells)
+    summary = Summary(targets, overall(targets))
     ordered = sorted(modes)
     involved = {*references, *references.values()}
     return Report(
@@ -250,12 +266,25 @@ def build(
         summary=summary,
         modes=prompts.comparison(summary),
         notes=_notes(found),
-        capabilities=msgspec.convert(grid.result(), CapabilityGrid),  # typed at the report's boundary
+        capabilities=CapabilityGrid(msgspec.convert(columns(), list[CapabilityColumn]), cells),
         verification=verifications(select(records, lambda key: key[0] in involved)) if involved else [],
         runs=runs,
         xfail={target: xfail[target] for target in sorted(xfail)} if policies is not None else None,
         migrations=migrations.groups(summary),
     )
+
+
+def _take(
+    name: str,
+    scores: Scores,
+    grid: Grid,
+    targets: MutableMapping[str, TargetSummary],
+    cells: MutableMapping[str, dict[str, CapabilityCell]],
+) -> None:
+    """Target ``name``'s summary and capability cells, its runs all added, moved into the report's
+    sections (typed at the report's boundary)."""
+    targets[name] = scores.take(name)
+    cells[name] = msgspec.convert(grid.take(name), dict[str, CapabilityCell])
 
 
 def verifications(records: Iterable[RunRecord]) -> list[Verification]:
@@ -286,22 +315,52 @@ def verifications(records: Iterable[RunRecord]) -> list[Verification]:
 
 def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
     """``report.json``, keys sorted, indented by two, each run on one line of its own (compact:
-    a report of many runs stays small and a line per run greps); the runs written one at a time (a
-    spooled report's runs are read from the spool one at a time, never all in memory), the rest
+    a report of many runs stays small and a line per run greps); the runs and spooled sections
+    written one at a time (read from their spool one at a time, never all in memory), the rest
     (:func:`_write_formatted`) a part at a time. A lone surrogate anywhere is written as its escape
     text (:func:`~harness.reports.safe.encode`)."""
     path = out_dir / "report.json"
-    head = msgspec.json.decode(encode(msgspec.structs.replace(report, runs=[]), order="sorted"), type=_Parts)
     with path.open("wb") as out:
-        out.write(b"{")
-        for index, (key, value) in enumerate(head.items()):
-            out.write((b",\n  " if index else b"\n  ") + msgspec.json.encode(key) + b": ")
-            if key == "runs":
-                _write_runs(out, report.runs)
-            else:
-                _write_formatted(out, value, 2)
-        out.write(b"\n}\n")
+        _write_struct(out, report, 0)
+        out.write(b"\n")
     return path
+
+
+def _write_struct(out: BinaryIO, value: msgspec.Struct, indent: int) -> None:
+    """A report section formatted as :func:`_write_formatted` formats it, ``indent`` spaces in;
+    its runs (one a line: :func:`_write_runs`), its spools and the sections holding one written a
+    member at a time as they are read, never encoded whole."""
+    parts = {
+        name: part
+        for name, part in ((name, getattr(value, name)) for name in value.__struct_fields__)
+        if name == "runs" or isinstance(part, KeyedSpool) or _holds_spool(part)
+    }
+    # written below a member at a time, not encoded here
+    emptied: dict[str, Any] = {name: [] if name == "runs" else {} for name in parts}
+    head = msgspec.json.decode(encode(msgspec.structs.replace(value, **emptied), order="sorted"), type=_Parts)
+    pad = b"\n" + b" " * indent
+    out.write(b"{")
+    for index, (key, member) in enumerate(head.items()):
+        out.write(
+            (b"," if index else b"") + pad + b"  " + secrets.redact_bytes(msgspec.json.encode(key)) + b": "
+        )
+        part = parts.get(key)
+        if part is None:
+            _write_formatted(out, member, indent + 2)
+        elif isinstance(part, KeyedSpool):
+            _write_members(out, ((k, encode(v, order="sorted")) for k, v in part.items()), indent + 2, b"{}")
+        elif isinstance(part, msgspec.Struct):
+            _write_struct(out, part, indent + 2)
+        else:
+            _write_runs(out, part)
+    out.write(pad + b"}")
+
+
+def _holds_spool(value: object) -> bool:
+    """Whether ``value`` is a report section with a spool among its fields."""
+    return isinstance(value, msgspec.Struct) and any(
+        isinstance(getattr(value, name), KeyedSpool) for name in value.__struct_fields__
+    )
 
 
 _Parts = dict[str, msgspec.Raw]
@@ -320,15 +379,23 @@ def _write_formatted(out: BinaryIO, value: bytes | msgspec.Raw, indent: int) -> 
         out.write(secrets.redact_bytes(msgspec.json.format(data, indent=2).replace(b"\n", pad)))
         return
     members: Any = msgspec.json.decode(data, type=_Parts if first == b"{" else list[msgspec.Raw])
-    opening, closing = (b"{", b"}") if isinstance(members, dict) else (b"[", b"]")
-    out.write(opening)
     pairs = members.items() if isinstance(members, dict) else ((None, v) for v in members)
-    for index, (key, member) in enumerate(pairs):
-        out.write((b"," if index else b"") + pad + b"  ")
+    _write_members(out, pairs, indent, b"{}" if isinstance(members, dict) else b"[]")
+
+
+def _write_members(
+    out: BinaryIO, pairs: Iterable[tuple[str | None, bytes | msgspec.Raw]], indent: int, brackets: bytes
+) -> None:
+    """An object's members (name and compact JSON) or a list's (no name), each formatted by
+    :func:`_write_formatted`, inside ``brackets`` (``{}`` or ``[]``; just those when there is none)."""
+    pad = b"\n" + b" " * indent
+    count = 0
+    for count, (key, member) in enumerate(pairs, 1):
+        out.write((b"," if count > 1 else brackets[:1]) + pad + b"  ")
         if key is not None:
             out.write(secrets.redact_bytes(msgspec.json.encode(key)) + b": ")
         _write_formatted(out, member, indent + 2)
-    out.write(pad + closing)
+    out.write(pad + brackets[1:] if count else brackets)
 
 
 def _write_runs(out: BinaryIO, runs: Sequence[RunSummary]) -> None:

@@ -19,7 +19,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -29,6 +29,7 @@ from harness.analysis.migration import MigrationGroup
 from harness.analysis.verify import VerifiedEndpoint
 from harness.checks.scoring import ErrorSummary, Summary
 from harness.model import Usage
+from harness.reports.safe import spooled
 
 
 class Call(msgspec.Struct, array_like=True):
@@ -137,7 +138,7 @@ class CapabilityGrid(msgspec.Struct):
     """What each target was measured to do: columns in order, cells by target and column id."""
 
     columns: list[CapabilityColumn]
-    targets: dict[str, dict[str, CapabilityCell]]
+    targets: Mapping[str, dict[str, CapabilityCell]]  # a dict, or a spool (harness.reports.spool)
 
 
 class Verification(msgspec.Struct):
@@ -188,6 +189,6 @@ class Report(msgspec.Struct, omit_defaults=True):
     def to_data(self) -> dict[str, Any]:
         """The report as plain JSON data (dicts, lists, scalars; every run), as report.json
         holds it."""
-        data: dict[str, Any] = msgspec.to_builtins(msgspec.structs.replace(self, runs=[]))
+        data: dict[str, Any] = msgspec.to_builtins(msgspec.structs.replace(self, runs=[]), enc_hook=spooled)
         data["runs"] = [msgspec.to_builtins(run) for run in self.runs]
         return data

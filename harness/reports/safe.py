@@ -17,7 +17,7 @@ any value may nest deeper than a writer can walk. Every writer passes such data 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -101,6 +101,16 @@ def encode(value: Any, order: Literal["sorted"] | None = None) -> bytes:
     ``order``), whatever its strings: when one holds a lone surrogate (which UTF-8 cannot
     encode), the data is encoded again as plain data with :func:`json_safe` strings."""
     try:
-        return msgspec.json.encode(value, order=order)
+        return msgspec.json.encode(value, order=order, enc_hook=spooled)
     except UnicodeEncodeError:
-        return msgspec.json.encode(json_safe(msgspec.to_builtins(value)), order=order)
+        return msgspec.json.encode(json_safe(msgspec.to_builtins(value, enc_hook=spooled)), order=order)
+
+
+def spooled(value: Any) -> Any:
+    """A spooled report section (:mod:`harness.reports.spool`) as the dict or list it stands for,
+    for msgspec to encode: every other type msgspec cannot encode is an error."""
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return list(value)
+    raise NotImplementedError(f"cannot encode {type(value).__name__}")

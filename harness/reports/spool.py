@@ -1,27 +1,48 @@
-"""The report's per-run summaries kept in a temporary file: a report over any number of runs
-holds none of them in memory.
+"""Report sections kept in a temporary file: a report over any number of runs holds neither its
+per-run summaries nor its per-target sections in memory.
 
-``report.runs`` is a :class:`RunSpool` when the report is built to be written (the command
-line, :func:`harness.reports.write_reports`), and a plain list otherwise (``RunResult.report``).
-Both are sequences of :class:`~harness.reports.report.RunSummary`, and writers only iterate them.
+When the report is built to be written (the command line, :func:`harness.reports.write_reports`),
+``report.runs`` is a :class:`RunSpool`, and, over records read from a results file (a
+:class:`~harness.results.RecordLog`, a target's runs together), ``report.summary.targets`` and
+``report.capabilities.targets`` are :class:`KeyedSpool` s. Otherwise (``RunResult.report``) they
+are a plain list and dicts. A spool is a sequence or a mapping like them, and writers only read
+them.
 """
 
 from __future__ import annotations
 
 import tempfile
 from array import array
-from collections.abc import Iterator, Sequence
-from typing import overload
+from collections.abc import Iterator, MutableMapping, Sequence
+from typing import Any, Generic, TypeVar, overload
 
 import msgspec
 
 from harness.reports.report import RunSummary
 from harness.reports.safe import encode
 
-_DECODER = msgspec.json.Decoder(RunSummary)
+T = TypeVar("T")
 
 
-class RunSpool(Sequence[RunSummary]):
+class _File:
+    """Values encoded one after another into a temporary file (deleted with it), read back by
+    their place."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the spool)
+
+    def _write(self, value: Any) -> int:
+        """Write ``value``; returns where it ends."""
+        self._file.seek(0, 2)
+        self._file.write(encode(value))
+        return self._file.tell()
+
+    def _read(self, start: int, end: int) -> bytes:
+        self._file.seek(start)
+        return self._file.read(end - start)
+
+
+class RunSpool(_File, Sequence[RunSummary]):
     """Run summaries appended one at a time, each encoded once to a temporary file (deleted when
     the spool is), read back when asked for.
 
@@ -32,14 +53,14 @@ class RunSpool(Sequence[RunSummary]):
         assert spool[0].target == record.target.name and len(spool) == 1
     """
 
+    _decoder = msgspec.json.Decoder(RunSummary)
+
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the spool)
+        super().__init__()
         self._ends = array("Q")
 
     def append(self, summary: RunSummary) -> None:
-        self._file.seek(0, 2)
-        self._file.write(encode(summary))
-        self._ends.append(self._file.tell())
+        self._ends.append(self._write(summary))
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -57,16 +78,14 @@ class RunSpool(Sequence[RunSummary]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("run summary index out of range")
-        return _DECODER.decode(self._line(index))
+        return self._decoder.decode(self._line(index))
 
     def __iter__(self) -> Iterator[RunSummary]:
         for index in range(len(self)):
-            yield _DECODER.decode(self._line(index))
+            yield self._decoder.decode(self._line(index))
 
     def _line(self, index: int) -> bytes:
-        start = self._ends[index - 1] if index else 0
-        self._file.seek(start)
-        return self._file.read(self._ends[index] - start)
+        return self._read(self._ends[index - 1] if index else 0, self._ends[index])
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence):
@@ -77,3 +96,52 @@ class RunSpool(Sequence[RunSummary]):
 
     def __repr__(self) -> str:
         return f"<RunSpool of {len(self)} run summaries>"
+
+
+class KeyedSpool(_File, MutableMapping[str, T], Generic[T]):
+    """Values of type ``kind`` set by name, once each, names in ascending order (as report.json
+    lists them), each encoded once to a temporary file and read back when asked for (the last one
+    read kept: a writer reads a target's section for each of its runs).
+
+    Example::
+
+        targets = KeyedSpool(TargetSummary)
+        targets["sim-openai"] = summary
+        assert targets["sim-openai"] == summary and list(targets) == ["sim-openai"]
+    """
+
+    def __init__(self, kind: type[T]) -> None:
+        super().__init__()
+        self._decoder = msgspec.json.Decoder(kind)
+        self._places: dict[str, tuple[int, int]] = {}
+        self._end = 0
+        self._last: tuple[str, T] | None = None
+
+    def __setitem__(self, name: str, value: T) -> None:
+        if self._places and name <= next(reversed(self._places)):
+            last = next(reversed(self._places))
+            raise ValueError(f"{name!r} set after {last!r}: a spool takes each name once, in ascending order")
+        start, self._end = self._end, self._write(value)
+        self._places[name] = (start, self._end)
+
+    def __getitem__(self, name: str) -> T:
+        if self._last is not None and self._last[0] == name:
+            return self._last[1]
+        value = self._decoder.decode(self._read(*self._places[name]))
+        self._last = (name, value)
+        return value
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("a spool's values are kept until it is deleted")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._places
+
+    def __repr__(self) -> str:
+        return f"<KeyedSpool of {len(self)}>"

@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from harness.analysis.gate import gate
+from harness.checks.scoring import TargetSummary
 from harness.reports import json_report, write_built
 from harness.reports.html import FILES, read_details
 from harness.reports.json_report import build, run_summary, write
 from harness.reports.junit import render
 from harness.reports.report import RunSummary
-from harness.reports.spool import RunSpool
+from harness.reports.spool import KeyedSpool, RunSpool
 from harness.results import RecordLog, read_sorted
 from tests.helpers import result_sets
 
@@ -46,18 +47,45 @@ def test_a_spool_is_a_sequence_of_the_summaries_given(results: Path) -> None:
         spool[3]
 
 
+def test_a_keyed_spool_is_a_mapping_of_the_values_set_in_order(results: Path) -> None:
+    targets = build(read_sorted(results), "now").summary.targets
+    spool: KeyedSpool[TargetSummary] = KeyedSpool(TargetSummary)
+    for name, target in targets.items():
+        spool[name] = target
+    assert spool == targets and list(spool) == list(targets) == ["sim-mistral", "sim-openai"]
+    assert spool["sim-openai"] == targets["sim-openai"] and spool["sim-openai"] is spool["sim-openai"]
+    assert spool.get("sim-nope") is None and "sim-mistral" in spool and len(spool) == 2
+    with pytest.raises(ValueError, match="'sim-a' set after 'sim-openai'"):
+        spool["sim-a"] = targets["sim-openai"]  # a report lists targets sorted: out of order is a bug
+    with pytest.raises(TypeError):
+        del spool["sim-openai"]
+
+
 def test_every_writer_writes_the_same_from_a_results_file_as_from_records_in_memory(
     results: Path, tmp_path: Path
 ) -> None:
     log, records = RecordLog.open(results), read_sorted(results)
     spooled, listed = build(log, "now", spool=True), build(records, "now")
     assert isinstance(spooled.runs, RunSpool) and isinstance(listed.runs, list)
+    # over a results file a target's sections are spooled as soon as its runs are all read
+    assert isinstance(spooled.summary.targets, KeyedSpool) and isinstance(
+        spooled.capabilities.targets, KeyedSpool
+    )
+    assert isinstance(listed.summary.targets, dict) and isinstance(listed.capabilities.targets, dict)
     assert spooled.runs == listed.runs and replace(spooled, runs=[]) == replace(listed, runs=[])
     from_file = write_built(spooled, log, tmp_path / "file")
     in_memory = write_built(listed, records, tmp_path / "memory")
     assert [p.name for p in from_file] == ["report.json", "report.md", "report.html", "junit.xml"]
     for a, b in zip(from_file, in_memory, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
+    files = sorted(p.name for p in (tmp_path / "file" / FILES).iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "memory" / FILES).iterdir())
+    assert "runs-1.js" in files
+    for name in files:  # each target's runs file written as its runs end, the same as at the end
+        assert (tmp_path / "file" / FILES / name).read_bytes() == (
+            tmp_path / "memory" / FILES / name
+        ).read_bytes()
+    assert spooled.to_data() == listed.to_data()
     details = read_details(tmp_path / "file" / FILES)
     assert details == read_details(tmp_path / "memory" / FILES)
     assert any(result_sets.USELESS in d for d in details.values())  # a failed run's transcript
