@@ -17,7 +17,6 @@ Each cell is ``{"value": "yes" | "no" | "partial" | "untested", "detail": str,
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -90,8 +89,8 @@ class _Cell:
         self.good: list[str] = []
         self.bad: Counter[str] = Counter()
 
-    def add(self, seen: Seen) -> None:
-        run = sys.intern(seen.run)
+    def add(self, seen: Seen, run: str) -> None:
+        """Add what a run showed (``run``: its id, as the target's grid keeps it once)."""
         self.runs.append(run)
         if seen.ok:
             self.good.append(run)
@@ -120,6 +119,7 @@ class _TargetGrid:
     def __init__(self) -> None:
         self.first: tuple[tuple[str, str, int], TargetInfo] | None = None  # the first tested run's
         self.cells = {column.id: _Cell() for column in COLUMNS}
+        self.ids: dict[str, str] = {}  # each run's id, once (not interned: forgotten with the target)
 
     def add(self, record: RunRecord) -> None:
         if record.outcome == "error":  # the harness could not test it: it decides nothing
@@ -137,7 +137,7 @@ class _TargetGrid:
             else:
                 shown = OBSERVERS[column.id](record)
             for seen in shown:
-                self.cells[column.id].add(seen)
+                self.cells[column.id].add(seen, self.ids.setdefault(seen.run, seen.run))
 
     def result(self) -> dict[str, dict[str, Any]]:
         if self.first is None:
