@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,12 +29,24 @@ Row = dict[str, Any]
 
 @dataclass(frozen=True)
 class RunFacts:
-    """One run's rows: the run, then per target, per (target, scenario) and per (target, check)."""
+    """One run's rows: the run, then per target, per (target, scenario) and per (target, check)
+    (those two made as they are read, from the run's summary: one row a run when a suite has one
+    repeat, never all held in memory)."""
 
     run: Row
     targets: list[Row]
-    scenarios: list[Row]
-    checks: list[Row]
+    scenarios: Iterable[Row]
+    checks: Iterable[Row]
+
+
+class _Rows:
+    """Rows made each time they are read (from a summary that may be spooled to disk)."""
+
+    def __init__(self, make: Callable[[], Iterator[Row]]) -> None:
+        self._make = make
+
+    def __iter__(self) -> Iterator[Row]:
+        return self._make()
 
 
 def iso(stamp: str) -> str:
@@ -119,8 +131,6 @@ def facts_of(
     report's ``summary``)."""
     versions = server_versions or {}
     targets: list[Row] = []
-    scenarios: list[Row] = []
-    checks: list[Row] = []
     for name, target in summary.targets.items():
         low, high = target.interval or (None, None)
         compliance = target.compliance
@@ -148,33 +158,6 @@ def facts_of(
                 "latency_p95_ms": latency.p95 if latency else None,
             }
         )
-        for scenario_id, scenario in target.scenarios.items():
-            scenarios.append(
-                {
-                    "run_id": run_id,
-                    "target": name,
-                    "scenario": scenario_id,
-                    "category": scenario.category,
-                    "score": scenario.score,
-                    "runs": scenario.runs,
-                    "tested": scenario.tested,
-                    "succeeded": scenario.succeeded,
-                    "errors": len(scenario.errors),
-                }
-            )
-        for check_id, share in target.checks.items():
-            checks.append(
-                {
-                    "run_id": run_id,
-                    "target": name,
-                    "check_id": check_id,
-                    "runs": share.runs,
-                    "passed": share.passed,
-                    "passes": share.pass_,
-                    "warns": share.warn,
-                    "fails": share.fail,
-                }
-            )
     run = {
         "run_id": run_id,
         "started": started,
@@ -185,7 +168,43 @@ def facts_of(
         "targets": len(targets),
         "runs": sum(t["runs"] for t in targets),
     }
-    return RunFacts(run, targets, scenarios, checks)
+    return RunFacts(
+        run,
+        targets,
+        _Rows(lambda: _scenario_rows(summary, run_id)),
+        _Rows(lambda: _check_rows(summary, run_id)),
+    )
+
+
+def _scenario_rows(summary: Summary, run_id: str) -> Iterator[Row]:
+    for name, target in summary.targets.items():
+        for scenario_id, scenario in target.scenarios.items():
+            yield {
+                "run_id": run_id,
+                "target": name,
+                "scenario": scenario_id,
+                "category": scenario.category,
+                "score": scenario.score,
+                "runs": scenario.runs,
+                "tested": scenario.tested,
+                "succeeded": scenario.succeeded,
+                "errors": len(scenario.errors),
+            }
+
+
+def _check_rows(summary: Summary, run_id: str) -> Iterator[Row]:
+    for name, target in summary.targets.items():
+        for check_id, share in target.checks.items():
+            yield {
+                "run_id": run_id,
+                "target": name,
+                "check_id": check_id,
+                "runs": share.runs,
+                "passed": share.passed,
+                "passes": share.pass_,
+                "warns": share.warn,
+                "fails": share.fail,
+            }
 
 
 def summarise(records: Iterable[RunRecord]) -> Summary:

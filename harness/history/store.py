@@ -14,7 +14,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import islice
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -193,8 +194,7 @@ class History:
                 (scenarios_table, facts.scenarios),
                 (checks_table, facts.checks),
             ):
-                if rows:
-                    _insert(connection, table, rows)
+                _insert(connection, table, rows)
 
     def runs(self) -> list[Row]:
         """Every run, oldest first."""
@@ -246,18 +246,21 @@ class History:
             return [dict(row._mapping) for row in connection.execute(query)]
 
 
-def _insert(connection: Connection, table: sa.Table, rows: list[Row]) -> None:
-    """Insert ``rows`` with one DB-API ``executemany`` of the statement compiled once for the
-    dialect: SQLAlchemy's own ``execute(insert, rows)`` builds each row's parameters in Python, a
-    third of a second for a whole default run's rows (4,000) where this takes a tenth of that.
-    Every value is a str, int, float, bool or None, which both drivers take as they are."""
+def _insert(connection: Connection, table: sa.Table, rows: Iterable[Row]) -> None:
+    """Insert ``rows``, :data:`_BATCH` at a time (rows made as they are read are never all held),
+    each batch with one DB-API ``executemany`` of the statement compiled once for the dialect:
+    SQLAlchemy's own ``execute(insert, rows)`` builds each row's parameters in Python, a third of
+    a second for a whole default run's rows (4,000) where this takes a tenth of that. Every value
+    is a str, int, float, bool or None, which both drivers take as they are."""
     compiled = table.insert().compile(dialect=connection.dialect)
-    if compiled.positional:
-        order = compiled.positiontup or []
-        params: list[Any] = [tuple(row[name] for name in order) for row in rows]
-    else:
-        params = rows
-    connection.exec_driver_sql(compiled.string, params)
+    order = compiled.positiontup or [] if compiled.positional else None
+    given = iter(rows)
+    while batch := list(islice(given, _BATCH)):
+        params: list[Any] = batch if order is None else [tuple(row[name] for name in order) for row in batch]
+        connection.exec_driver_sql(compiled.string, params)
+
+
+_BATCH = 10_000
 
 
 def _engine_options(url: sa.URL) -> dict[str, Any]:
