@@ -99,6 +99,17 @@ def _members(path: Path) -> Iterator[tuple[int, int, bytes]]:
             offset, rest = offset + taken, inflater.unused_data
 
 
+def _number(key: bytes) -> int:
+    """A value's hash (16 hex digits) as the number the index sorts; anything else (a damaged
+    store) is a :class:`ConfigError`."""
+    if len(key) == 2 * HASH_BYTES and key.isalnum():
+        try:
+            return int(key, 16)
+        except ValueError:
+            pass
+    raise ConfigError(f"{key!r} is not the hash of a shared value (16 hex digits): the store is damaged")
+
+
 class _Index:
     """Where each value of a store is: hash -> place (the member's offset, the line's start and end
     in the member's text, as one int: ``offset << 64 | start << 32 | end``; -1 for a value kept and
@@ -124,7 +135,7 @@ class _Index:
         return at if at < len(self._keys) and self._keys[at] == key else -1
 
     def get(self, key: bytes) -> int | None:
-        number = int(key, 16)
+        number = _number(key)
         found = self._recent.get(number)
         if found is not None:
             return found
@@ -138,15 +149,24 @@ class _Index:
         return self.get(key) is not None
 
     def __setitem__(self, key: bytes, place: int) -> None:
-        number = int(key, 16)
+        self.put(key, place, replace=True)
+
+    def put(self, key: bytes, place: int, replace: bool) -> bool:
+        """Set ``key``'s place, unless it has one and not ``replace``; whether it was set (one parse
+        of the hash, one search)."""
+        number = _number(key)
         at = -1 if number in self._recent else self._find(number)
-        if at < 0:
-            self._recent[number] = place
-            if len(self._recent) >= _RECENT:
-                self._merge()
-        else:
-            self._offsets[at] = -1 if place < 0 else place >> 64
-            self._spans[at] = 0 if place < 0 else place & 0xFFFFFFFFFFFFFFFF
+        if at >= 0:
+            if replace:
+                self._offsets[at] = -1 if place < 0 else place >> 64
+                self._spans[at] = 0 if place < 0 else place & 0xFFFFFFFFFFFFFFFF
+            return replace
+        if number in self._recent and not replace:
+            return False
+        self._recent[number] = place
+        if len(self._recent) >= _RECENT:
+            self._merge()
+        return True
 
     def _merge(self) -> None:
         """The recent places merged into the sorted arrays (one pass, each array slice copied in C)."""
@@ -194,8 +214,12 @@ class Store:
     def _places(self) -> _Index:
         if self._index is None:
             self._index = _Index()
-            for offset, length, text in _members(self.path):
-                self._note(offset, length, text)
+            try:
+                for offset, length, text in _members(self.path):
+                    self._note(offset, length, text)
+            except ConfigError as exc:
+                self._index = None
+                raise ConfigError(f"{self.path}: {exc}") from None
         return self._index
 
     def _note(self, offset: int, length: int, text: bytes, replace: bool = False) -> None:
@@ -207,8 +231,7 @@ class Store:
         while start < len(text):
             end = text.index(b"\n", start) + 1
             key = text[start + 2 : start + 2 + 2 * HASH_BYTES]
-            if replace or key not in self._index:
-                self._index[key] = offset << 64 | start << 32 | end
+            self._index.put(key, offset << 64 | start << 32 | end, replace)
             start = end
 
     def open(self) -> Store:
@@ -227,8 +250,7 @@ class Store:
         places = self._places()
         pending = self._pending.setdefault(group, [])
         for key, data in values.items():
-            if key not in places:
-                places[key] = -1  # kept, not yet written
+            if places.put(key, -1, replace=False):  # kept, not yet written
                 line = b'["' + key + b'",' + data + b"]\n"
                 pending.append(line)
                 self._held += len(line)

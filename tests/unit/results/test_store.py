@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 from harness.errors import ConfigError
 from harness.model import Finding
 from harness.records import CheckResult, RunRecord, record_line
-from harness.results import RecordLog, merge_results, read
-from harness.results import store
+from harness.results import RecordLog, merge_results, read, store
 from harness.results.store import HASH_BYTES, MARK, Store, store_path, stored_line
 from harness.runner.sink import Results
 from tests.unit.test_records import record
@@ -118,19 +117,39 @@ places = st.one_of(
 
 
 @settings(max_examples=200, deadline=None)
-@given(steps=st.lists(st.tuples(hashes, places), max_size=60), recent=st.integers(1, 8))
-def test_the_index_finds_every_place_as_a_dict_would(steps: list[tuple[bytes, int]], recent: int) -> None:
+@given(
+    steps=st.lists(st.tuples(hashes, places, st.booleans()), max_size=60),
+    absent=st.lists(hashes, max_size=5),
+    recent=st.integers(1, 8),
+)
+def test_the_index_finds_every_place_as_a_dict_would(
+    steps: list[tuple[bytes, int, bool]], absent: list[bytes], recent: int
+) -> None:
     """The compact index (sorted arrays and a small dict merged into them when it fills) answers
     as a dict does: every place set, the last one set for a hash set twice (a kept value written)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(store, "_RECENT", recent)
-        index, expected = store._Index(), {}
-        for key, place in steps:
-            index[key] = expected[key] = place
-            assert index.get(key) == place
+        index: store._Index = store._Index()
+        expected: dict[bytes, int] = {}
+        for key, place, replace in steps:  # set, or set unless it has a place (put)
+            was = key in expected
+            assert index.put(key, place, replace) == (replace or not was)
+            if replace or not was:
+                expected[key] = place
+            assert index.get(key) == expected[key]
         assert all(index.get(key) == place for key, place in expected.items())
-        assert all(key not in index for key, _ in steps if key not in expected)
-        assert index.get(b"f" * 2 * HASH_BYTES) == expected.get(b"f" * 2 * HASH_BYTES)
+        assert all(key not in index for key in absent if key not in expected)
+
+
+def test_a_damaged_store_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    written(path, [record()])
+    damaged = gzip.decompress(store_path(path).read_bytes()).replace(b'["', b'["-', 1)
+    store_path(path).write_bytes(gzip.compress(damaged))
+    with pytest.raises(
+        ConfigError, match=r"results\.shared\.jsonl\.gz: .* is not the hash of a shared value"
+    ):
+        list(RecordLog.open(path))
 
 
 def test_a_store_of_more_values_than_the_index_keeps_recent_reads_back_whole(
