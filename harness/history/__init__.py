@@ -22,6 +22,7 @@ a history is opened). Example::
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import warnings
@@ -109,7 +110,8 @@ def import_folders(folders: Iterable[str | Path], history: str) -> tuple[list[st
         if status != "complete":
             skipped.append(f"{folder}: the run did not finish ({status}); `harness run --resume` it first")
             continue
-        chosen.append(folder_facts(folder))
+        facts = folder_facts(folder)  # its rows as lists: not every folder's summary kept till written
+        chosen.append(dataclasses.replace(facts, scenarios=list(facts.scenarios), checks=list(facts.checks)))
     from harness.history.store import History
 
     with History.open(history) as db:

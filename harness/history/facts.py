@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +41,24 @@ class RunFacts:
 
 
 class _Rows:
-    """Rows made each time they are read (from a summary that may be spooled to disk)."""
+    """Rows made each time they are read (from a summary that may be spooled to disk); equal to
+    rows with the same items."""
 
     def __init__(self, make: Callable[[], Iterator[Row]]) -> None:
         self._make = make
 
     def __iter__(self) -> Iterator[Row]:
         return self._make()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Iterable):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<rows: {list(self)!r}>"
 
 
 def iso(stamp: str) -> str:
@@ -171,8 +183,8 @@ def facts_of(
     return RunFacts(
         run,
         targets,
-        _Rows(lambda: _scenario_rows(summary, run_id)),
-        _Rows(lambda: _check_rows(summary, run_id)),
+        _Rows(partial(_scenario_rows, summary, run_id)),
+        _Rows(partial(_check_rows, summary, run_id)),
     )
 
 

@@ -60,6 +60,25 @@ def test_a_target_over_time_names_the_run_where_a_check_first_failed(
     assert "no check failed in these runs" in "\n".join(target_lines(steady))
 
 
+def test_a_run_s_rows_are_made_as_they_are_read_and_compare_as_rows(summaries: dict[str, object]) -> None:
+    """The scenario and check rows are made from the summary each time they are read (one a run
+    when a suite has one repeat: never all held); they compare, print and pickle as rows."""
+    import pickle
+
+    first, again = (
+        facts(summaries["good"], "run-1", "2026-11-21T10:00:00Z"),
+        facts(summaries["good"], "run-1", "2026-11-21T10:00:00Z"),
+    )
+    rows = list(first.scenarios)
+    assert len(rows) == 6 and rows == list(first.scenarios)  # made again, the same
+    assert {r["scenario"] for r in rows} >= {"weather.single.paris"} and all(
+        r["run_id"] == "run-1" for r in rows
+    )
+    assert first == again == pickle.loads(pickle.dumps(first))
+    assert first.scenarios == rows and "weather.single.paris" in repr(first.scenarios)
+    assert first != facts(summaries["broken"], "run-1", "2026-11-21T10:00:00Z")
+
+
 def test_a_run_written_twice_is_there_once_as_written_last(
     tmp_path: Path, summaries: dict[str, object]
 ) -> None:
