@@ -598,12 +598,12 @@ class Scores:
 
 def overall(targets: Mapping[str, TargetSummary]) -> Overall:
     """The figures over every target: the mean of their scores, of the real ones', and counts."""
-    score = mean_score(t.score for t in targets.values())
-    real = [t.score for t in targets.values() if not t.info.simulated]
+    scores = [(t.score, t.info.simulated) for t in targets.values()]  # one pass: a spool reads each once
+    score = mean_score(s for s, _ in scores)
     return Overall(
         score=score,
         grade=grade(score),
-        targets=len(targets),
-        simulated_targets=sum(1 for t in targets.values() if t.info.simulated),
-        real_targets_score=mean_score(real),
+        targets=len(scores),
+        simulated_targets=sum(1 for _, simulated in scores if simulated),
+        real_targets_score=mean_score(s for s, simulated in scores if not simulated),
     )

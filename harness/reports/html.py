@@ -172,7 +172,6 @@ class RunIndex:
         self.names = sorted(report.summary.targets)
         self.number = {name: n for n, name in enumerate(self.names)}
         self.rows: dict[str, list[list[Any]]] = {name: [] for name in self.names}  # of targets not written
-        self.sizes: Counter[str] = Counter()  # runs per target
         self.counts: dict[str, Counter[str]] = {name: Counter() for name in self.names}
         self.categories: set[str] = set()
         self.cells = report.capabilities.targets
@@ -182,6 +181,10 @@ class RunIndex:
             self.number[run.target] = len(self.names)
             self.names.append(run.target)
             self.rows[run.target], self.counts[run.target] = [], Counter()
+        if run.target not in self.rows:
+            raise ValueError(
+                f"a run of {run.target} after its runs file was written: runs go a target at a time"
+            )
         passed_clean = clean(run)
         row = [
             run.scenario,
@@ -194,7 +197,6 @@ class RunIndex:
             passed_clean,
         ]
         self.rows[run.target].append(row)
-        self.sizes[run.target] += 1
         self.counts[run.target].update([run.outcome, "clean" if passed_clean else "runs"])
         self.categories.add(run.category)
 
@@ -204,7 +206,7 @@ class RunIndex:
 
     @property
     def total(self) -> int:
-        return self.sizes.total()
+        return sum(c["clean"] + c["runs"] for c in self.counts.values())
 
     def table(self) -> list[dict[str, Any]]:
         """Per target: its number, runs, runs of each outcome, clean passes."""
@@ -212,7 +214,7 @@ class RunIndex:
             {
                 "name": name,
                 "number": self.number[name],
-                "runs": self.sizes[name],
+                "runs": self.counts[name]["clean"] + self.counts[name]["runs"],
                 "outcomes": [self.counts[name][o] for o in self.outcomes],
                 "clean": self.counts[name]["clean"],
             }

@@ -163,9 +163,11 @@ class _Prompts:
     def __init__(self) -> None:
         self.groups: dict[tuple[Any, ...], list[str]] = {}
         self.sizes: dict[str, list[int]] = {}  # name -> [characters, tokens, runs]
+        self.modes: dict[str, str] = {}  # name -> how its tools are delivered
 
     def add(self, record: RunRecord) -> None:
         info = record.target
+        self.modes[info.name] = info.mode
         key = (info.format, info.model, info.profile, info.simulated)
         if info.name not in self.groups.setdefault(key, []):
             self.groups[key].append(info.name)
@@ -181,11 +183,10 @@ class _Prompts:
         targets = summary.targets
         comparison = []
         for (fmt, model, _, simulated), names in sorted(self.groups.items()):
-            modes = {targets[n].info.mode for n in names}
-            if len(modes) < 2:
+            if len({self.modes[n] for n in names}) < 2:  # read from the summary only when shown
                 continue
             rows = []
-            for name in sorted(names, key=lambda n: (targets[n].info.mode != "native", n)):
+            for name in sorted(names, key=lambda n: (self.modes[n] != "native", n)):
                 characters, tokens, runs = self.sizes.get(name, (0, 0, 0))
                 target = targets[name]
                 rows.append(
@@ -252,7 +253,7 @@ def build(
             references[record.target.name] = record.target.reference
         if policies is not None:
             expect_failure(xfail, record, policies)
-    for name in sorted(scores.targets):  # the last target's, or every target's
+    for name in sorted(scores.targets):  # the last target's, or every target's (the grid has the same)
         _take(name, scores, grid, targets, cells)
     summary = Summary(targets, overall(targets))
     ordered = sorted(modes)
@@ -333,10 +334,14 @@ def _write_struct(out: BinaryIO, value: msgspec.Struct, indent: int) -> None:
     parts = {
         name: part
         for name, part in ((name, getattr(value, name)) for name in value.__struct_fields__)
-        if name == "runs" or isinstance(part, KeyedSpool) or _holds_spool(part)
+        if (name == "runs" and isinstance(value, Report))
+        or isinstance(part, KeyedSpool)
+        or _holds_spool(part)
     }
     # written below a member at a time, not encoded here
-    emptied: dict[str, Any] = {name: [] if name == "runs" else {} for name in parts}
+    emptied: dict[str, Any] = {
+        name: {} if isinstance(part, KeyedSpool | msgspec.Struct) else [] for name, part in parts.items()
+    }
     head = msgspec.json.decode(encode(msgspec.structs.replace(value, **emptied), order="sorted"), type=_Parts)
     pad = b"\n" + b" " * indent
     out.write(b"{")
@@ -352,7 +357,7 @@ def _write_struct(out: BinaryIO, value: msgspec.Struct, indent: int) -> None:
         elif isinstance(part, msgspec.Struct):
             _write_struct(out, part, indent + 2)
         else:
-            _write_runs(out, part)
+            _write_runs(out, part, indent + 2)
     out.write(pad + b"}")
 
 
@@ -398,12 +403,13 @@ def _write_members(
     out.write(pad + brackets[1:] if count else brackets)
 
 
-def _write_runs(out: BinaryIO, runs: Sequence[RunSummary]) -> None:
-    """The ``runs`` list of report.json: ``[]``, or one run a line."""
+def _write_runs(out: BinaryIO, runs: Sequence[RunSummary], indent: int) -> None:
+    """The ``runs`` list of report.json, ``indent`` spaces in: ``[]``, or one run a line."""
     if not runs:
         out.write(b"[]")
         return
+    pad = b"\n" + b" " * indent
     out.write(b"[")
     for index, run in enumerate(runs):
-        out.write((b",\n    " if index else b"\n    ") + secrets.redact_bytes(encode(run, order="sorted")))
-    out.write(b"\n  ]")
+        out.write((b"," if index else b"") + pad + b"  " + secrets.redact_bytes(encode(run, order="sorted")))
+    out.write(pad + b"]")

@@ -17,7 +17,7 @@ any value may nest deeper than a writer can walk. Every writer passes such data 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -107,10 +107,9 @@ def encode(value: Any, order: Literal["sorted"] | None = None) -> bytes:
 
 
 def spooled(value: Any) -> Any:
-    """A spooled report section (:mod:`harness.reports.spool`) as the dict or list it stands for,
-    for msgspec to encode: every other type msgspec cannot encode is an error."""
+    """A spooled report section keyed by name (:class:`~harness.reports.spool.KeyedSpool`) as the
+    dict it stands for, for msgspec to encode; every other type msgspec cannot encode (a spool of
+    runs among them: read a run at a time, never made a list) is an error."""
     if isinstance(value, Mapping):
         return dict(value.items())
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        return list(value)
     raise NotImplementedError(f"cannot encode {type(value).__name__}")

@@ -118,8 +118,8 @@ class KeyedSpool(_File, MutableMapping[str, T], Generic[T]):
         self._last: tuple[str, T] | None = None
 
     def __setitem__(self, name: str, value: T) -> None:
-        if self._places and name <= next(reversed(self._places)):
-            last = next(reversed(self._places))
+        last = next(reversed(self._places), None)
+        if last is not None and name <= last:
             raise ValueError(f"{name!r} set after {last!r}: a spool takes each name once, in ascending order")
         start, self._end = self._end, self._write(value)
         self._places[name] = (start, self._end)
