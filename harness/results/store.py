@@ -120,8 +120,8 @@ class _Index:
     Example::
 
         index = _Index()
-        index[b"07a246329a475105"] = 3 << 64 | 0 << 32 | 40
-        assert index.get(b"07a246329a475105") == 3 << 64 | 40 and b"0000000000000000" not in index
+        index.put(b"07a246329a475105", 3 << 64 | 0 << 32 | 40, replace=True)
+        assert index.get(b"07a246329a475105") == 3 << 64 | 40 and index.get(b"0000000000000000") is None
     """
 
     def __init__(self) -> None:
@@ -145,24 +145,19 @@ class _Index:
         offset = self._offsets[at]
         return -1 if offset < 0 else offset << 64 | self._spans[at]
 
-    def __contains__(self, key: bytes) -> bool:
-        return self.get(key) is not None
-
-    def __setitem__(self, key: bytes, place: int) -> None:
-        self.put(key, place, replace=True)
-
     def put(self, key: bytes, place: int, replace: bool) -> bool:
         """Set ``key``'s place, unless it has one and not ``replace``; whether it was set (one parse
         of the hash, one search)."""
         number = _number(key)
-        at = -1 if number in self._recent else self._find(number)
+        if number in self._recent:
+            if replace:
+                self._recent[number] = place
+            return replace
+        at = self._find(number)
         if at >= 0:
             if replace:
-                self._offsets[at] = -1 if place < 0 else place >> 64
-                self._spans[at] = 0 if place < 0 else place & 0xFFFFFFFFFFFFFFFF
+                self._offsets[at], self._spans[at] = _split(place)
             return replace
-        if number in self._recent and not replace:
-            return False
         self._recent[number] = place
         if len(self._recent) >= _RECENT:
             self._merge()
@@ -178,14 +173,21 @@ class _Index:
             offsets.extend(self._offsets[done:at])
             spans.extend(self._spans[done:at])
             keys.append(number)
-            offsets.append(-1 if place < 0 else place >> 64)
-            spans.append(0 if place < 0 else place & 0xFFFFFFFFFFFFFFFF)
+            offset, span = _split(place)
+            offsets.append(offset)
+            spans.append(span)
             done = at
         keys.extend(self._keys[done:])
         offsets.extend(self._offsets[done:])
         spans.extend(self._spans[done:])
         self._keys, self._offsets, self._spans = keys, offsets, spans
         self._recent.clear()
+
+
+def _split(place: int) -> tuple[int, int]:
+    """A place as the index's arrays keep it: the member's offset (-1: not yet written), and the
+    line's start and end."""
+    return (-1, 0) if place < 0 else (place >> 64, place & 0xFFFFFFFFFFFFFFFF)
 
 
 class Store:
