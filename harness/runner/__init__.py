@@ -95,7 +95,9 @@ def run(
             config.results, bool(config.skip), on_result, config.mode == "replay", stop, on_end
         ) as results:
             if workers > 1:  # before any thread starts here: the workers are forked
-                jobs = run_forked(jobs, workers, config, endpoints, results.keep_line, stop, results.decodes)
+                left = run_forked(jobs, workers, config, endpoints, results.keep_line, stop, results.decodes)
+                done = set(results.keys()) if left else set()
+                jobs = [j for j in left if (j[0].name, j[1].id, j[2]) not in done]
             finished = threading.Event()
             watcher = threading.Thread(target=cut_on_stop, args=(stop, finished, endpoints), daemon=True)
             watcher.start()

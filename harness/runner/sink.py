@@ -103,6 +103,11 @@ class Results:
         if self.on_end is not None:
             self.on_end(RunEnd.of(record))
 
+    def keys(self) -> list[tuple[str, str, int]]:
+        """The key of every run kept so far."""
+        with self.lock:
+            return self.log.run_keys() if self.log is not None else [r.key for r in self.kept]
+
     @property
     def decodes(self) -> bool:
         """Whether each run a forked worker sends is decoded here (kept in memory, or given to

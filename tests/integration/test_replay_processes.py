@@ -2,6 +2,7 @@
 each once to the results file; so does a live run asked to fork (--processes), each worker with
 its share of every limit."""
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 from harness import api
 from harness.records import RunRecord, decode_record, to_builtins
 from harness.results import read
-from harness.runner import RunConfig, RunEnd, plan, sink
+from harness.runner import RunConfig, RunEnd, plan, sink, workers
 from harness.targets import pick
 from harness.targets_file import load_targets
 from tests.helpers.cli import REPO
@@ -36,6 +37,36 @@ def test_forked_workers_give_the_records_one_process_gives(
     assert [r.key for r in written] == [r.key for r in forked]
     # each shared value crossed from a worker once, and every line still reads back whole
     assert [timeless(r.transcript) for r in forked] == [timeless(r.transcript) for r in one]
+
+
+def test_the_runs_of_a_worker_that_dies_run_once_in_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker killed halfway: the runs it reported are kept, the parent runs the others, and
+    every run is in the results once."""
+    suite = api.load_scenarios(REPO / "scenarios", select=["multi_turn", "naming", "batch", "weather.*"])
+    targets = pick(load_targets(), ["sim-openai", "sim-anthropic-stream"])
+    monkeypatch.setattr(plan, "MIN_JOBS_PER_WORKER", 1)
+    monkeypatch.setattr(workers, "REPLAY_BATCH", 0)  # each run sent as it ends
+    parent, run_threads = os.getpid(), workers.run_threads
+
+    def dying(jobs: list[Any], *args: Any) -> None:  # in the worker holding the first scenario
+        if os.getpid() != parent and jobs[0][1].id == suite[0].id:
+            run_threads(jobs[: len(jobs) // 2], *args)
+            os._exit(3)
+        run_threads(jobs, *args)
+
+    monkeypatch.setattr(workers, "run_threads", dying)
+    config = RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "forked.jsonl", processes=2)
+    forked = api.run_targets(targets, suite, config)
+    one = api.run_targets(
+        targets, suite, RunConfig(cassettes=REPO / "cassettes", results=tmp_path / "one.jsonl", processes=1)
+    )
+    written = [r.key for r in read(tmp_path / "forked.jsonl")]
+    assert len(written) == len(set(written)) == len(suite) * len(targets)
+    assert [(r.key, r.score, r.outcome, r.checks) for r in forked] == [
+        (r.key, r.score, r.outcome, r.checks) for r in one
+    ]
 
 
 def timeless(data: Any) -> Any:
