@@ -193,13 +193,12 @@ _headDECODER = msgspec.json.Decoder(_Head)
 
 
 def _checked_key(line: bytes, path: str | Path, number: int) -> Key:
-    """The (target, scenario, repeat) of a results line, without decoding the rest of it (the
-    names interned: a log of many runs holds each name once), its format checked as
-    :func:`_decode_checked` checks it."""
+    """The (target, scenario, repeat) of a results line, without decoding the rest of it, its
+    format checked as :func:`_decode_checked` checks it."""
     head: _Head = _decoded(_headDECODER, line, path, number)
     if head.schema not in READABLE:
         raise _other_format(path, number, head.schema)
-    return (sys.intern(head.target.name), sys.intern(head.scenario), head.repeat)
+    return (head.target.name, head.scenario, head.repeat)
 
 
 def _cut_short(line: bytes) -> bool:
@@ -216,9 +215,9 @@ def _cut_short(line: bytes) -> bool:
 
 class RecordLog(Sequence[RunRecord]):
     """Records as written to a results file, sorted by (target, scenario, repeat): in memory only
-    each one's key and place in the file (about 100 bytes), each record read back when it is
-    asked for. A run of any size holds no transcript in memory; every pass over it reads the
-    file again (a pass costs about as much as decoding the records).
+    each one's key and place in the file (36 bytes: the names numbered, each kept once), each
+    record read back when it is asked for. A run of any size holds no transcript in memory;
+    every pass over it reads the file again (a pass costs about as much as decoding the records).
 
     Example::
 
@@ -228,7 +227,9 @@ class RecordLog(Sequence[RunRecord]):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._keys: list[Key] = []
+        self._numbers: dict[str, int] = {}  # each target and scenario name, numbered
+        self._names: list[str] = []  # the names by number
+        self._keys = array("I")  # the target, scenario (by number) and repeat of each record
         self._places = array("q")  # offset, length and line number of each record, in key order
         self._sorted = True
         self.end = self.end_line = 0  # the file read up to: its offset and the number of its last line
@@ -237,10 +238,22 @@ class RecordLog(Sequence[RunRecord]):
 
     def add(self, key: Key, offset: int, length: int, number: int) -> None:
         """Note a record: its key, and its line's offset, length and number in the file."""
-        if self._keys and key < self._keys[-1]:
+        if self._keys and key < self._key(len(self) - 1):
             self._sorted = False
-        self._keys.append(key)
+        target, scenario, repeat = key
+        self._keys.extend((self._number(target), self._number(scenario), repeat))
         self._places.extend((offset, length, number))
+
+    def _number(self, name: str) -> int:
+        found = self._numbers.get(name)
+        if found is None:
+            found = self._numbers[name] = len(self._names)
+            self._names.append(name)
+        return found
+
+    def _key(self, index: int) -> Key:
+        target, scenario, repeat = self._keys[3 * index : 3 * index + 3]
+        return self._names[target], self._names[scenario], repeat
 
     @classmethod
     def open(cls, path: str | Path, *, warn: bool = True) -> RecordLog:
@@ -273,14 +286,14 @@ class RecordLog(Sequence[RunRecord]):
 
     def _order(self) -> None:
         if not self._sorted:
-            order = sorted(range(len(self._keys)), key=self._keys.__getitem__)
-            places = self._places
-            self._keys = [self._keys[i] for i in order]
+            order = sorted(range(len(self)), key=self._key)
+            keys, places = self._keys, self._places
+            self._keys = array("I", (keys[3 * i + k] for i in order for k in range(3)))
             self._places = array("q", (places[3 * i + k] for i in order for k in range(3)))
             self._sorted = True
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._keys) // 3
 
     @overload
     def __getitem__(self, index: int) -> RunRecord: ...
@@ -306,7 +319,7 @@ class RecordLog(Sequence[RunRecord]):
     def run_keys(self) -> list[Key]:
         """Every record's key, in order, without reading the records."""
         self._order()
-        return list(self._keys)
+        return [self._key(i) for i in range(len(self))]
 
     def lines(self) -> Iterator[tuple[Key, bytes]]:
         """Each record's key and results line as written (its references to the store beside it
@@ -314,7 +327,7 @@ class RecordLog(Sequence[RunRecord]):
         that is not UTF-8 (which :meth:`open` does not read all of) is a :class:`ConfigError`."""
         self._order()
         with open_results(self.path) as handle:
-            for index, key in enumerate(self._keys):
+            for index in range(len(self)):
                 offset, length, number = self._places[3 * index : 3 * index + 3]
                 handle.seek(offset)
                 line = handle.read(length)
@@ -323,14 +336,15 @@ class RecordLog(Sequence[RunRecord]):
                         line.decode("utf-8")
                     except UnicodeDecodeError:
                         raise _not_utf8(line, f"{self.path}:{number}") from None
-                yield key, line
+                yield self._key(index), line
 
     def where(self, keep: Callable[[Key], bool]) -> RecordLog:
         """The records whose key ``keep`` accepts (nothing is read to choose them)."""
         self._order()
         chosen = RecordLog(self.path)
         chosen._store = self._store  # read once
-        for index, key in enumerate(self._keys):
+        for index in range(len(self)):
+            key = self._key(index)
             if keep(key):
                 chosen.add(key, *self._places[3 * index : 3 * index + 3])
         return chosen
