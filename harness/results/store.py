@@ -44,7 +44,7 @@ _REF = re.compile(rb'\{"\$blob": "([0-9a-f]{16})"\}')
 MEMBER_BYTES = 64 << 10  # values gathered before they are compressed as one gzip member
 _MEMBERS_CACHED = 32  # members kept decompressed for the next lines that refer to them
 _VALUES_CACHED = 8 << 20  # bytes of values kept resolved: what many runs share stays at hand
-_RECENT = 1 << 15  # places indexed in a dict before they are merged into the sorted arrays
+_RECENT = 1 << 13  # places indexed in a dict before they are merged into the sorted arrays
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -160,10 +160,10 @@ class _Index:
             return replace
         self._recent[number] = place
         if len(self._recent) >= _RECENT:
-            self._merge()
+            self.merge()
         return True
 
-    def _merge(self) -> None:
+    def merge(self) -> None:
         """The recent places merged into the sorted arrays (one pass, each array slice copied in C)."""
         keys, offsets, spans = array("Q"), array("q"), array("Q")
         done = 0
@@ -222,6 +222,7 @@ class Store:
             except ConfigError as exc:
                 self._index = None
                 raise ConfigError(f"{self.path}: {exc}") from None
+            self._index.merge()  # in the arrays alone: the dict costs four times their bytes a place
         return self._index
 
     def _note(self, offset: int, length: int, text: bytes, replace: bool = False) -> None:
