@@ -257,12 +257,14 @@ class Migrations:
         self.infos: dict[str, TargetInfo] = {}
         self.runs: dict[str, dict[str, _Scenario]] = {}  # target -> scenario -> what it showed
         self.shared = _Shared()
+        self.scenarios: dict[str, str] = {}  # each scenario's id once, not a string a record
 
     def add(self, record: RunRecord) -> None:
         name = record.target.name
         self.infos.setdefault(name, record.target)
         runs = self.runs.setdefault(name, {})
-        before = runs.get(record.scenario)
+        scenario = self.scenarios.setdefault(record.scenario, record.scenario)
+        before = runs.get(scenario)
         outcome = before.outcome if before is not None else None
         why = None
         if record.outcome != "pass" and (outcome is None or outcome.why is None):
@@ -282,7 +284,7 @@ class Migrations:
                     why = (cause_of(check.id, check.status, against), _detail(against, check.id))
             checks[check.id] = self.shared.after(seen, (check.status, ids), why)
         category = before.category if before is not None else record.category
-        runs[record.scenario] = self.shared.scenario(category, outcome, checks)
+        runs[scenario] = self.shared.scenario(category, outcome, checks)
 
     @staticmethod
     def _outcome_why(record: RunRecord) -> tuple[str, str | None]:
