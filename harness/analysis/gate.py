@@ -157,11 +157,22 @@ def gate(
     ``strict`` any failed run not expected to fail (``report.xfail``, see
     :func:`expected_failures`). The runs are the report's own (``report.runs``) unless
     ``records`` are given."""
-    runs = list(_outcomes(report, records))
-    errors = [run for run in runs if run.outcome == "error"]
-    cassette = [run for run in errors if run.cause == "cassette"]
+    # one pass, keeping only what did not pass (a run of any size is gated in little memory)
+    errors: list[_Outcome] = []
+    xpass: list[str] = []
+    failed: list[str] = []
+    for run in _outcomes(report, records):
+        if run.outcome == "error":
+            errors.append(run)
+            continue
+        verdict = expectation(report.xfail, run.target, run.scenario, run.outcome)
+        if verdict is not None and verdict[0] == "xpass" and verdict[2]:
+            xpass.append(f"{run.target}/{run.scenario} ({verdict[1]})")
+        elif verdict is None and run.outcome == "fail":
+            failed.append(f"{run.target}/{run.scenario}")
+    cassette = sum(1 for run in errors if run.cause == "cassette")
     if cassette:
-        return 3, f"{len(cassette)} run(s) with cassette errors: see above; replay never goes live"
+        return 3, f"{cassette} run(s) with cassette errors: see above; replay never goes live"
     if errors:
         names = ", ".join(f"{run.target}/{run.scenario}" for run in errors[:10])
         return 4, f"{len(errors)} run(s) could not be tested (error, never scored): {names}"
@@ -170,7 +181,7 @@ def gate(
         shown = "; ".join(regressions[:10]) + ("; ..." if len(regressions) > 10 else "")
         failures.append((5, f"{len(regressions)} regression(s) against the baseline: {shown}"))
     failures += [(1, message) for message in _score_failures(report, min_score, min_scores or {})]
-    failures += [(1, message) for message in _outcome_failures(report, runs, strict)]
+    failures += [(1, message) for message in _outcome_failures(xpass, failed, strict)]
     if not failures:
         return 0, ""
     return failures[0][0], "\n".join(message for _, message in failures)
@@ -215,16 +226,8 @@ def _score_failures(
         yield f"below the target's min_score (harness.toml): {', '.join(own)}"
 
 
-def _outcome_failures(report: GatedReport, runs: list[_Outcome], strict: bool) -> Iterator[str]:
+def _outcome_failures(xpass: list[str], failed: list[str], strict: bool) -> Iterator[str]:
     """Strict ``xpass`` runs (always), and failed runs not expected to fail (with ``strict``)."""
-    xpass, failed = [], []
-    for run in runs:
-        verdict = expectation(report.xfail, run.target, run.scenario, run.outcome)
-        name = f"{run.target}/{run.scenario}"
-        if verdict is not None and verdict[0] == "xpass" and verdict[2]:
-            xpass.append(f"{name} ({verdict[1]})")
-        elif verdict is None and run.outcome == "fail":
-            failed.append(name)
     if xpass:
         yield (
             f"{len(xpass)} run(s) expected to fail passed (xpass; xfail_strict): {', '.join(xpass[:10])}; "
