@@ -40,7 +40,7 @@ Example::
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import gcd
@@ -174,8 +174,12 @@ class MigrationGroup(msgspec.Struct):
     targets: list[WireRow]
     apart: list[Separation]
     compared: int
-    differences: list[ScenarioDifference]
+    differences: Sequence[ScenarioDifference]
     changes: list[Change]
+
+
+Keep = Callable[[Iterable[ScenarioDifference]], Sequence[ScenarioDifference]]
+"""How a migration group keeps its differences: a list, or a spool on disk."""
 
 
 @dataclass
@@ -326,18 +330,23 @@ class Migrations:
         info = self.infos[name]
         return info.format, info.mode.endswith(HOSTED_MODE)
 
-    def groups(self, summary: Summary) -> list[MigrationGroup]:
-        """Every migration group, in order of its first target's name."""
-        return [self._group(names, summary) for names in sorted(self.components())]
+    def groups(self, summary: Summary, keep: Keep = list) -> list[MigrationGroup]:
+        """Every migration group, in order of its first target's name; each group's differences
+        kept by ``keep`` as they are found (a report to be written spools them: a group of many
+        targets holds a verdict per target for each scenario that differs)."""
+        return [self._group(names, summary, keep) for names in sorted(self.components())]
 
-    def _group(self, names: list[str], summary: Summary) -> MigrationGroup:
+    def _group(self, names: list[str], summary: Summary, keep: Keep) -> MigrationGroup:
         infos = [self.infos[n] for n in names]
         sources = {i.migrates_from for i in infos}
         names = sorted(names, key=lambda n: (n not in sources, self.infos[n].format, n))
-        targets = summary.targets
-        rows = [_row(self.infos[n], targets[n]) for n in names]
+        rows, figures = [], []
+        for name in names:  # one target's summary at a time: a report to be written spools them
+            target = summary.targets[name]
+            rows.append(_row(self.infos[name], target))
+            figures.append((name, target.score, target.effective_runs))
 
-        compared, differences = self._differences(names)
+        differences = keep(self._differences(names))
         return MigrationGroup(
             model=_common(i.model for i in infos),
             endpoint=_common(i.endpoint for i in infos),
@@ -346,23 +355,27 @@ class Migrations:
             simulated=all(i.simulated for i in infos),
             declared=bool(sources & set(names)),
             targets=rows,
-            apart=_apart([(n, targets[n]) for n in names]),
-            compared=compared,
+            apart=_apart(figures),
+            compared=self._compared(names),
             differences=differences,
             changes=_changes(differences),
         )
 
-    def _differences(self, names: list[str]) -> tuple[int, list[ScenarioDifference]]:
+    def _compared(self, names: list[str]) -> int:
+        """How many scenarios at least two of the targets ran."""
+        ran = Counter(scenario for name in names for scenario in self.runs[name])
+        return sum(1 for count in ran.values() if count > 1)
+
+    def _differences(self, names: list[str]) -> Iterator[ScenarioDifference]:
+        """Each scenario whose outcome or checks differ between the targets that ran it, by
+        category, as it is found."""
         scenarios: dict[str, str] = {}
         for name in names:
             scenarios.update({s: seen.category for s, seen in self.runs[name].items()})
-        compared = 0
-        found = []
         for scenario, category in sorted(scenarios.items(), key=lambda item: (item[1], item[0])):
             ran = {n: self.runs[n][scenario] for n in names if scenario in self.runs[n]}
             if len(ran) < 2:
                 continue
-            compared += 1
             outcome = {n: s.outcome for n, s in ran.items()}
             checks = []
             for check in dict.fromkeys(c for s in ran.values() for c in s.checks):
@@ -372,8 +385,7 @@ class Migrations:
                     checks.append(CheckDifference(check, {n: _verdict(s, check) for n, s in seen.items()}))
             if checks or _differ(outcome.values()):
                 verdicts = {n: _verdict(s) for n, s in outcome.items()}
-                found.append(ScenarioDifference(scenario, category, verdicts, checks))
-        return compared, found
+                yield ScenarioDifference(scenario, category, verdicts, checks)
 
 
 def _common(values: Iterable[T]) -> T | None:
@@ -418,7 +430,7 @@ def _verdict(seen: _Seen, check: str = "") -> Verdict:
     return Verdict(status, *seen.why, findings=ids)
 
 
-def _changes(differences: list[ScenarioDifference]) -> list[Change]:
+def _changes(differences: Iterable[ScenarioDifference]) -> list[Change]:
     """Every verdict that is no pass in ``differences``, counted by (check, target, status, cause,
     findings): the outcome first (where it differs), then most scenarios first."""
     found: dict[tuple[str, str, str, str, tuple[str, ...]], Change] = {}
@@ -451,15 +463,16 @@ def _row(info: TargetInfo, target: TargetSummary) -> WireRow:
     )
 
 
-def _apart(targets: list[tuple[str, TargetSummary]]) -> list[Separation]:
-    """The pairs whose success the figures tell apart: the 95 % interval of the difference holds
-    no 0 (each side's share at its effective number of runs, as ``harness compare`` judges noise)."""
+def _apart(figures: list[tuple[str, float | None, float]]) -> list[Separation]:
+    """The pairs whose success the figures (each target's name, headline and effective number of
+    runs) tell apart: the 95 % interval of the difference holds no 0 (each side's share at its
+    effective number of runs, as ``harness compare`` judges noise)."""
     found = []
-    for (first, a), (second, b) in combinations(targets, 2):
-        if a.score is None or b.score is None:
+    for (first, a, a_runs), (second, b, b_runs) in combinations(figures, 2):
+        if a is None or b is None:
             continue
-        change = difference((a.score / 100, a.effective_runs), (b.score / 100, b.effective_runs))
+        change = difference((a / 100, a_runs), (b / 100, b_runs))
         if change is not None and (change[0] > 0 or change[1] < 0):
             interval = [round(100 * change[0], 1), round(100 * change[1], 1)]
-            found.append(Separation(first, second, round(b.score - a.score, 2), interval))
+            found.append(Separation(first, second, round(b - a, 2), interval))
     return found

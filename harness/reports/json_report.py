@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -19,7 +20,7 @@ from harness import secrets
 from harness._version import __version__
 from harness.analysis.capabilities import Grid, columns
 from harness.analysis.gate import GatePolicy, XFail, expect_failure
-from harness.analysis.migration import Migrations
+from harness.analysis.migration import Migrations, ScenarioDifference
 from harness.checks.scoring import ErrorSummary, Scores, Summary, TargetSummary, overall, record_score
 from harness.model import Exchange, Finding
 from harness.records import RunRecord, to_builtins
@@ -40,7 +41,7 @@ from harness.reports.report import (
     Verification,
 )
 from harness.reports.safe import DEPTH_LIMIT, bounded, elided, encodable, encode
-from harness.reports.spool import KeyedSpool, RunSpool
+from harness.reports.spool import KeyedSpool, RunSpool, Spool
 from harness.results import RecordLog, select
 
 SCHEMA = "harness.report/1"
@@ -271,7 +272,7 @@ def build(
         verification=verifications(select(records, lambda key: key[0] in involved)) if involved else [],
         runs=runs,
         xfail={target: xfail[target] for target in sorted(xfail)} if policies is not None else None,
-        migrations=migrations.groups(summary),
+        migrations=migrations.groups(summary, partial(Spool, ScenarioDifference) if spool else list),
     )
 
 
@@ -335,12 +336,14 @@ def _write_struct(out: BinaryIO, value: msgspec.Struct, indent: int) -> None:
         name: part
         for name, part in ((name, getattr(value, name)) for name in value.__struct_fields__)
         if (name == "runs" and isinstance(value, Report))
-        or isinstance(part, KeyedSpool)
+        or isinstance(part, KeyedSpool | Spool)
         or _holds_spool(part)
+        or (isinstance(part, list) and any(map(_holds_spool, part)))
     }
-    # written below a member at a time, not encoded here
+    # written below a member at a time, not encoded here (a list stands in as one that is not
+    # empty: a field that defaults to an empty list, ``migrations``, would be left out)
     emptied: dict[str, Any] = {
-        name: {} if isinstance(part, KeyedSpool | msgspec.Struct) else [] for name, part in parts.items()
+        name: {} if isinstance(part, KeyedSpool | msgspec.Struct) else [0] for name, part in parts.items()
     }
     head = msgspec.json.decode(encode(msgspec.structs.replace(value, **emptied), order="sorted"), type=_Parts)
     pad = b"\n" + b" " * indent
@@ -356,16 +359,31 @@ def _write_struct(out: BinaryIO, value: msgspec.Struct, indent: int) -> None:
             _write_members(out, ((k, encode(v, order="sorted")) for k, v in part.items()), indent + 2, b"{}")
         elif isinstance(part, msgspec.Struct):
             _write_struct(out, part, indent + 2)
-        else:
+        elif key == "runs" and isinstance(value, Report):
             _write_runs(out, part, indent + 2)
+        else:  # a spool, or a list of sections holding one (the migration groups)
+            _write_items(out, part, indent + 2)
     out.write(pad + b"}")
 
 
 def _holds_spool(value: object) -> bool:
     """Whether ``value`` is a report section with a spool among its fields."""
     return isinstance(value, msgspec.Struct) and any(
-        isinstance(getattr(value, name), KeyedSpool) for name in value.__struct_fields__
+        isinstance(getattr(value, name), KeyedSpool | Spool) for name in value.__struct_fields__
     )
+
+
+def _write_items(out: BinaryIO, items: Sequence[Any], indent: int) -> None:
+    """A list of report sections, formatted as :func:`_write_formatted` formats it, one read and
+    written at a time (a section holding a spool by :func:`_write_struct`)."""
+    pad = b"\n" + b" " * indent
+    for index, item in enumerate(items):
+        out.write((b"," if index else b"[") + pad + b"  ")
+        if _holds_spool(item):
+            _write_struct(out, item, indent + 2)
+        else:
+            _write_formatted(out, encode(item, order="sorted"), indent + 2)
+    out.write(pad + b"]" if items else b"[]")
 
 
 _Parts = dict[str, msgspec.Raw]

@@ -107,9 +107,14 @@ def encode(value: Any, order: Literal["sorted"] | None = None) -> bytes:
 
 
 def spooled(value: Any) -> Any:
-    """A spooled report section keyed by name (:class:`~harness.reports.spool.KeyedSpool`) as the
-    dict it stands for, for msgspec to encode; every other type msgspec cannot encode (a spool of
-    runs among them: read a run at a time, never made a list) is an error."""
+    """A spooled report section as the dict (:class:`~harness.reports.spool.KeyedSpool`) or list
+    (:class:`~harness.reports.spool.Spool`) it stands for, for msgspec to encode; every other type
+    msgspec cannot encode (a spool of runs among them: read a run at a time, never made a list) is
+    an error."""
+    from harness.reports.spool import RunSpool, Spool  # which imports this module
+
     if isinstance(value, Mapping):
         return dict(value.items())
+    if isinstance(value, Spool) and not isinstance(value, RunSpool):
+        return list(value)
     raise NotImplementedError(f"cannot encode {type(value).__name__}")

@@ -1,8 +1,9 @@
 """Report sections kept in a temporary file: a report over any number of runs holds neither its
-per-run summaries nor its per-target sections in memory.
+per-run summaries, nor its per-target sections, nor its migration groups' differences in memory.
 
 When the report is built to be written (the command line, :func:`harness.reports.write_reports`),
-``report.runs`` is a :class:`RunSpool`, and, over records read from a results file (a
+``report.runs`` is a :class:`RunSpool`, each migration group's ``differences`` a :class:`Spool`
+(a verdict per target for each scenario that differs), and, over records read from a results file (a
 :class:`~harness.results.RecordLog`, a target's runs together), ``report.summary.targets`` and
 ``report.capabilities.targets`` are :class:`KeyedSpool` s. Otherwise (``RunResult.report``) they
 are a plain list and dicts. A spool is a sequence or a mapping like them, and writers only read
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import tempfile
 from array import array
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 import msgspec
@@ -42,45 +43,45 @@ class _File:
         return self._file.read(end - start)
 
 
-class RunSpool(_File, Sequence[RunSummary]):
-    """Run summaries appended one at a time, each encoded once to a temporary file (deleted when
-    the spool is), read back when asked for.
+class Spool(_File, Sequence[T], Generic[T]):
+    """Values of type ``kind`` appended one at a time, each encoded once to a temporary file
+    (deleted when the spool is), read back when asked for.
 
     Example::
 
-        spool = RunSpool()
-        spool.append(run_summary(record))
-        assert spool[0].target == record.target.name and len(spool) == 1
+        differences = Spool(ScenarioDifference, group_differences)
+        assert list(differences) == group_differences
     """
 
-    _decoder = msgspec.json.Decoder(RunSummary)
-
-    def __init__(self) -> None:
+    def __init__(self, kind: type[T], values: Iterable[T] = ()) -> None:
         super().__init__()
+        self._decoder = msgspec.json.Decoder(kind)
         self._ends = array("Q")
+        for value in values:
+            self.append(value)
 
-    def append(self, summary: RunSummary) -> None:
-        self._ends.append(self._write(summary))
+    def append(self, value: T) -> None:
+        self._ends.append(self._write(value))
 
     def __len__(self) -> int:
         return len(self._ends)
 
     @overload
-    def __getitem__(self, index: int) -> RunSummary: ...
+    def __getitem__(self, index: int) -> T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[RunSummary]: ...
+    def __getitem__(self, index: slice) -> list[T]: ...
 
-    def __getitem__(self, index: int | slice) -> RunSummary | list[RunSummary]:
+    def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
-            raise IndexError("run summary index out of range")
+            raise IndexError("spool index out of range")
         return self._decoder.decode(self._line(index))
 
-    def __iter__(self) -> Iterator[RunSummary]:
+    def __iter__(self) -> Iterator[T]:
         for index in range(len(self)):
             yield self._decoder.decode(self._line(index))
 
@@ -95,7 +96,22 @@ class RunSpool(_File, Sequence[RunSummary]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"<RunSpool of {len(self)} run summaries>"
+        return f"<{type(self).__name__} of {len(self)}>"
+
+
+class RunSpool(Spool[RunSummary]):
+    """Run summaries appended one at a time (``report.runs``: never made a list, see
+    :func:`~harness.reports.safe.spooled`).
+
+    Example::
+
+        spool = RunSpool()
+        spool.append(run_summary(record))
+        assert spool[0].target == record.target.name and len(spool) == 1
+    """
+
+    def __init__(self) -> None:
+        super().__init__(RunSummary)
 
 
 class KeyedSpool(_File, MutableMapping[str, T], Generic[T]):

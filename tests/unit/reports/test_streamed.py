@@ -22,7 +22,7 @@ from harness.reports.html import FILES, read_details
 from harness.reports.json_report import build, run_summary, write
 from harness.reports.junit import render
 from harness.reports.report import RunSummary
-from harness.reports.spool import KeyedSpool, RunSpool
+from harness.reports.spool import KeyedSpool, RunSpool, Spool
 from harness.results import RecordLog, read_sorted
 from tests.helpers import result_sets
 
@@ -72,6 +72,11 @@ def test_every_writer_writes_the_same_from_a_results_file_as_from_records_in_mem
         spooled.capabilities.targets, KeyedSpool
     )
     assert isinstance(listed.summary.targets, dict) and isinstance(listed.capabilities.targets, dict)
+    # a migration group's differences (a verdict per target for each scenario) too
+    differences = spooled.migrations[0].differences
+    assert isinstance(differences, Spool) and len(differences) > 0
+    assert isinstance(listed.migrations[0].differences, list)
+    assert differences == listed.migrations[0].differences
     assert spooled.runs == listed.runs and replace(spooled, runs=[]) == replace(listed, runs=[])
     from_file = write_built(spooled, log, tmp_path / "file")
     in_memory = write_built(listed, records, tmp_path / "memory")
