@@ -52,6 +52,9 @@ from typing import Any
 from live_pace import line  # beside this file: speed.py runs as a script
 
 REPO = Path(__file__).resolve().parents[1]
+# the commands are timed as a user's machine runs them, with the bytecode cache Python keeps by
+# default: an environment that turns it off would time compiling the harness's source at each start
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 PARTS = ("help", "command", "replay", "cassette", "runs", "live")
 
 
