@@ -33,7 +33,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -353,29 +353,42 @@ def anchor(target: str, scenario: str, repeat: int) -> str:
     return f"run-{target}/{scenario}/{repeat}"
 
 
+class _Rows(Iterable[dict[str, Any]]):
+    """A table's rows, made one at a time each time the page goes over them: a page of many
+    targets never holds a table whole (each row reads its target's summary, spooled over a
+    results file)."""
+
+    def __init__(self, make: Callable[[], Iterator[dict[str, Any]]]) -> None:
+        self._make = make
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self._make()
+
+
 def matrix(report: Report) -> dict[str, Any]:
     """The target x category table: each cell a score and the grade that colours it."""
     targets = report.summary.targets
     categories = sorted({c for t in targets.values() for c in t.categories})
-    rows = []
+    rows = _Rows(partial(_matrix_rows, targets, categories))
+    return {"categories": categories, "rows": rows, "note": SCORE_NOTE}
+
+
+def _matrix_rows(targets: Mapping[str, TargetSummary], categories: list[str]) -> Iterator[dict[str, Any]]:
     for name, t in targets.items():
         cells = []
         for category in categories:
             found = t.categories.get(category)
             cells.append({"score": figure(found), "grade": found.grade if found else None})
-        rows.append(
-            {
-                "name": name,
-                "info": t.info,
-                "cells": cells,
-                "score": figure(t),
-                "grade": t.grade,
-                "compliance": figure(t.compliance),
-                "pass_at_1": "-" if t.pass_at_1 is None else f"{100 * t.pass_at_1:.0f}%",
-                "runs": runs_cell(t),
-            }
-        )
-    return {"categories": categories, "rows": rows, "note": SCORE_NOTE}
+        yield {
+            "name": name,
+            "info": t.info,
+            "cells": cells,
+            "score": figure(t),
+            "grade": t.grade,
+            "compliance": figure(t.compliance),
+            "pass_at_1": "-" if t.pass_at_1 is None else f"{100 * t.pass_at_1:.0f}%",
+            "runs": runs_cell(t),
+        }
 
 
 def score_chart(report: Report) -> dict[str, Any]:
@@ -407,8 +420,18 @@ def migration_view(group: MigrationGroup) -> dict[str, Any]:
     """One migration group as the page lays it out: its title and noise sentence, and each
     difference as a row with one cell per target of the group (``None`` where it did not run the
     scenario), each linked to that target's run."""
+    return {
+        "group": group,
+        "title": group_title(group),
+        "noise": noise_text(group),
+        "served": group.model is None or group.endpoint is None,
+        "changes": [(change_text(c), c.example) for c in group.changes],
+        "rows": _Rows(partial(_difference_rows, group)),
+    }
+
+
+def _difference_rows(group: MigrationGroup) -> Iterator[dict[str, Any]]:
     names = [row.target for row in group.targets]
-    rows = []
     for found in group.differences:
         lines = [("outcome", found.outcome), *((c.check, c.targets) for c in found.checks)]
         for index, (check, verdicts) in enumerate(lines):
@@ -416,23 +439,13 @@ def migration_view(group: MigrationGroup) -> dict[str, Any]:
                 _verdict_cell(verdicts[n], anchor(n, found.scenario, 0)) if n in verdicts else None
                 for n in names
             ]
-            rows.append(
-                {
-                    "scenario": found.scenario,
-                    "first": index == 0,
-                    "span": len(lines),
-                    "check": check,
-                    "cells": cells,
-                }
-            )
-    return {
-        "group": group,
-        "title": group_title(group),
-        "noise": noise_text(group),
-        "served": group.model is None or group.endpoint is None,
-        "changes": [(change_text(c), c.example) for c in group.changes],
-        "rows": rows,
-    }
+            yield {
+                "scenario": found.scenario,
+                "first": index == 0,
+                "span": len(lines),
+                "check": check,
+                "cells": cells,
+            }
 
 
 def _verdict_cell(verdict: Verdict, link: str) -> dict[str, Any]:
@@ -449,11 +462,12 @@ def check_heatmap(targets: Mapping[str, TargetSummary]) -> dict[str, Any]:
     """Per target and check id: the share of tested runs that passed it, as the report's summary
     counted it (:meth:`harness.checks.scoring.Scores.summary`)."""
     checks = sorted({c for t in targets.values() for c in t.checks})
-    rows = [
-        {"name": name, "cells": [_heat_cell(t.checks.get(check)) for check in checks]}
-        for name, t in targets.items()
-    ]
-    return {"checks": checks, "rows": rows}
+    return {"checks": checks, "rows": _Rows(partial(_heatmap_rows, targets, checks))}
+
+
+def _heatmap_rows(targets: Mapping[str, TargetSummary], checks: list[str]) -> Iterator[dict[str, Any]]:
+    for name, t in targets.items():
+        yield {"name": name, "cells": [_heat_cell(t.checks.get(check)) for check in checks]}
 
 
 def _heat_cell(share: CheckShare | None) -> dict[str, Any]:
