@@ -189,7 +189,7 @@ def capabilities_command(
         from harness.targets_file import load_targets
 
         known = load_targets()
-        names = sorted({key[0] for key in records.run_keys()})  # no record decoded
+        names = sorted({key[0] for key in records.iter_keys()})  # no record decoded
         rows = forwarding_table(known[name] for name in names if name in known)
         text = json.dumps([row.data() for row in rows], indent=2) if shape == "json" else render_text(rows)
     elif shape == "litellm":

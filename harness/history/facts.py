@@ -77,7 +77,7 @@ def servers(records: Sequence[RunRecord]) -> dict[str, str]:
     simulator, a hosted API) is left out. One record read per target: a
     :class:`~harness.results.RecordLog` reads only those."""
     firsts: dict[str, int] = {}
-    keys = records.run_keys() if isinstance(records, RecordLog) else [r.key for r in records]
+    keys = records.iter_keys() if isinstance(records, RecordLog) else (r.key for r in records)
     for index, (target, _, _) in enumerate(keys):
         firsts.setdefault(target, index)
     found = {target: server_of(records[index]) for target, index in firsts.items()}

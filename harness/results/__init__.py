@@ -318,8 +318,12 @@ class RecordLog(Sequence[RunRecord]):
 
     def run_keys(self) -> list[Key]:
         """Every record's key, in order, without reading the records."""
+        return list(self.iter_keys())
+
+    def iter_keys(self) -> Iterator[Key]:
+        """Every record's key, in order, one at a time (no list of them all is made)."""
         self._order()
-        return [self._key(i) for i in range(len(self))]
+        return map(self._key, range(len(self)))
 
     def lines(self) -> Iterator[tuple[Key, bytes]]:
         """Each record's key and results line as written (its references to the store beside it
