@@ -74,9 +74,9 @@ def run_forked(
 ) -> list[Job]:
     """Run ``jobs`` in ``workers`` forked processes (the GIL bounds a run in one process), every
     record coming back encoded with its end (key, outcome, score), in the order runs end; returns
-    the jobs of each worker that did not end cleanly (it died or failed; none when interrupted):
-    the caller runs those it has no record of (the parent keeps no set of the runs reported: at
-    100,000 runs that was 10 MB). Unless ``whole`` (``keep`` decodes each run), a worker sends
+    the jobs of each worker that did not say its whole share ran (it died or failed; none when
+    interrupted): the caller runs those it has no record of (the parent keeps no set of the runs
+    reported: at 100,000 runs that was 10 MB). Unless ``whole`` (``keep`` decodes each run), a worker sends
     each shared value once, not with every run that refers to it (``keep`` writes it to the store
     once). A replay worker runs one run at a time (it is bound by the CPU); a live one runs
     threads within its share of every endpoint's connections, concurrency and rate limits.
@@ -135,6 +135,7 @@ def run_forked(
         run_threads(share, part, own, target_limits(targets, own, workers), send, threading.Event())
         if batch:
             conn.send(batch)
+        conn.send(None)  # the whole share ran: a worker that ends without saying so did not
         conn.close()
 
     pending: dict[Any, Any] = {}
@@ -144,7 +145,7 @@ def run_forked(
             process.terminate()
 
     tracked = children.track(terminate)  # a second Ctrl-C, exiting at once, still stops them
-    share_of = {}
+    share_of: dict[Any, list[Job]] = {}
     for share in shares:
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=work, args=(share, send), daemon=True)
@@ -159,10 +160,11 @@ def run_forked(
                 try:
                     batch = conn.recv()
                 except EOFError:
-                    process = pending.pop(conn)
-                    process.join()
-                    if process.exitcode != 0:
-                        left += share_of[conn]
+                    pending.pop(conn).join()
+                    left += share_of.pop(conn, [])  # it died before its share was all run
+                    continue
+                if batch is None:
+                    del share_of[conn]
                     continue
                 for end, line, shared in batch:
                     keep(line, end, shared)
