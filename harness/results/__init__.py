@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, overload
+from typing import Annotated, Any, BinaryIO, overload
 
 import msgspec
 
@@ -185,7 +185,7 @@ class _Head(msgspec.Struct):
 
     target: _Named
     scenario: str
-    repeat: int
+    repeat: Annotated[int, msgspec.Meta(ge=0, lt=1 << 32)]  # as a log keeps it (an unsigned int)
     schema: str = RESULT_SCHEMA
 
 

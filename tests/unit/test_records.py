@@ -163,6 +163,10 @@ def test_a_record_log_names_the_line_of_a_bad_record(tmp_path: Path) -> None:
     assert log.run_keys() == [("sim-openai", "t.case", 0), ("x", "s", 0)] and log[0].scenario == "t.case"
     with pytest.raises(ConfigError, match=r"results.jsonl:2: not a harness results line"):
         list(log)
+    negative = record_line(record()).replace(b'"repeat":0', b'"repeat":-1')  # a log keeps 0..2**32-1
+    path.write_bytes(negative + b"\n")
+    with pytest.raises(ConfigError, match=r"results.jsonl:1: invalid results line: .* >= 0 - at `\$.repeat`"):
+        RecordLog.open(path)
 
 
 def test_a_record_log_reads_only_its_own_results_format(tmp_path: Path) -> None:
