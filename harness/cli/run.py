@@ -264,7 +264,7 @@ def _run(
         cut = f"{folder.results}:{done.cut}"
         err.print(escape(f"{cut}: cut short when the run stopped; dropped, its run goes again"))
     stop = threading.Event()
-    settings = replace(settings, results=folder.results, skip=frozenset(done.run_keys()), stop=stop)
+    settings = replace(settings, results=folder.results, skip=frozenset(done.iter_keys()), stop=stop)
 
     def interrupt(signum: int) -> None:
         stop.set()
