@@ -218,8 +218,9 @@ def build(
     (:class:`~harness.checks.scoring.Scores`, :class:`~harness.analysis.capabilities.Grid`, ...):
     no transcript outlives its record. With ``spool`` (a report built to be written, as the command line and
     :func:`harness.reports.write_reports` build it), the per-run summaries go to a
-    :class:`~harness.reports.spool.RunSpool` on disk, so the report of any number of runs fits in
-    memory; without it they are a list. Only targets verified against a reference are read
+    :class:`~harness.reports.spool.RunSpool` on disk (and each migration group's differences to
+    a :class:`~harness.reports.spool.Spool`), so the report of any number of runs fits in memory;
+    without it they are lists. Only targets verified against a reference are read
     again, for the verification."""
     # over a results file, a target's runs come one after another: each target's sections are
     # spooled as soon as its runs are all added, and forgotten
@@ -374,16 +375,10 @@ def _holds_spool(value: object) -> bool:
 
 
 def _write_items(out: BinaryIO, items: Sequence[Any], indent: int) -> None:
-    """A list of report sections, formatted as :func:`_write_formatted` formats it, one read and
-    written at a time (a section holding a spool by :func:`_write_struct`)."""
-    pad = b"\n" + b" " * indent
-    for index, item in enumerate(items):
-        out.write((b"," if index else b"[") + pad + b"  ")
-        if _holds_spool(item):
-            _write_struct(out, item, indent + 2)
-        else:
-            _write_formatted(out, encode(item, order="sorted"), indent + 2)
-    out.write(pad + b"]" if items else b"[]")
+    """A list of report sections, one read and written at a time (a section holding a spool by
+    :func:`_write_struct`)."""
+    members = ((None, item if _holds_spool(item) else encode(item, order="sorted")) for item in items)
+    _write_members(out, members, indent, b"[]")
 
 
 _Parts = dict[str, msgspec.Raw]
@@ -407,17 +402,24 @@ def _write_formatted(out: BinaryIO, value: bytes | msgspec.Raw, indent: int) -> 
 
 
 def _write_members(
-    out: BinaryIO, pairs: Iterable[tuple[str | None, bytes | msgspec.Raw]], indent: int, brackets: bytes
+    out: BinaryIO,
+    pairs: Iterable[tuple[str | None, bytes | msgspec.Raw | msgspec.Struct]],
+    indent: int,
+    brackets: bytes,
 ) -> None:
     """An object's members (name and compact JSON) or a list's (no name), each formatted by
-    :func:`_write_formatted`, inside ``brackets`` (``{}`` or ``[]``; just those when there is none)."""
+    :func:`_write_formatted` (a section holding a spool by :func:`_write_struct`), inside
+    ``brackets`` (``{}`` or ``[]``; just those when there is none)."""
     pad = b"\n" + b" " * indent
     count = 0
     for count, (key, member) in enumerate(pairs, 1):
         out.write((b"," if count > 1 else brackets[:1]) + pad + b"  ")
         if key is not None:
             out.write(secrets.redact_bytes(msgspec.json.encode(key)) + b": ")
-        _write_formatted(out, member, indent + 2)
+        if isinstance(member, msgspec.Struct):
+            _write_struct(out, member, indent + 2)
+        else:
+            _write_formatted(out, member, indent + 2)
     out.write(pad + brackets[1:] if count else brackets)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, MutableMapping, Sequence
-from typing import Any, Generic, TypeVar, overload
+from typing import IO, Any, Generic, TypeVar, overload
 
 import msgspec
 
@@ -30,15 +30,18 @@ class _File:
     their place."""
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the spool)
+        self._file: IO[bytes] | None = None  # opened by the first value: an empty spool holds no file
 
     def _write(self, value: Any) -> int:
         """Write ``value``; returns where it ends."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the spool)
         self._file.seek(0, 2)
         self._file.write(encode(value))
         return self._file.tell()
 
     def _read(self, start: int, end: int) -> bytes:
+        assert self._file is not None  # a place was given: a value was written
         self._file.seek(start)
         return self._file.read(end - start)
 
