@@ -40,9 +40,9 @@ class RunFacts:
     checks: Iterable[Row]
 
 
-class _Rows:
-    """Rows made each time they are read (from a summary that may be spooled to disk); equal to
-    rows with the same items."""
+class Rows:
+    """Rows made each time they are read (from a summary that may be spooled to disk: a history's
+    rows, report.html's per-target tables), never all held; equal to rows with the same items."""
 
     def __init__(self, make: Callable[[], Iterator[Row]]) -> None:
         self._make = make
@@ -183,8 +183,8 @@ def facts_of(
     return RunFacts(
         run,
         targets,
-        _Rows(partial(_scenario_rows, summary, run_id)),
-        _Rows(partial(_check_rows, summary, run_id)),
+        Rows(partial(_scenario_rows, summary, run_id)),
+        Rows(partial(_check_rows, summary, run_id)),
     )
 
 

@@ -44,6 +44,7 @@ from markupsafe import Markup
 from harness import secrets
 from harness.analysis.migration import MigrationGroup, Verdict
 from harness.checks.scoring import CheckShare, TargetSummary
+from harness.history.facts import Rows
 from harness.model import Exchange, ProviderError
 from harness.records import RunRecord
 from harness.reports import write_redacted
@@ -353,23 +354,11 @@ def anchor(target: str, scenario: str, repeat: int) -> str:
     return f"run-{target}/{scenario}/{repeat}"
 
 
-class _Rows(Iterable[dict[str, Any]]):
-    """A table's rows, made one at a time each time the page goes over them: a page of many
-    targets never holds a table whole (each row reads its target's summary, spooled over a
-    results file)."""
-
-    def __init__(self, make: Callable[[], Iterator[dict[str, Any]]]) -> None:
-        self._make = make
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return self._make()
-
-
 def matrix(report: Report) -> dict[str, Any]:
     """The target x category table: each cell a score and the grade that colours it."""
     targets = report.summary.targets
     categories = sorted({c for t in targets.values() for c in t.categories})
-    rows = _Rows(partial(_matrix_rows, targets, categories))
+    rows = Rows(partial(_matrix_rows, targets, categories))
     return {"categories": categories, "rows": rows, "note": SCORE_NOTE}
 
 
@@ -426,7 +415,7 @@ def migration_view(group: MigrationGroup) -> dict[str, Any]:
         "noise": noise_text(group),
         "served": group.model is None or group.endpoint is None,
         "changes": [(change_text(c), c.example) for c in group.changes],
-        "rows": _Rows(partial(_difference_rows, group)),
+        "rows": Rows(partial(_difference_rows, group)),
     }
 
 
@@ -462,7 +451,7 @@ def check_heatmap(targets: Mapping[str, TargetSummary]) -> dict[str, Any]:
     """Per target and check id: the share of tested runs that passed it, as the report's summary
     counted it (:meth:`harness.checks.scoring.Scores.summary`)."""
     checks = sorted({c for t in targets.values() for c in t.checks})
-    return {"checks": checks, "rows": _Rows(partial(_heatmap_rows, targets, checks))}
+    return {"checks": checks, "rows": Rows(partial(_heatmap_rows, targets, checks))}
 
 
 def _heatmap_rows(targets: Mapping[str, TargetSummary], checks: list[str]) -> Iterator[dict[str, Any]]:
