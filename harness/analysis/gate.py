@@ -181,7 +181,7 @@ def gate(
         shown = "; ".join(regressions[:10]) + ("; ..." if len(regressions) > 10 else "")
         failures.append((5, f"{len(regressions)} regression(s) against the baseline: {shown}"))
     failures += [(1, message) for message in _score_failures(report, min_score, min_scores or {})]
-    failures += [(1, message) for message in _outcome_failures(xpass, failed, strict)]
+    failures += [(1, message) for message in _outcome_failures(xpass, failed)]
     if not failures:
         return 0, ""
     return failures[0][0], "\n".join(message for _, message in failures)
@@ -226,12 +226,12 @@ def _score_failures(
         yield f"below the target's min_score (harness.toml): {', '.join(own)}"
 
 
-def _outcome_failures(xpass: list[str], failed: list[str], strict: bool) -> Iterator[str]:
-    """Strict ``xpass`` runs (always), and failed runs not expected to fail (with ``strict``)."""
+def _outcome_failures(xpass: list[str], failed: list[str]) -> Iterator[str]:
+    """Strict ``xpass`` runs, and failed runs not expected to fail (listed only with ``strict``)."""
     if xpass:
         yield (
             f"{len(xpass)} run(s) expected to fail passed (xpass; xfail_strict): {', '.join(xpass[:10])}; "
             "remove them from xfail, or set xfail_strict = false"
         )
-    if strict and failed:
+    if failed:
         yield f"{len(failed)} run(s) failed (--strict): {', '.join(failed[:10])}"

@@ -333,10 +333,11 @@ def _write_struct(out: BinaryIO, value: msgspec.Struct, indent: int) -> None:
     """A report section formatted as :func:`_write_formatted` formats it, ``indent`` spaces in;
     its runs (one a line: :func:`_write_runs`), its spools and the sections holding one written a
     member at a time as they are read, never encoded whole."""
+    runs = "runs" if isinstance(value, Report) else None  # the field written one run a line
     parts = {
         name: part
         for name, part in ((name, getattr(value, name)) for name in value.__struct_fields__)
-        if (name == "runs" and isinstance(value, Report))
+        if name == runs
         or isinstance(part, KeyedSpool | Spool)
         or _holds_spool(part)
         or (isinstance(part, list) and any(map(_holds_spool, part)))
@@ -360,7 +361,7 @@ def _write_struct(out: BinaryIO, value: msgspec.Struct, indent: int) -> None:
             _write_members(out, ((k, encode(v, order="sorted")) for k, v in part.items()), indent + 2, b"{}")
         elif isinstance(part, msgspec.Struct):
             _write_struct(out, part, indent + 2)
-        elif key == "runs" and isinstance(value, Report):
+        elif key == runs:
             _write_runs(out, part, indent + 2)
         else:  # a spool, or a list of sections holding one (the migration groups)
             _write_items(out, part, indent + 2)
