@@ -111,23 +111,22 @@ def _number(key: bytes) -> int:
 
 
 class _Index:
-    """Where each value of a store is: hash -> place (the member's offset, the line's start and end
-    in the member's text, as one int: ``offset << 64 | start << 32 | end``; -1 for a value kept and
-    not yet written), in about 24 bytes a value, so that a store of any number of values is
-    indexed in little memory: the places in three arrays sorted by hash, the latest ones in a
-    dict of at most :data:`_RECENT` entries merged into them when it fills.
+    """Where each value of a store is: hash -> place (the member's number and the line's start in
+    the member's text, as one int: ``member << 32 | start``; -1 for a value kept and not yet
+    written), in 16 bytes a value, so that a store of any number of values is indexed in little
+    memory: the places in two arrays sorted by hash, the latest ones in a dict of at most
+    :data:`_RECENT` entries merged into them when it fills.
 
     Example::
 
         index = _Index()
-        index.put(b"07a246329a475105", 3 << 64 | 0 << 32 | 40, replace=True)
-        assert index.get(b"07a246329a475105") == 3 << 64 | 40 and index.get(b"0000000000000000") is None
+        index.put(b"07a246329a475105", 3 << 32 | 40, replace=True)
+        assert index.get(b"07a246329a475105") == 3 << 32 | 40 and index.get(b"0000000000000000") is None
     """
 
     def __init__(self) -> None:
         self._keys = array("Q")
-        self._offsets = array("q")
-        self._spans = array("Q")
+        self._places = array("q")
         self._recent: dict[int, int] = {}
 
     def _find(self, key: int) -> int:
@@ -140,10 +139,7 @@ class _Index:
         if found is not None:
             return found
         at = self._find(number)
-        if at < 0:
-            return None
-        offset = self._offsets[at]
-        return -1 if offset < 0 else offset << 64 | self._spans[at]
+        return None if at < 0 else self._places[at]
 
     def put(self, key: bytes, place: int, replace: bool) -> bool:
         """Set ``key``'s place, unless it has one and not ``replace``; whether it was set (one parse
@@ -156,7 +152,7 @@ class _Index:
         at = self._find(number)
         if at >= 0:
             if replace:
-                self._offsets[at], self._spans[at] = _split(place)
+                self._places[at] = place
             return replace
         self._recent[number] = place
         if len(self._recent) >= _RECENT:
@@ -165,29 +161,19 @@ class _Index:
 
     def merge(self) -> None:
         """The recent places merged into the sorted arrays (one pass, each array slice copied in C)."""
-        keys, offsets, spans = array("Q"), array("q"), array("Q")
+        keys, places = array("Q"), array("q")
         done = 0
         for number, place in sorted(self._recent.items()):
             at = bisect_left(self._keys, number, done)
             keys.extend(self._keys[done:at])
-            offsets.extend(self._offsets[done:at])
-            spans.extend(self._spans[done:at])
+            places.extend(self._places[done:at])
             keys.append(number)
-            offset, span = _split(place)
-            offsets.append(offset)
-            spans.append(span)
+            places.append(place)
             done = at
         keys.extend(self._keys[done:])
-        offsets.extend(self._offsets[done:])
-        spans.extend(self._spans[done:])
-        self._keys, self._offsets, self._spans = keys, offsets, spans
+        places.extend(self._places[done:])
+        self._keys, self._places = keys, places
         self._recent.clear()
-
-
-def _split(place: int) -> tuple[int, int]:
-    """A place as the index's arrays keep it: the member's offset (-1: not yet written), and the
-    line's start and end."""
-    return (-1, 0) if place < 0 else (place >> 64, place & 0xFFFFFFFFFFFFFFFF)
 
 
 class Store:
@@ -203,8 +189,8 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._index: _Index | None = None  # hash -> its place
-        self._member_ends: dict[int, int] = {}  # member offset -> its end
-        self._cache: OrderedDict[int, bytes] = OrderedDict()  # member offset -> its lines
+        self._starts = array("q")  # each member's offset, by number: it ends where the next starts
+        self._cache: OrderedDict[int, bytes] = OrderedDict()  # member number -> its lines
         self._values: OrderedDict[bytes, bytes] = OrderedDict()  # hash -> the value, resolved
         self._held_values = 0
         self._end = 0
@@ -229,13 +215,14 @@ class Store:
         """Index the member at ``offset`` (its lines ``text``); a value already placed keeps its
         first place unless ``replace`` (it was kept, and is now written)."""
         assert self._index is not None
-        self._member_ends[offset] = self._end = offset + length
+        member = len(self._starts) << 32
+        self._starts.append(offset)
+        self._end = offset + length
         start = 0
         while start < len(text):
-            end = text.index(b"\n", start) + 1
             key = text[start + 2 : start + 2 + 2 * HASH_BYTES]
-            self._index.put(key, offset << 64 | start << 32 | end, replace)
-            start = end
+            self._index.put(key, member | start, replace)
+            start = text.index(b"\n", start) + 1
 
     def open(self) -> Store:
         """Open the store to add values after the ones it holds (a last member cut short goes)."""
@@ -312,19 +299,22 @@ class Store:
                 f"{where}: refers to a shared value ({key.decode()}) that {self.path} does not hold: "
                 "a results file is read with the store written beside it"
             )
-        member, start, end = place >> 64, place >> 32 & 0xFFFFFFFF, place & 0xFFFFFFFF
+        member, start = place >> 32, place & 0xFFFFFFFF
         text = self._cache.get(member)
         if text is None:
             if self._reader is None:
                 self._reader = self.path.open("rb")
-            self._reader.seek(member)
-            text = zlib.decompress(self._reader.read(self._member_ends[member] - member), wbits=31)
+            offset = self._starts[member]
+            end = self._starts[member + 1] if member + 1 < len(self._starts) else self._end
+            self._reader.seek(offset)
+            text = zlib.decompress(self._reader.read(end - offset), wbits=31)
             self._cache[member] = text
             if len(self._cache) > _MEMBERS_CACHED:  # bounded: a run of any size reads in fixed memory
                 self._cache.popitem(last=False)
         else:
             self._cache.move_to_end(member)
-        found = self.resolve(text[start + 2 * HASH_BYTES + 4 : end - 2], where)  # its own references too
+        line = text[start + 2 * HASH_BYTES + 4 : text.index(b"\n", start) - 1]
+        found = self.resolve(line, where)  # its own references too
         self._values[key] = found
         self._held_values += len(found)
         while self._held_values > _VALUES_CACHED:  # bounded: a run of any size reads in fixed memory
