@@ -39,8 +39,9 @@ Example::
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import gcd
@@ -216,7 +217,9 @@ class _Shared:
     def __init__(self) -> None:
         # made objects are kept here, so the ids in the keys stay theirs
         self.seen: dict[tuple[int, _Status, _Why], _Seen] = {}
-        self.scenarios: dict[tuple[object, ...], _Scenario] = {}
+        self.scenarios: dict[tuple[object, ...], int] = {}  # -> its number in ``made``
+        self.made: list[_Scenario | None] = [None]  # each _Scenario by number (0: none)
+        self.numbers: dict[str, int] = {}  # each scenario id, numbered (a :class:`_Ran` index)
 
     def after(self, before: _Seen | None, status: _Status, why: _Why) -> _Seen:
         """``before`` (``None``: nothing seen yet) having seen ``status`` once more; ``why`` is the
@@ -230,12 +233,48 @@ class _Shared:
             found = self.seen[key] = _Seen(counts, kept)
         return found
 
-    def scenario(self, category: str, outcome: _Seen, checks: dict[str, _Seen]) -> _Scenario:
+    def scenario(self, category: str, outcome: _Seen, checks: dict[str, _Seen]) -> int:
+        """The number of the :class:`_Scenario` that showed these (made once)."""
         key = (category, id(outcome), *(part for item in checks.items() for part in (item[0], id(item[1]))))
         found = self.scenarios.get(key)
         if found is None:
-            found = self.scenarios[key] = _Scenario(category, outcome, checks)
+            found = self.scenarios[key] = len(self.made)
+            self.made.append(_Scenario(category, outcome, checks))
         return found
+
+
+class _Ran(Mapping[str, _Scenario]):
+    """What one target showed on each scenario it ran (scenario id -> :class:`_Scenario`), in
+    four bytes a scenario: the number of the shared :class:`_Scenario`, by the scenario's number
+    (a dict of each target's scenarios took about 37 bytes a scenario)."""
+
+    def __init__(self, shared: _Shared) -> None:
+        self._shared = shared
+        self._made = array("I")  # by scenario number: what it showed (0: not run)
+
+    def _at(self, scenario: str) -> int:
+        number = self._shared.numbers.get(scenario)
+        return self._made[number] if number is not None and number < len(self._made) else 0
+
+    def __getitem__(self, scenario: str) -> _Scenario:
+        made = self._shared.made[self._at(scenario)]
+        if made is None:
+            raise KeyError(scenario)
+        return made
+
+    def put(self, scenario: str, made: int) -> None:
+        """Note that the target showed ``made`` (a :meth:`_Shared.scenario` number) on ``scenario``."""
+        number = self._shared.numbers.setdefault(scenario, len(self._shared.numbers))
+        if number >= len(self._made):
+            self._made.extend(bytes(4 * (number + 1 - len(self._made))))
+        self._made[number] = made
+
+    def __iter__(self) -> Iterator[str]:
+        made = self._made
+        return (s for s, n in self._shared.numbers.items() if n < len(made) and made[n])
+
+    def __len__(self) -> int:
+        return sum(1 for n in self._made if n)
 
 
 def _detail(finding: Finding, check_id: str) -> str:
@@ -259,16 +298,16 @@ class Migrations:
 
     def __init__(self) -> None:
         self.infos: dict[str, TargetInfo] = {}
-        self.runs: dict[str, dict[str, _Scenario]] = {}  # target -> scenario -> what it showed
         self.shared = _Shared()
-        self.scenarios: dict[str, str] = {}  # each scenario's id once, not a string a record
+        self.runs: dict[str, _Ran] = {}  # target -> scenario -> what it showed
 
     def add(self, record: RunRecord) -> None:
         name = record.target.name
         self.infos.setdefault(name, record.target)
-        runs = self.runs.setdefault(name, {})
-        scenario = self.scenarios.setdefault(record.scenario, record.scenario)
-        before = runs.get(scenario)
+        runs = self.runs.get(name)
+        if runs is None:
+            runs = self.runs[name] = _Ran(self.shared)
+        before = runs.get(record.scenario)
         outcome = before.outcome if before is not None else None
         why = None
         if record.outcome != "pass" and (outcome is None or outcome.why is None):
@@ -288,7 +327,7 @@ class Migrations:
                     why = (cause_of(check.id, check.status, against), _detail(against, check.id))
             checks[check.id] = self.shared.after(seen, (check.status, ids), why)
         category = before.category if before is not None else record.category
-        runs[scenario] = self.shared.scenario(category, outcome, checks)
+        runs.put(record.scenario, self.shared.scenario(category, outcome, checks))
 
     @staticmethod
     def _outcome_why(record: RunRecord) -> tuple[str, str | None]:
