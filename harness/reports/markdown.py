@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Protocol
 
-from harness import secrets
 from harness.analysis.migration import Change, MigrationGroup, Verdict
 from harness.analysis.verify import VerifiedEndpoint
 from harness.checks.scoring import TargetSummary
 from harness.records import RunRecord, TargetInfo
+from harness.reports import write_redacted
 from harness.reports.report import Note, Report, RunSummary
 from harness.reports.safe import visible
 
@@ -235,12 +236,12 @@ def _repeat(run: RunSummary) -> str:
     return f" (repeat {run.repeat})" if run.repeat else ""
 
 
-def render(report: Report) -> str:
+def _render(report: Report) -> Iterator[str]:
     """The summary a person reads: scores, what the endpoints caused, per-check shares, the
     capability grid, latency and tokens, and one line per failed run. The full evidence of every
     run is in report.html and report.json."""
     overall = report.summary.overall
-    lines = [
+    yield from [
         "# Tool-calling conformance report",
         "",
         f"Mode: {report.mode} · {len(report.runs)} runs · {overall.targets} targets · "
@@ -248,31 +249,31 @@ def render(report: Report) -> str:
         "",
     ]
     if overall.simulated_targets:
-        lines += [f"> {report.simulated_note}", ""]
+        yield from [f"> {report.simulated_note}", ""]
     header, rows = matrix(report)
-    lines += ["## Scores (0-100)", "", *_table(header, rows), "", SCORE_NOTE, ""]
+    yield from ["## Scores (0-100)", "", *_table(header, rows), "", SCORE_NOTE, ""]
     faults = endpoint_fault_lines(report)
     if faults:
-        lines += ["### Caused by the endpoint, not the model", ""] + [f"- {line}" for line in faults] + [""]
+        yield from ["### Caused by the endpoint, not the model", ""] + [f"- {line}" for line in faults] + [""]
     baseline = report.baseline
     if baseline:
-        lines += [f"## Against the baseline {baseline.base}", ""]
-        lines += [f"- {inline(line, 200)}" for line in baseline.lines] or ["No change."]
-        lines.append("")
+        yield from [f"## Against the baseline {baseline.base}", ""]
+        yield from [f"- {inline(line, 200)}" for line in baseline.lines] or ["No change."]
+        yield ""
     for title, table in (
         ("## Checks: share of applicable runs passed (%)", _check_table(report)),
         ("## Capabilities, measured from the runs", _capability_table(report)),
         ("## Latency and tokens", _figures_table(report)),
     ):
         if table:
-            lines += [title, "", *table, ""]
+            yield from [title, "", *table, ""]
     for group in report.verification:
-        lines += ["## Verification: the same model on other endpoints", ""]
-        lines += verification_lines(group.reference, group.endpoints)
-        lines += ["", "The runs behind each figure: report.html (Verification) and report.json.", ""]
-    lines += _failed_runs(report.runs)
+        yield from ["## Verification: the same model on other endpoints", ""]
+        yield from verification_lines(group.reference, group.endpoints)
+        yield from ["", "The runs behind each figure: report.html (Verification) and report.json.", ""]
+    yield from _failed_runs(report.runs)
     if report.modes:
-        lines += [
+        yield from [
             "## Native vs prompted tool calling",
             "",
             "Tool prompt: what the tool definitions cost in the request, as JSON declarations "
@@ -282,24 +283,28 @@ def render(report: Report) -> str:
         ]
         for mode_group in report.modes:
             sim = " (simulated)" if mode_group.simulated else ""
-            lines += [
+            yield from [
                 f"**{mode_group.model}** over {mode_group.format}{sim}",
                 "",
                 "| target | mode | success | tool prompt (chars) | tool prompt (~tokens) |",
                 "|---|---|---|---|---|",
             ]
-            lines += [
+            yield from [
                 f"| {inline(r.target)} | {r.mode} | {figure(r)} | "
                 f"{r.tool_prompt_characters} | {r.tool_prompt_estimated_tokens} |"
                 for r in mode_group.targets
             ]
-            lines.append("")
-    lines += _migration_lines(report.migrations)
+            yield ""
+    yield from _migration_lines(report.migrations)
     if report.notes:
-        lines += ["## Notes: unsupported features, endpoint quirks, informational findings", ""]
-        lines += _note_lines(report.notes)
-        lines.append("")
-    return "\n".join(lines)
+        yield from ["## Notes: unsupported features, endpoint quirks, informational findings", ""]
+        yield from _note_lines(report.notes)
+        yield ""
+
+
+def render(report: Report) -> str:
+    """The summary a person reads (see :func:`_render`), as one text."""
+    return "\n".join(_render(report))
 
 
 SHARED_NOTE = 3
@@ -491,9 +496,10 @@ def step_summary(report: Report, out_dir: str) -> str:
 
 
 def write(report: Report, records: Iterable[RunRecord], out_dir: Path) -> Path:
-    path = out_dir / "report.md"
-    path.write_text(visible(secrets.redact(render(report))), encoding="utf-8")
-    return path
+    """report.md, written a line at a time (:func:`render`'s text, its lines never all held)."""
+    lines = _render(report)
+    first = next(lines, "")
+    return write_redacted(out_dir / "report.md", chain([first], ("\n" + line for line in lines)))
 
 
 def percent(value: float | None) -> str:
