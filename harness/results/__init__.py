@@ -225,7 +225,7 @@ class RecordLog(Sequence[RunRecord]):
         print(len(records), records[0].score)
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, store: Store | None = None) -> None:
         self.path = Path(path)
         self._numbers: dict[str, int] = {}  # each target and scenario name, numbered
         self._names: list[str] = []  # the names by number
@@ -235,7 +235,8 @@ class RecordLog(Sequence[RunRecord]):
         self._sorted = True
         self.end = self.end_line = 0  # the file read up to: its offset and the number of its last line
         self.cut: int | None = None  # the number of a last line left out, cut short
-        self._store = Store(store_path(self.path))  # what the lines refer to (harness.results.store)
+        # what the lines refer to (harness.results.store): the writer's own, when it reads them back
+        self._store = store or Store(store_path(self.path))
 
     def add(self, key: Key, offset: int, length: int, number: int) -> None:
         """Note a record: its key, and its line's offset, length and number in the file."""
@@ -375,12 +376,15 @@ class RecordLog(Sequence[RunRecord]):
 
     def _read(self, indexes: Iterable[int]) -> Iterator[RunRecord]:
         self._order()
-        with open_results(self.path) as handle, self._store:
-            for index in indexes:
-                offset, length, number = self._place(index)
-                handle.seek(offset)
-                line = self._store.resolve(handle.read(length), f"{self.path}:{number}")
-                yield _decode_checked(line, self.path, number)
+        try:
+            with open_results(self.path) as handle:
+                for index in indexes:
+                    offset, length, number = self._place(index)
+                    handle.seek(offset)
+                    line = self._store.resolve(handle.read(length), f"{self.path}:{number}")
+                    yield _decode_checked(line, self.path, number)
+        finally:
+            self._store.close_reader()
 
 
 def select(records: Iterable[RunRecord], keep: Callable[[Key], bool]) -> Iterable[RunRecord]:

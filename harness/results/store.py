@@ -276,6 +276,12 @@ class Store:
             self.flush()
             self._out.close()
             self._out = None
+            assert self._index is not None
+            self._index.merge()  # kept to read the values back: in the arrays alone
+        self.close_reader()
+
+    def close_reader(self) -> None:
+        """Close the file values are read from (reopened by the next read); the index stays."""
         if self._reader is not None:
             self._reader.close()
             self._reader = None

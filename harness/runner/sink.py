@@ -39,10 +39,11 @@ class Results:
         self.held = 0
         self.lock = threading.Lock()
         self.kept: list[RunRecord] = []
-        self.log = RecordLog(path) if path is not None else None
+        self.store = Store(store_path(path)) if path is not None else None
+        # the records read back with the store written: its index of the values serves them
+        self.log = RecordLog(path, self.store) if path is not None else None
         self.path, self.resumed, self.stop = path, resumed, stop
         self.out: IO[bytes] | None = None
-        self.store = Store(store_path(path)) if path is not None else None
         self.offset = self.number = 0
         self.full: DiskFullError | None = None  # once the disk is full, nothing more is written
 
