@@ -487,6 +487,21 @@ def judge(
     )
 
 
+@dataclass(frozen=True)
+class RunRequests:
+    """What verification reads of one run: its key, repeat and wire format, and its requests
+    (:func:`requests_of`); a report keeps these, not the runs' transcripts."""
+
+    key: tuple[str, str, int]
+    repeat: int
+    format: str
+    requests: list[Request]
+
+    @classmethod
+    def of(cls, record: RunRecord, read: RequestReader | None = None) -> RunRequests:
+        return cls(record.key, record.repeat, record.target.format, requests_of(record, read))
+
+
 def verify_records(
     reference: Sequence[RunRecord],
     endpoints: Mapping[str, Sequence[RunRecord]],
@@ -497,20 +512,37 @@ def verify_records(
     repeat that sent no request, one never recorded, is left out). With ``read``, an endpoint
     whose wire format is not the reference's is paired by conversation; without, its requests
     never pair."""
+    return verify_runs(
+        [RunRequests.of(r, read) for r in reference],
+        {name: [RunRequests.of(r, read) for r in records] for name, records in endpoints.items()},
+        settings,
+        across=read is not None,
+    )
+
+
+def verify_runs(
+    reference: Sequence[RunRequests],
+    endpoints: Mapping[str, Sequence[RunRequests]],
+    settings: VerifyConfig = VerifyConfig(),
+    *,
+    across: bool = False,
+) -> list[Judgement]:
+    """:func:`verify_records` over what it reads of each run; ``across``: the requests were read
+    by an adapter (an endpoint in another wire format is paired by conversation)."""
     repeats: dict[int, list[Request]] = {}
-    for record in sorted(reference, key=lambda r: r.key):
-        repeats.setdefault(record.repeat, []).extend(requests_of(record, read))
+    for run in sorted(reference, key=lambda r: r.key):
+        repeats.setdefault(run.repeat, []).extend(run.requests)
     ordered = [repeats[k] for k in sorted(repeats) if repeats[k]] or [[]]
-    spoken = wire_formats(reference)
+    spoken = {run.format for run in reference}
     return [
         judge(
             name,
             ordered,
-            [q for r in sorted(records, key=lambda r: r.key) for q in requests_of(r, read)],
+            [q for r in sorted(runs, key=lambda r: r.key) for q in r.requests],
             settings,
-            across=read is not None and bool(wire_formats(records) - spoken),
+            across=across and bool({run.format for run in runs} - spoken),
         )
-        for name, records in endpoints.items()
+        for name, runs in endpoints.items()
     ]
 
 

@@ -293,23 +293,25 @@ def _take(
 def verifications(records: Iterable[RunRecord]) -> list[Verification]:
     """Per reference, every target that declares it (``reference``) and ran beside it, judged
     against it (:mod:`harness.analysis.verify`); each figure lists the runs it rests on."""
-    from harness.analysis.verify import verify_records
+    from harness.analysis.verify import RunRequests, verify_runs
 
-    by_target: dict[str, list[RunRecord]] = {}
+    by_target: dict[str, list[RunRequests]] = {}  # what verification reads of each run, not the run
+    declared: dict[str, str] = {}  # target -> the reference it declares
     for record in records:
         if record.error is None:
-            by_target.setdefault(record.target.name, []).append(record)
+            by_target.setdefault(record.target.name, []).append(RunRequests.of(record))
+            if record.target.reference:
+                declared.setdefault(record.target.name, record.target.reference)
     groups: dict[str, list[str]] = {}
-    for name, runs in by_target.items():
-        reference = runs[0].target.reference
-        if reference and reference in by_target:
+    for name, reference in declared.items():
+        if reference in by_target:
             groups.setdefault(reference, []).append(name)
     return [
         Verification(
             reference,
             [
                 j.to_report()
-                for j in verify_records(by_target[reference], {n: by_target[n] for n in sorted(names)})
+                for j in verify_runs(by_target[reference], {n: by_target[n] for n in sorted(names)})
             ],
         )
         for reference, names in sorted(groups.items())
