@@ -211,22 +211,28 @@ run is in report.html and report.json), so the summary stays small for any suite
 
 
 def _failed_runs(runs: Iterable[RunSummary]) -> list[str]:
-    failing = [r for r in runs if not r.passed]
-    lines = [f"## Failed runs ({len(failing)})", ""]
-    by_target: dict[str, list[RunSummary]] = {}
-    for run in failing:
-        by_target.setdefault(run.target, []).append(run)
-    for target, group in by_target.items():
-        shown = sorted(group, key=lambda r: (-1 if r.score is None else r.score, r.scenario))
-        lines += [f"### {inline(target)} ({len(group)} failed)", ""]
-        lines += [
-            f"- {inline(run.scenario)}{_repeat(run)}, score {cell(run.score)}: {_first_failure(run)}"
-            for run in shown[:FAILED_PER_TARGET]
-        ]
-        if len(group) > FAILED_PER_TARGET:
-            lines.append(f"- and {len(group) - FAILED_PER_TARGET} more (lowest scores listed first)")
+    """Per target, how many runs failed and the :data:`FAILED_PER_TARGET` lowest scores' lines:
+    read a run at a time, keeping those lines only (not every failed run's summary)."""
+    counts: dict[str, int] = {}
+    lowest: dict[str, list[tuple[float, str, int, str]]] = {}  # (score, scenario, order, line)
+    for order, run in enumerate(runs):
+        if run.passed:
+            continue
+        counts[run.target] = counts.get(run.target, 0) + 1
+        shown = lowest.setdefault(run.target, [])
+        line = f"- {inline(run.scenario)}{_repeat(run)}, score {cell(run.score)}: {_first_failure(run)}"
+        shown.append((-1 if run.score is None else run.score, run.scenario, order, line))
+        if len(shown) >= 2 * FAILED_PER_TARGET:
+            shown.sort()
+            del shown[FAILED_PER_TARGET:]
+    lines = [f"## Failed runs ({sum(counts.values())})", ""]
+    for target, failed in counts.items():
+        lines += [f"### {inline(target)} ({failed} failed)", ""]
+        lines += [entry[3] for entry in sorted(lowest[target])[:FAILED_PER_TARGET]]
+        if failed > FAILED_PER_TARGET:
+            lines.append(f"- and {failed - FAILED_PER_TARGET} more (lowest scores listed first)")
         lines.append("")
-    if not failing:
+    if not counts:
         lines += ["None.", ""]
     lines += ["Every run's findings, evidence and wire exchanges: report.html and report.json.", ""]
     return lines
