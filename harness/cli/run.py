@@ -289,7 +289,10 @@ def _run(
                     sys.stderr.write(f"{end.outcome:5} {score:>6}  {end.target}  {end.scenario}\n")
                     sys.stderr.flush()
 
-            paces = api.run(selected, chosen, settings, on_end=finished, history=False).paces
+            ran = api.run(selected, chosen, settings, on_end=finished, history=False)
+    paces = ran.paces
+    store = ran.records.store if isinstance(ran.records, RecordLog) else None  # indexed as written
+    del ran  # its keys of this run's records: the report reads every run's below
     for name, pace in paces.items():  # what a provider's limits made of the run
         err.print(
             escape(
@@ -300,7 +303,7 @@ def _run(
         )
     if paces:
         folder.manifest["paces"] = dict(paces)
-    records = RecordLog.open(folder.results)  # the runs done before a resume, and this one's
+    records = RecordLog.open(folder.results, store=store)  # the runs done before a resume, and this one's
     report = build_report(records, known)
     comparison = None
     if base is not None:

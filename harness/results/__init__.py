@@ -262,14 +262,20 @@ class RecordLog(Sequence[RunRecord]):
         """Record ``index``'s line: its offset, length and number."""
         return self._offsets[index], self._lines[2 * index], self._lines[2 * index + 1]
 
+    @property
+    def store(self) -> Store:
+        """The shared store the records' lines refer to (:mod:`harness.results.store`)."""
+        return self._store
+
     @classmethod
-    def open(cls, path: str | Path, *, warn: bool = True) -> RecordLog:
+    def open(cls, path: str | Path, *, warn: bool = True, store: Store | None = None) -> RecordLog:
         """Every record of a results file; a line that is not a harness results line is a
         :class:`ConfigError` naming it, except a last line cut short (no line end: a killed
         run's), which is left out (its number is ``cut``) with a :class:`CutLineWarning` saying so,
         unless ``warn`` is false (a resumed run, which runs it again). ``end`` is the offset the
-        lines kept end at, ``end_line`` the number of the last of them."""
-        log = cls(path)
+        lines kept end at, ``end_line`` the number of the last of them. ``store``: the store the
+        lines refer to, already indexed (the one a run wrote), not read again."""
+        log = cls(path, store)
         with open_results(path) as handle:
             for number, offset, line in _lines(handle, path):
                 if line.strip():
@@ -301,12 +307,12 @@ class RecordLog(Sequence[RunRecord]):
             for place, number in enumerate(sorted(range(len(names)), key=names.__getitem__)):
                 rank[number] = place
             keys, width = self._keys, len(names)
-            order = sorted(
+            packed = sorted(
                 (rank[keys[3 * i]] * width + rank[keys[3 * i + 1]]) << 64 | keys[3 * i + 2] << 32 | i
                 for i in range(len(self))
             )
-            for n, packed in enumerate(order):
-                order[n] = packed & 0xFFFFFFFF
+            order = array("I", (key & 0xFFFFFFFF for key in packed))
+            del packed  # freed before the arrays are made again
             offsets, lines = self._offsets, self._lines
             self._keys = array("I", (keys[3 * i + k] for i in order for k in range(3)))
             self._offsets = array("q", (offsets[i] for i in order))
@@ -366,8 +372,7 @@ class RecordLog(Sequence[RunRecord]):
     def where(self, keep: Callable[[Key], bool]) -> RecordLog:
         """The records whose key ``keep`` accepts (nothing is read to choose them)."""
         self._order()
-        chosen = RecordLog(self.path)
-        chosen._store = self._store  # read once
+        chosen = RecordLog(self.path, self._store)  # read once
         for index in range(len(self)):
             key = self._key(index)
             if keep(key):

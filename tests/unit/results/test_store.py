@@ -169,3 +169,34 @@ def test_a_store_of_more_values_than_the_index_keeps_recent_reads_back_whole(
     written(path, records)
     assert len(store_lines(path)) >= 40
     assert list(RecordLog.open(path)) == records
+
+
+def test_a_run_reads_its_records_back_through_the_store_it_wrote_after_a_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The records a run returns read their values through the index the run's store was
+    written with (nothing read twice), over the members a resumed run found and the ones it
+    added, the last of them ended by the file's end; the log the command opens again over the
+    whole file reads through it alike."""
+    monkeypatch.setattr(store, "MEMBER_BYTES", 256)  # a member every value or two
+    monkeypatch.setattr(store, "_RECENT", 3)
+    path = tmp_path / "results.jsonl"
+
+    def own(k: int) -> RunRecord:
+        finding = Finding("expect.calls", "info", True, f"ok {k}")
+        return record(repeat=k, checks=(CheckResult.of("expect.calls", "expectation", 3.0, [finding]),))
+
+    before, after = [own(k) for k in range(0, 30, 2)], [own(k) for k in range(1, 30, 2)]
+    written(path, before)
+    members = len(list(store._members(store_path(path))))
+    with Results(path, True, None, replay=True) as results:
+        for one in after:
+            results.keep(one)
+    ran = results.records()
+    assert isinstance(ran, RecordLog) and len(list(store._members(store_path(path)))) > members > 1
+    assert list(ran) == sorted(after, key=lambda r: r.key)
+    scanned: list[Path] = []
+    monkeypatch.setattr(store, "_members", lambda p: scanned.append(p) or iter(()))
+    again = RecordLog.open(path, store=ran.store)
+    assert list(again) == sorted(before + after, key=lambda r: r.key)
+    assert scanned == []  # the store was not read again to index it
