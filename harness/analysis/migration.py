@@ -266,7 +266,7 @@ class _Ran(Mapping[str, _Scenario]):
         """Note that the target showed ``made`` (a :meth:`_Shared.scenario` number) on ``scenario``."""
         number = self._shared.numbers.setdefault(scenario, len(self._shared.numbers))
         if number >= len(self._made):
-            self._made.extend(bytes(4 * (number + 1 - len(self._made))))
+            self._made.frombytes(bytes(self._made.itemsize * (number + 1 - len(self._made))))
         self._made[number] = made
 
     def __iter__(self) -> Iterator[str]:
