@@ -487,19 +487,18 @@ def judge(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunRequests:
-    """What verification reads of one run: its key, repeat and wire format, and its requests
-    (:func:`requests_of`); a report keeps these, not the runs' transcripts."""
+    """What verification reads of one run: its key (target, scenario, repeat), its wire format
+    and its requests (:func:`requests_of`); a report keeps these, not the runs' transcripts."""
 
     key: tuple[str, str, int]
-    repeat: int
     format: str
     requests: list[Request]
 
     @classmethod
     def of(cls, record: RunRecord, read: RequestReader | None = None) -> RunRequests:
-        return cls(record.key, record.repeat, record.target.format, requests_of(record, read))
+        return cls(record.key, record.target.format, requests_of(record, read))
 
 
 def verify_records(
@@ -531,7 +530,7 @@ def verify_runs(
     by an adapter (an endpoint in another wire format is paired by conversation)."""
     repeats: dict[int, list[Request]] = {}
     for run in sorted(reference, key=lambda r: r.key):
-        repeats.setdefault(run.repeat, []).extend(run.requests)
+        repeats.setdefault(run.key[2], []).extend(run.requests)
     ordered = [repeats[k] for k in sorted(repeats) if repeats[k]] or [[]]
     spoken = {run.format for run in reference}
     return [
@@ -544,11 +543,6 @@ def verify_runs(
         )
         for name, runs in endpoints.items()
     ]
-
-
-def wire_formats(records: Iterable[RunRecord]) -> set[str]:
-    """The wire formats ``records`` were made in."""
-    return {record.target.format for record in records}
 
 
 def exit_code(judgements: Sequence[Judgement]) -> int:

@@ -296,15 +296,14 @@ def verifications(records: Iterable[RunRecord]) -> list[Verification]:
     from harness.analysis.verify import RunRequests, verify_runs
 
     by_target: dict[str, list[RunRequests]] = {}  # what verification reads of each run, not the run
-    declared: dict[str, str] = {}  # target -> the reference it declares
+    declared: dict[str, str | None] = {}  # target -> the reference it declares (its first run's)
     for record in records:
         if record.error is None:
             by_target.setdefault(record.target.name, []).append(RunRequests.of(record))
-            if record.target.reference:
-                declared.setdefault(record.target.name, record.target.reference)
+            declared.setdefault(record.target.name, record.target.reference)
     groups: dict[str, list[str]] = {}
     for name, reference in declared.items():
-        if reference in by_target:
+        if reference and reference in by_target:
             groups.setdefault(reference, []).append(name)
     return [
         Verification(
