@@ -212,23 +212,25 @@ run is in report.html and report.json), so the summary stays small for any suite
 
 def _failed_runs(runs: Iterable[RunSummary]) -> list[str]:
     """Per target, how many runs failed and the :data:`FAILED_PER_TARGET` lowest scores' lines:
-    read a run at a time, keeping those lines only (not every failed run's summary)."""
+    read a run at a time, keeping at most twice that many runs a target (not every failed run)."""
     counts: dict[str, int] = {}
-    lowest: dict[str, list[tuple[float, str, int, str]]] = {}  # (score, scenario, order, line)
+    lowest: dict[str, list[tuple[float, str, int, RunSummary]]] = {}  # (score, scenario, order, run)
     for order, run in enumerate(runs):
         if run.passed:
             continue
         counts[run.target] = counts.get(run.target, 0) + 1
         shown = lowest.setdefault(run.target, [])
-        line = f"- {inline(run.scenario)}{_repeat(run)}, score {cell(run.score)}: {_first_failure(run)}"
-        shown.append((-1 if run.score is None else run.score, run.scenario, order, line))
+        shown.append((-1 if run.score is None else run.score, run.scenario, order, run))
         if len(shown) >= 2 * FAILED_PER_TARGET:
-            shown.sort()
+            shown.sort(key=lambda entry: entry[:3])
             del shown[FAILED_PER_TARGET:]
     lines = [f"## Failed runs ({sum(counts.values())})", ""]
     for target, failed in counts.items():
         lines += [f"### {inline(target)} ({failed} failed)", ""]
-        lines += [entry[3] for entry in sorted(lowest[target])[:FAILED_PER_TARGET]]
+        lines += [
+            f"- {inline(run.scenario)}{_repeat(run)}, score {cell(run.score)}: {_first_failure(run)}"
+            for *_, run in sorted(lowest[target], key=lambda entry: entry[:3])[:FAILED_PER_TARGET]
+        ]
         if failed > FAILED_PER_TARGET:
             lines.append(f"- and {failed - FAILED_PER_TARGET} more (lowest scores listed first)")
         lines.append("")
