@@ -160,19 +160,21 @@ class _Index:
         return True
 
     def merge(self) -> None:
-        """The recent places merged into the sorted arrays (one pass, each array slice copied in C)."""
-        keys, places = array("Q"), array("q")
-        done = 0
-        for number, place in sorted(self._recent.items()):
-            at = bisect_left(self._keys, number, done)
-            keys.extend(self._keys[done:at])
-            places.extend(self._places[done:at])
-            keys.append(number)
-            places.append(place)
-            done = at
-        keys.extend(self._keys[done:])
-        places.extend(self._places[done:])
-        self._keys, self._places = keys, places
+        """The recent places merged into the sorted arrays, in place (from the back, so each
+        place moves once, a slice at a time): no second copy of the arrays is ever made."""
+        recent = sorted(self._recent.items())
+        keys, places = self._keys, self._places
+        end = len(keys)  # the old places [0, end) not yet moved
+        keys.frombytes(bytes(keys.itemsize * len(recent)))
+        places.frombytes(bytes(places.itemsize * len(recent)))
+        for j in range(len(recent) - 1, -1, -1):
+            number, place = recent[j]
+            at = bisect_left(keys, number, 0, end)
+            if at < end:  # the old places above it move up by the j + 1 still to place
+                keys[at + j + 1 : end + j + 1] = keys[at:end]
+                places[at + j + 1 : end + j + 1] = places[at:end]
+            keys[at + j], places[at + j] = number, place
+            end = at
         self._recent.clear()
 
 
@@ -206,7 +208,7 @@ class Store:
                 for offset, length, text in _members(self.path):
                     self._note(offset, length, text)
             except ConfigError as exc:
-                self._index = None
+                self._index, self._starts, self._end = None, array("q"), 0
                 raise ConfigError(f"{self.path}: {exc}") from None
             self._index.merge()  # in the arrays alone: the dict costs four times their bytes a place
         return self._index
