@@ -530,7 +530,7 @@ def scale(counts: list[int]) -> None:
     low, high = figures[counts[0]], figures[counts[-1]]
     cost = (high["cpu"] / high["runs"]) / (low["cpu"] / low["runs"])
     line(  # cheaper at scale (start-up and the fixed report work spread over more runs) is met
-        f"CPU per run within 10 %, {low['runs']} -> {high['runs']}",
+        f"CPU per run at most 10 % more, {low['runs']} -> {high['runs']}",
         f"{cost:.2f}x",
         "cheaper at scale" if cost < 0.9 else "",
         cost <= 1.1,
