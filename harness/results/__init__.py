@@ -215,7 +215,7 @@ def _cut_short(line: bytes) -> bool:
 
 class RecordLog(Sequence[RunRecord]):
     """Records as written to a results file, sorted by (target, scenario, repeat): in memory only
-    each one's key and place in the file (36 bytes: the names numbered, each kept once), each
+    each one's key and place in the file (28 bytes: the names numbered, each kept once), each
     record read back when it is asked for. A run of any size holds no transcript in memory;
     every pass over it reads the file again (a pass costs about as much as decoding the records).
 
