@@ -303,7 +303,7 @@ class RecordLog(Sequence[RunRecord]):
         of names for each was about 100)."""
         if not self._sorted:
             names = self._names
-            rank = array("I", bytes(4 * len(names)))
+            rank = array("I", [0]) * len(names)
             for place, number in enumerate(sorted(range(len(names)), key=names.__getitem__)):
                 rank[number] = place
             keys, width = self._keys, len(names)
