@@ -3,6 +3,8 @@ each once to the results file; so does a live run asked to fork (--processes), e
 its share of every limit."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +123,27 @@ def test_on_end_reports_each_forked_run_without_decoding_its_record(
     api.run(suite, targets, config, on_result=whole.append, history=False)
     assert len(decoded) == len(whole) == len(records)
     assert sorted((r.key, r.checks) for r in whole) == [(r.key, r.checks) for r in records]
+
+
+def test_the_parent_of_a_forked_replay_that_passes_never_imports_deepdiff(tmp_path: Path) -> None:
+    """deepdiff (a quarter of a second, and 19 MB with numpy) is imported by a run that shows a
+    diff, in the worker that runs it: a replay whose runs all pass never imports it before it forks."""
+    code = f"""
+import sys
+from pathlib import Path
+from harness import api
+from harness.runner import RunConfig, plan
+from harness.targets import pick
+from harness.targets_file import load_targets
+plan.MIN_JOBS_PER_WORKER = 1
+suite = api.load_scenarios({str(REPO / "scenarios")!r}, select=["weather.*"])
+cassettes, results = Path({str(REPO / "cassettes")!r}), Path({str(tmp_path / "r.jsonl")!r})
+config = RunConfig(cassettes=cassettes, results=results, processes=2)
+assert plan.worker_count(config, [(None, suite[0], 0)] * len(suite)) == 2
+records = api.run_targets(pick(load_targets(), ["sim-openai"]), suite, config)
+assert len(records) == len(suite) > 2 and all(r.outcome == "pass" for r in records)
+print("deepdiff" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
