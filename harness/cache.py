@@ -89,6 +89,25 @@ def parsed(path: str | Path, kind: str, parse: Callable[[str], Any], *, limit: i
 _MISSING = object()
 
 
+def known(kind: str, key: bytes) -> bool:
+    """Whether :func:`note` kept ``key`` under ``kind``: a verdict found again by what it was
+    reached on (an empty file named by the SHA-256 of ``key``), not by a file's name or stat."""
+    return os.path.exists(_entry(os.path.join(cache_root(), kind), "", key, ""))
+
+
+def note(kind: str, key: bytes) -> None:
+    """Keep ``key`` under ``kind`` for :func:`known` (a read-only cache keeps nothing)."""
+    entry = _entry(os.path.join(cache_root(), kind), "", key, "")
+    try:
+        os.makedirs(os.path.dirname(entry), exist_ok=True)
+        partial = _partial(entry)
+        with open(partial, "wb"):
+            pass
+        os.replace(partial, entry)
+    except OSError:
+        pass
+
+
 def _check(seen: os.stat_result, limit: int) -> None:
     if stat.S_ISDIR(seen.st_mode):  # as open() says it: a folder is no file at all
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
@@ -122,9 +141,9 @@ def _stat_of(seen: os.stat_result) -> tuple[int, ...]:
     return (seen.st_dev, seen.st_ino, seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
 
 
-def _entry(root: str, folder: str, key: bytes) -> str:
+def _entry(root: str, folder: str, key: bytes, suffix: str = ".msgpack") -> str:
     digest = hashlib.sha256(key).hexdigest()
-    return os.path.join(root, folder, digest[:2], f"{digest}.msgpack")
+    return os.path.join(root, folder, digest[:2], digest + suffix)
 
 
 def _read(entry: str) -> Any:

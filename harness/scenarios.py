@@ -44,7 +44,7 @@ from harness.tools.toolsets import (
     known_toolsets,
 )
 from harness.transport.credentials import safe_url
-from harness.validation import argument_errors, did_you_mean, explain
+from harness.validation import argument_errors, did_you_mean, explain, judged
 
 DEFAULT_MAX_TURNS = 5
 
@@ -148,6 +148,21 @@ def _validator(definition: str | None = None) -> Any:
     if definition is not None:
         schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
     return jsonschema.Draft202012Validator(schema)
+
+
+def _schema_errors(item: Any) -> list[Any]:
+    """The scenario schema's errors in ``item``, sorted by where they are (:func:`judged`)."""
+    return judged(
+        "scenario-schema",
+        _schema_bytes(),
+        item,
+        lambda: sorted(_validator().iter_errors(item), key=lambda e: [str(p) for p in e.absolute_path]),
+    )
+
+
+@cache
+def _schema_bytes() -> bytes:
+    return resources.files("harness").joinpath("schemas/scenario.schema.json").read_bytes()
 
 
 def max_id_length() -> int:
@@ -259,7 +274,7 @@ def _check(item: Any, file: _File) -> Scenario | None:
     the schema run on what the schema accepts: a part with a schema error is left out of them
     (and what it leaves unknown noted), so one pass finds every error."""
     _revisions_as_text(item)
-    errors = sorted(_validator().iter_errors(item), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = _schema_errors(item)
     for at, message in explain(errors):
         file.error(message, *at)
     if not isinstance(item, dict):
@@ -369,7 +384,12 @@ def _tools(data: dict[str, Any], file: _File) -> tuple[list[DeclaredTool], list[
 
 def _valid(item: Any, definition: str, file: _File, where: Where) -> bool:
     """Whether ``item`` is valid against ``$defs/<definition>`` of the scenario schema (errors noted)."""
-    errors = list(_validator(definition).iter_errors(item))
+    errors = judged(
+        "scenario-schema",
+        _schema_bytes() + definition.encode(),
+        item,
+        lambda: list(_validator(definition).iter_errors(item)),
+    )
     for at, message in explain(errors):
         file.error(message, *where, *at)
     return not errors

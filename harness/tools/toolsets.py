@@ -28,7 +28,7 @@ from harness.errors import ScenarioError, UnknownNameError
 from harness.matchers import check_matcher
 from harness.tools.declared import DeclarationError, DeclaredTool, declare
 from harness.tools.run_tools import Tool
-from harness.validation import explain, ref_problems
+from harness.validation import explain, judged, ref_problems
 
 SUFFIXES = (".yaml", ".yml")
 FOLDER = "toolsets"
@@ -55,6 +55,18 @@ class ToolSet:
     @property
     def names(self) -> list[str]:
         return [t.name for t in self.tools]
+
+
+def _toolset_errors(data: Any) -> list[Any]:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(toolset_schema())
+    return sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+
+
+@cache
+def _toolset_schema_bytes() -> bytes:
+    return resources.files("harness").joinpath("schemas/toolset.schema.json").read_bytes()
 
 
 @cache
@@ -151,16 +163,13 @@ def read_toolset(path: str | Path) -> Reading:
 
 
 def _read_file(path: Path) -> Reading:
-    import jsonschema
-
     source = str(path)
     try:
         data, node = yamlio.load(path)
     except yamlio.YamlError as exc:
         errors = [ScenarioError(source, str(e), line=e.line, pointer=e.pointer) for e in exc.problems]
         return Reading(ToolSet(path.stem, (), path=source), tuple(errors), names_known=False)
-    validator = jsonschema.Draft202012Validator(toolset_schema())
-    found = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    found = judged("toolset-schema", _toolset_schema_bytes(), data, lambda: _toolset_errors(data))
     errors = [  # the tools are checked one by one below
         _error(source, node, at, message)
         for at, message in explain(

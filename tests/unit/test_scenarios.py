@@ -605,3 +605,32 @@ def test_each_expected_literal_is_checked_against_the_tool_s_schema(
         load_file(write(tmp_path, text))
     (problem,) = error.value.problems
     assert problem.message.startswith(refused) and problem.line == 22
+
+
+def test_a_scenario_the_schema_accepted_is_not_validated_again_and_an_error_always_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The schema's verdict on an unchanged scenario is kept (the next command builds no
+    validator for it); a scenario with a schema error is validated, and its error shown, every
+    time, and an edit is a new scenario to validate."""
+    from harness import scenarios
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    path = write(tmp_path, VALID)
+    load_file(path)
+    built = scenarios._validator
+
+    def refused(definition: str | None = None) -> object:
+        raise AssertionError("validated again")
+
+    monkeypatch.setattr(scenarios, "_validator", refused)
+    assert load_file(path)[0].id == "demo.one"
+    monkeypatch.setattr(scenarios, "_validator", built)
+    bad = write(tmp_path, VALID.replace("category: single", "category: single\ncolour: red"), "bad.yaml")
+    for _ in range(2):
+        with pytest.raises(ScenarioError, match="colour"):
+            load_file(bad)
+    monkeypatch.setattr(scenarios, "_validator", refused)
+    edited = write(tmp_path, VALID.replace("Paris", "Lisbon"), "edited.yaml")
+    with pytest.raises(AssertionError, match="validated again"):
+        load_file(edited)

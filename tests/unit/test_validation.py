@@ -85,3 +85,41 @@ def test_a_reference_loop_nested_thousands_deep_costs_no_stack() -> None:
     schema["$defs"] = defs
     ((_, message),) = validation.ref_problems(schema)
     assert message.startswith("references loop without end: ")
+
+
+def test_a_verdict_of_no_error_is_kept_and_a_verdict_with_errors_never_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``judged`` keeps that an item under a schema had nothing wrong (the next command does not
+    judge it again), never what was wrong (an error is found, and shown, every time), and tells
+    apart what differs only in type (a date is not its text) or in schema."""
+    import datetime
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    calls: list[object] = []
+
+    def judge(found: list[str]) -> object:
+        def run() -> list[str]:
+            calls.append(found)
+            return found
+
+        return run
+
+    assert validation.judged("k", b"schema", {"day": "2026-12-31"}, judge([])) == []
+    assert validation.judged("k", b"schema", {"day": "2026-12-31"}, judge(["never asked"])) == []
+    assert calls == [[]]
+    assert validation.judged("k", b"schema", {"day": datetime.date(2026, 12, 31)}, judge(["a date"])) == [
+        "a date"
+    ]
+    assert validation.judged("k", b"schema", {"day": datetime.date(2026, 12, 31)}, judge(["a date"])) == [
+        "a date"
+    ]
+    assert validation.judged("k", b"other schema", {"day": "2026-12-31"}, judge(["stricter"])) == ["stricter"]
+    assert validation.judged("k", b"schema", {"day": lambda: 0}, judge([])) == []  # not picklable: judged
+    assert validation.judged("k", b"schema", {"day": lambda: 0}, judge([])) == []
+    assert len(calls) == 6
+    (tmp_path / "a file").write_text("")  # a cache it cannot write: judged every time, nothing fails
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "a file" / "cache"))
+    assert validation.judged("k", b"schema", {"x": 1}, judge([])) == []
+    assert validation.judged("k", b"schema", {"x": 1}, judge([])) == []
+    assert len(calls) == 8
