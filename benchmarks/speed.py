@@ -229,6 +229,9 @@ def whole_command(rounds: int = 3) -> None:
     print(f"  where the CPU goes (one more run, its steps timed: {found['total']:.2f} s CPU in all)")
     for name, seconds in found["steps"].items():
         print(f"    {name:<44} {seconds:6.2f} s  {seconds / found['total']:4.0%}")
+    # what the goal would leave if start-up and every report cost nothing: the runs alone
+    alone = found["steps"]["pipeline (the runs, results written)"] * 1000 / interactions
+    print(f"    the runs alone: {alone:.2f} ms an interaction, {alone / anchor:.2f}x vcrpy (a floor)")
 
 
 def _without_date(path: Path) -> bytes:
@@ -247,7 +250,7 @@ from harness.runner import RunConfig
 from harness.runner.workers import WARM_IMPORTS
 from harness.targets_file import load_targets
 
-for name in WARM_IMPORTS:  # imported before the clock starts, as the anchor's vcrpy is
+for name in ("deepdiff", *WARM_IMPORTS):  # imported before the clock starts, as the anchor's vcrpy is
     importlib.import_module(name)
 repo, processes = Path(sys.argv[1]), int(sys.argv[2])
 suite = scenarios.load([repo / "scenarios"])
