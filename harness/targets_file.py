@@ -62,7 +62,7 @@ from harness.providers.profiles import get_profile
 from harness.registry import load_path
 from harness.targets import SIM, Target
 from harness.tomllines import TomlLines, Where, too_deep
-from harness.validation import did_you_mean
+from harness.validation import did_you_mean, judged
 
 TARGET_KEYS = frozenset({"format", "profile"} | {f.name for f in fields(Target)} - {"name", "origin"})
 PROFILE_KEYS = frozenset({"extends"} | {f.name for f in fields(Profile)} - {"name"})
@@ -184,8 +184,13 @@ def _schema_problems(data: dict[str, Any]) -> Iterator[tuple[Where, str]]:
     from harness.providers import formats
     from harness.providers.text_protocols import protocols
 
-    validator = _validator(tuple(formats()), tuple(protocols()))
-    for error in validator.iter_errors(data):
+    names = (tuple(formats()), tuple(protocols()))
+    schema = resources.files("harness").joinpath("schemas/config.schema.json").read_bytes()
+
+    def judge() -> list[Any]:
+        return list(_validator(*names).iter_errors(data))
+
+    for error in judged("config-schema", schema + repr(names).encode(), data, judge):
         yield from _explain(error)
 
 

@@ -63,6 +63,31 @@ def test_bad_config_names_the_file_and_the_field(tmp_path: Path, text: str, mess
         load_targets(config)
 
 
+def test_a_config_the_schema_accepted_is_not_validated_again_and_an_error_always_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The schema's verdict on an unchanged harness.toml is kept (the next command builds no
+    validator for it); a schema error is found, and named, every time."""
+    from harness import targets_file
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    config = tmp_path / "harness.toml"
+    config.write_text('[targets.mine]\nformat = "mistral-chat"\nmodel = "m"\nprofile = "mistral"\n')
+    assert load_targets(config)["mine"].model == "m"
+
+    def refused(*names: object) -> object:
+        raise AssertionError("validated again")
+
+    built = targets_file._validator
+    monkeypatch.setattr(targets_file, "_validator", refused)
+    assert load_targets(config)["mine"].model == "m"
+    monkeypatch.setattr(targets_file, "_validator", built)
+    config.write_text('[targets.x]\nformat = "openai-chat"\nmodel = "m"\ncolour = 1\n')
+    for _ in range(2):
+        with pytest.raises(ConfigError, match=re.escape("[targets.x] colour: unknown key")):
+            load_targets(config)
+
+
 def test_unknown_target_lists_the_known_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown target 'nope'; known: .*sim-openai"):
         pick(load_targets(), ["nope"])
