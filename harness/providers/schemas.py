@@ -25,6 +25,8 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from harness.providers.rules import rules_for
 from harness.validation import draft_2020_12_error
 
@@ -136,8 +138,27 @@ FEATURES = ("nested_objects", "object_arrays", "enum", "ref", "format", "optiona
 grid (:mod:`harness.analysis.capabilities` names each)."""
 
 
-def schema_features(schema: dict[str, Any]) -> set[str]:
-    """The :data:`FEATURES` one argument schema uses (local ``$ref`` targets resolved)."""
+def schema_features(schema: dict[str, Any]) -> frozenset[str]:
+    """The :data:`FEATURES` one argument schema uses (local ``$ref`` targets resolved), found
+    once per schema (by its JSON): every run of a scenario offers the same tools, read back from
+    its first request."""
+    try:
+        key = _ENCODER.encode(schema)
+    except (TypeError, ValueError, OverflowError, RecursionError):  # not JSON: walked each time
+        return _features(schema)
+    found = _FEATURES_SEEN.get(key)
+    if found is None:
+        if len(_FEATURES_SEEN) >= 4096:  # bounded: a suite of any size keeps a few MB at most
+            _FEATURES_SEEN.clear()
+        found = _FEATURES_SEEN[key] = _features(schema)
+    return found
+
+
+_ENCODER = msgspec.json.Encoder()
+_FEATURES_SEEN: dict[bytes, frozenset[str]] = {}
+
+
+def _features(schema: dict[str, Any]) -> frozenset[str]:
     features: set[str] = set()
     for node, depth in _schema_nodes(schema, 0):
         if "$ref" in node:
@@ -158,7 +179,7 @@ def schema_features(schema: dict[str, Any]) -> set[str]:
                 features.add("optional")
         if node.get("type") == "array" and _is_object(_resolve(schema, node.get("items"))):
             features.add("object_arrays")
-    return features
+    return frozenset(features)
 
 
 def _schema_nodes(node: Any, depth: int) -> Iterator[tuple[dict[str, Any], int]]:
