@@ -601,7 +601,7 @@ def _exchange_view(exchange: Exchange, body: Any) -> dict[str, Any]:
         "turn": exchange.turn,
         "method": exchange.request.method,
         "url": exchange.request.url,
-        "request": pretty(body),
+        "request": _cut(_dumps_bounded(body, indent=1)),  # bounded by transcript_view already
         "status": response.status if response is not None else None,
         "response": pretty_text(response.body) if response is not None else None,
         "calls": [f"{c.name}({_dumps(c.arguments)})" for c in parsed.tool_calls],
@@ -626,7 +626,12 @@ def _dumps(value: Any, indent: int | None = None) -> str:
     indented by msgspec (the standard encoder's own indenting is pure Python, the most of a
     report's writing time), the same text; what msgspec cannot read back (``NaN``, a lone
     surrogate) is indented by the standard encoder."""
-    data = bounded(value)
+    return _dumps_bounded(bounded(value), indent)
+
+
+def _dumps_bounded(data: Any, indent: int | None = None) -> str:
+    """:func:`_dumps` of what :func:`~harness.reports.safe.bounded` gave already (a request body
+    is bounded once, to be compared with the one before it, not walked again)."""
     if indent:
         try:
             return msgspec.json.format(json.dumps(data, ensure_ascii=False, default=str), indent=indent)
