@@ -141,9 +141,12 @@ def judged(kind: str, schema: bytes, item: Any, judge: Callable[[], list[T]]) ->
     schema, the installed jsonschema and ``item`` pickled (its types too: a date is not its
     text), so an unchanged scenario or tool set is not judged at every start: building the
     validators and validating was two thirds of loading the bundled scenarios (0.2 of 0.3 s)."""
+    stamp = _jsonschema_stamp()
     try:
-        key = _jsonschema_stamp() + hashlib.sha256(schema).digest() + pickle.dumps(item, protocol=5)
-    except (pickle.PicklingError, AttributeError, TypeError, ValueError, RecursionError):  # judged
+        key = stamp + hashlib.sha256(schema).digest() + pickle.dumps(item, protocol=5) if stamp else None
+    except (pickle.PicklingError, AttributeError, TypeError, ValueError, RecursionError):
+        key = None
+    if key is None:  # nothing to find it by: judged every time
         return judge()
     if cache.known(kind, key):
         return []
@@ -154,13 +157,17 @@ def judged(kind: str, schema: bytes, item: Any, judge: Callable[[], list[T]]) ->
 
 
 @functools.cache
-def _jsonschema_stamp() -> bytes:
+def _jsonschema_stamp() -> bytes | None:
     """The installed jsonschema, as its validators module's size and time (a new version is a
-    new file), found without importing it: what judged a kept verdict."""
+    new file), found without importing it: what judged a kept verdict. None when it is not a file
+    (imported from a zip): no verdict is kept then."""
     spec = importlib.util.find_spec("jsonschema")
-    if spec is None or spec.origin is None:
-        return b"no jsonschema;"
-    seen = os.stat(os.path.join(os.path.dirname(spec.origin), "validators.py"))
+    if spec is None or not spec.origin:
+        return None
+    try:
+        seen = os.stat(os.path.join(os.path.dirname(spec.origin), "validators.py"))
+    except OSError:
+        return None
     return f"{seen.st_size} {seen.st_mtime_ns};".encode()
 
 

@@ -123,3 +123,7 @@ def test_a_verdict_of_no_error_is_kept_and_a_verdict_with_errors_never_is(
     assert validation.judged("k", b"schema", {"x": 1}, judge([])) == []
     assert validation.judged("k", b"schema", {"x": 1}, judge([])) == []
     assert len(calls) == 8
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(validation, "_jsonschema_stamp", lambda: None)  # jsonschema from a zip
+    assert validation.judged("k", b"schema", {"day": "2026-12-31"}, judge([])) == []  # kept above
+    assert len(calls) == 9
