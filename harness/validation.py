@@ -144,31 +144,49 @@ def judged(kind: str, schema: bytes, item: Any, judge: Callable[[], list[T]]) ->
     stamp = _jsonschema_stamp()
     try:
         key = stamp + hashlib.sha256(schema).digest() + pickle.dumps(item, protocol=5) if stamp else None
-    except (pickle.PicklingError, AttributeError, TypeError, ValueError, RecursionError):
-        key = None
-    if key is None:  # nothing to find it by: judged every time
-        return judge()
-    if cache.known(kind, key):
+        seen = key is not None and cache.known(kind, key)
+    except (pickle.PicklingError, AttributeError, TypeError, ValueError, RuntimeError):
+        key, seen = None, False  # not picklable, too deep, or no cache folder (no home): judged
+    if seen:
         return []
     found = judge()
-    if not found:
+    if key is not None and not found:
         cache.note(kind, key)
     return found
 
 
+JUDGES = ("jsonschema/validators.py", "jsonschema_specifications/_core.py", "referencing/_core.py")
+"""What judges a schema: jsonschema, the meta-schemas it ships apart, and its reference resolver."""
+FORMAT_PACKAGES = (
+    *("fqdn", "idna", "rfc3987", "rfc3986_validator", "rfc3987_syntax", "rfc3339_validator"),
+    *("webcolors", "jsonpointer", "uri_template", "isoduration"),
+)
+"""Packages whose presence adds a ``format`` jsonschema checks (the meta-schema check does)."""
+
+
 @functools.cache
 def _jsonschema_stamp() -> bytes | None:
-    """The installed jsonschema, as its validators module's size and time (a new version is a
-    new file), found without importing it: what judged a kept verdict. None when it is not a file
-    (imported from a zip): no verdict is kept then."""
-    spec = importlib.util.find_spec("jsonschema")
-    if spec is None or not spec.origin:
-        return None
-    try:
-        seen = os.stat(os.path.join(os.path.dirname(spec.origin), "validators.py"))
-    except OSError:
-        return None
-    return f"{seen.st_size} {seen.st_mtime_ns};".encode()
+    """What judged a kept verdict, found without importing it: each of :data:`JUDGES`' size and
+    time (a new version is a new file), and which :data:`FORMAT_PACKAGES` are installed. None
+    when a judge is not a file (imported from a zip): no verdict is kept then."""
+    parts = []
+    for judge in JUDGES:
+        package, module = judge.split("/")
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.origin:
+            return None
+        try:
+            seen = os.stat(os.path.join(os.path.dirname(spec.origin), module))
+        except OSError:
+            return None
+        parts.append(f"{seen.st_size} {seen.st_mtime_ns}")
+    parts += [name for name in FORMAT_PACKAGES if importlib.util.find_spec(name) is not None]
+    return (";".join(parts) + "|").encode()
+
+
+def in_path_order(errors: Iterable[Any]) -> list[Any]:
+    """jsonschema errors sorted by where they are (the order a file lists them in)."""
+    return sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])
 
 
 def draft_2020_12_error(schema: dict[str, Any]) -> Any:

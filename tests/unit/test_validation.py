@@ -127,3 +127,16 @@ def test_a_verdict_of_no_error_is_kept_and_a_verdict_with_errors_never_is(
     monkeypatch.setattr(validation, "_jsonschema_stamp", lambda: None)  # jsonschema from a zip
     assert validation.judged("k", b"schema", {"day": "2026-12-31"}, judge([])) == []  # kept above
     assert len(calls) == 9
+
+
+def test_a_kept_verdict_is_tied_to_the_packages_that_judge_formats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installing a package that adds a ``format`` jsonschema checks (the meta-schema check uses
+    them) makes the verdicts kept before it new keys: each is judged again."""
+    validation._jsonschema_stamp.cache_clear()
+    before = validation._jsonschema_stamp()
+    monkeypatch.setattr(validation, "FORMAT_PACKAGES", (*validation.FORMAT_PACKAGES, "harness"))
+    validation._jsonschema_stamp.cache_clear()
+    try:
+        assert before is not None and validation._jsonschema_stamp() not in (None, before)
+    finally:
+        validation._jsonschema_stamp.cache_clear()
