@@ -44,7 +44,7 @@ from harness.tools.toolsets import (
     known_toolsets,
 )
 from harness.transport.credentials import safe_url
-from harness.validation import argument_errors, did_you_mean, explain, judged
+from harness.validation import argument_errors, did_you_mean, explain, in_path_order, judged
 
 DEFAULT_MAX_TURNS = 5
 
@@ -135,8 +135,7 @@ class Scenario:
 
 @cache
 def scenario_schema() -> dict[str, Any]:
-    text = resources.files("harness").joinpath("schemas/scenario.schema.json").read_text()
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(_schema_bytes())  # type: ignore[no-any-return]
 
 
 @cache
@@ -153,10 +152,7 @@ def _validator(definition: str | None = None) -> Any:
 def _schema_errors(item: Any) -> list[Any]:
     """The scenario schema's errors in ``item``, sorted by where they are (:func:`judged`)."""
     return judged(
-        "scenario-schema",
-        _schema_bytes(),
-        item,
-        lambda: sorted(_validator().iter_errors(item), key=lambda e: [str(p) for p in e.absolute_path]),
+        "scenario-schema", _schema_bytes(), item, lambda: in_path_order(_validator().iter_errors(item))
     )
 
 
@@ -532,15 +528,20 @@ def _literals_against(tool: DeclaredTool, args: dict[str, Any]) -> Iterator[tupl
             literals[key] = literal
     if not literals:
         return
-    for error in argument_errors(tool.spec.schema_text, literals):
-        path = list(error.absolute_path)
-        if path and path[0] in literals:  # not the whole call's (required...): the call is partial here
-            rule = yamlio.pointer(list(error.schema_path))
-            yield (
-                path,
-                f"{error.message}, as the schema of {tool.name!r} requires (at {rule}): no valid call can "
-                "match this expectation",
-            )
+    text = tool.spec.schema_text
+
+    def broken() -> list[Any]:  # not the whole call's errors (required...): the call is partial here
+        return [
+            e for e in argument_errors(text, literals) if e.absolute_path and e.absolute_path[0] in literals
+        ]
+
+    for error in judged("literal-arguments", text.encode(), literals, broken):
+        rule = yamlio.pointer(list(error.schema_path))
+        yield (
+            list(error.absolute_path),
+            f"{error.message}, as the schema of {tool.name!r} requires (at {rule}): no valid call can "
+            "match this expectation",
+        )
 
 
 def _check_batch(expect: dict[str, Any], where: Where, file: _File, max_turns: int | None) -> None:

@@ -149,8 +149,12 @@ def _toml_key(name: str | int) -> str:
 def config_schema() -> dict[str, Any]:
     """``schemas/config.schema.json`` as shipped (its enums list the bundled wire formats and
     text protocols; :func:`_validator` puts the registered ones in)."""
-    text = resources.files("harness").joinpath("schemas/config.schema.json").read_text()
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(_config_schema_bytes())  # type: ignore[no-any-return]
+
+
+@cache
+def _config_schema_bytes() -> bytes:
+    return resources.files("harness").joinpath("schemas/config.schema.json").read_bytes()
 
 
 @cache
@@ -185,12 +189,11 @@ def _schema_problems(data: dict[str, Any]) -> Iterator[tuple[Where, str]]:
     from harness.providers.text_protocols import protocols
 
     names = (tuple(formats()), tuple(protocols()))
-    schema = resources.files("harness").joinpath("schemas/config.schema.json").read_bytes()
 
     def judge() -> list[Any]:
         return list(_validator(*names).iter_errors(data))
 
-    for error in judged("config-schema", schema + repr(names).encode(), data, judge):
+    for error in judged("config-schema", _config_schema_bytes() + repr(names).encode(), data, judge):
         yield from _explain(error)
 
 

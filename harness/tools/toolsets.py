@@ -28,7 +28,7 @@ from harness.errors import ScenarioError, UnknownNameError
 from harness.matchers import check_matcher
 from harness.tools.declared import DeclarationError, DeclaredTool, declare
 from harness.tools.run_tools import Tool
-from harness.validation import explain, judged, ref_problems
+from harness.validation import explain, in_path_order, judged, ref_problems
 
 SUFFIXES = (".yaml", ".yml")
 FOLDER = "toolsets"
@@ -57,13 +57,6 @@ class ToolSet:
         return [t.name for t in self.tools]
 
 
-def _toolset_errors(data: Any) -> list[Any]:
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(toolset_schema())
-    return sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-
-
 @cache
 def _toolset_schema_bytes() -> bytes:
     return resources.files("harness").joinpath("schemas/toolset.schema.json").read_bytes()
@@ -71,19 +64,30 @@ def _toolset_schema_bytes() -> bytes:
 
 @cache
 def toolset_schema() -> dict[str, Any]:
-    text = resources.files("harness").joinpath("schemas/toolset.schema.json").read_text()
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(_toolset_schema_bytes())  # type: ignore[no-any-return]
+
+
+@cache
+def _validator(definition: str | None = None) -> Any:
+    """A validator of the tool set schema, or of one of its ``$defs``."""
+    import jsonschema
+
+    schema = toolset_schema()
+    if definition is not None:
+        schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
 
 
 def validate_declaration(
     data: Any, path: str, node: Any, where: tuple[str | int, ...]
 ) -> list[ScenarioError]:
-    """Every schema error of one tool declaration at ``where`` in a YAML file."""
-    import jsonschema
-
-    schema = {"$ref": "#/$defs/tool", "$defs": toolset_schema()["$defs"]}
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    """Every schema error of one tool declaration at ``where`` in a YAML file (:func:`judged`)."""
+    errors = judged(
+        "toolset-schema",
+        _toolset_schema_bytes() + b"#/$defs/tool",
+        data,
+        lambda: in_path_order(_validator("tool").iter_errors(data)),
+    )
     return [_error(path, node, [*where, *at], message) for at, message in explain(errors)]
 
 
@@ -169,7 +173,9 @@ def _read_file(path: Path) -> Reading:
     except yamlio.YamlError as exc:
         errors = [ScenarioError(source, str(e), line=e.line, pointer=e.pointer) for e in exc.problems]
         return Reading(ToolSet(path.stem, (), path=source), tuple(errors), names_known=False)
-    found = judged("toolset-schema", _toolset_schema_bytes(), data, lambda: _toolset_errors(data))
+    found = judged(
+        "toolset-schema", _toolset_schema_bytes(), data, lambda: in_path_order(_validator().iter_errors(data))
+    )
     errors = [  # the tools are checked one by one below
         _error(source, node, at, message)
         for at, message in explain(
