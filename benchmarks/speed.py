@@ -250,7 +250,9 @@ from harness.runner import RunConfig
 from harness.runner.workers import WARM_IMPORTS
 from harness.targets_file import load_targets
 
-for name in ("deepdiff", *WARM_IMPORTS):  # imported before the clock starts, as the anchor's vcrpy is
+# imported before the clock starts, as the anchor's vcrpy is: forked workers inherit deepdiff, which
+# `harness run` leaves to the worker that shows a diff (`--only command` times that, import included)
+for name in ("deepdiff", *WARM_IMPORTS):
     importlib.import_module(name)
 repo, processes = Path(sys.argv[1]), int(sys.argv[2])
 suite = scenarios.load([repo / "scenarios"])

@@ -142,7 +142,7 @@ def schema_features(schema: dict[str, Any]) -> frozenset[str]:
     """The :data:`FEATURES` one argument schema uses (local ``$ref`` targets resolved), found
     once per schema (by its JSON): every run of a scenario offers the same tools, read back from
     its first request."""
-    try:
+    try:  # a schema read from a JSON body: no tuple to encode like a list and be told apart
         key = _ENCODER.encode(schema)
     except (TypeError, ValueError, OverflowError, RecursionError):  # not JSON: walked each time
         return _features(schema)
