@@ -92,20 +92,16 @@ _MISSING = object()
 def known(kind: str, key: bytes) -> bool:
     """Whether :func:`note` kept ``key`` under ``kind``: a verdict found again by what it was
     reached on (an empty file named by the SHA-256 of ``key``), not by a file's name or stat."""
-    return os.path.exists(_entry(os.path.join(cache_root(), kind), "", key, ""))
+    return os.path.exists(_verdict(kind, key))
 
 
 def note(kind: str, key: bytes) -> None:
     """Keep ``key`` under ``kind`` for :func:`known` (a read-only cache keeps nothing)."""
-    entry = _entry(os.path.join(cache_root(), kind), "", key, "")
-    try:
-        os.makedirs(os.path.dirname(entry), exist_ok=True)
-        partial = _partial(entry)
-        with open(partial, "wb"):
-            pass
-        os.replace(partial, entry)
-    except OSError:
-        pass
+    _store(_verdict(kind, key), b"")
+
+
+def _verdict(kind: str, key: bytes) -> str:
+    return _entry(os.path.join(cache_root(), kind), "", key, "")
 
 
 def _check(seen: os.stat_result, limit: int) -> None:
@@ -177,15 +173,20 @@ def _write(entry: str, data: Any) -> Any:
         encoded = msgspec.msgpack.encode(data)
     except (TypeError, OverflowError):  # data msgpack cannot hold (an int past 64 bits): parsed each time
         return data
+    _store(entry, encoded)  # a read-only cache keeps nothing: parsed each time
+    return msgspec.msgpack.decode(encoded)
+
+
+def _store(entry: str, data: bytes) -> None:
+    """Write ``data`` as ``entry``, whole or not at all (a read-only cache keeps nothing)."""
     try:
         os.makedirs(os.path.dirname(entry), exist_ok=True)
         partial = _partial(entry)
         with open(partial, "wb") as file:
-            file.write(encoded)
+            file.write(data)
         os.replace(partial, entry)
-    except OSError:  # a read-only cache: parsed each time
+    except OSError:
         pass
-    return msgspec.msgpack.decode(encoded)
 
 
 def _partial(entry: str) -> str:
