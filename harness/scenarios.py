@@ -19,11 +19,8 @@ import copy
 import dataclasses
 import datetime
 import difflib
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,7 +41,16 @@ from harness.tools.toolsets import (
     known_toolsets,
 )
 from harness.transport.credentials import safe_url
-from harness.validation import argument_errors, did_you_mean, explain, in_path_order, judged
+from harness.validation import (
+    argument_errors,
+    bundled_schema,
+    bundled_schema_bytes,
+    bundled_validator,
+    did_you_mean,
+    explain,
+    in_path_order,
+    judged,
+)
 
 DEFAULT_MAX_TURNS = 5
 
@@ -133,32 +139,18 @@ class Scenario:
         return [tool.name for tool in self.tools]
 
 
-@cache
 def scenario_schema() -> dict[str, Any]:
-    return json.loads(_schema_bytes())  # type: ignore[no-any-return]
-
-
-@cache
-def _validator(definition: str | None = None) -> Any:
-    """A validator of the scenario schema, or of one of its ``$defs``."""
-    import jsonschema
-
-    schema = scenario_schema()
-    if definition is not None:
-        schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
-    return jsonschema.Draft202012Validator(schema)
+    return bundled_schema("scenario")
 
 
 def _schema_errors(item: Any) -> list[Any]:
     """The scenario schema's errors in ``item``, sorted by where they are (:func:`judged`)."""
     return judged(
-        "scenario-schema", _schema_bytes(), item, lambda: in_path_order(_validator().iter_errors(item))
+        "scenario-schema",
+        bundled_schema_bytes("scenario"),
+        item,
+        lambda: in_path_order(bundled_validator("scenario").iter_errors(item)),
     )
-
-
-@cache
-def _schema_bytes() -> bytes:
-    return resources.files("harness").joinpath("schemas/scenario.schema.json").read_bytes()
 
 
 def max_id_length() -> int:
@@ -382,9 +374,9 @@ def _valid(item: Any, definition: str, file: _File, where: Where) -> bool:
     """Whether ``item`` is valid against ``$defs/<definition>`` of the scenario schema (errors noted)."""
     errors = judged(
         "scenario-schema",
-        _schema_bytes() + definition.encode(),
+        bundled_schema_bytes("scenario") + definition.encode(),
         item,
-        lambda: list(_validator(definition).iter_errors(item)),
+        lambda: list(bundled_validator("scenario", definition).iter_errors(item)),
     )
     for at, message in explain(errors):
         file.error(message, *where, *at)

@@ -62,7 +62,7 @@ from harness.providers.profiles import get_profile
 from harness.registry import load_path
 from harness.targets import SIM, Target
 from harness.tomllines import TomlLines, Where, too_deep
-from harness.validation import did_you_mean, judged
+from harness.validation import bundled_schema, bundled_schema_bytes, did_you_mean, judged
 
 TARGET_KEYS = frozenset({"format", "profile"} | {f.name for f in fields(Target)} - {"name", "origin"})
 PROFILE_KEYS = frozenset({"extends"} | {f.name for f in fields(Profile)} - {"name"})
@@ -145,16 +145,10 @@ def _toml_key(name: str | int) -> str:
 # -- the schema -------------------------------------------------------------------------------
 
 
-@cache
 def config_schema() -> dict[str, Any]:
     """``schemas/config.schema.json`` as shipped (its enums list the bundled wire formats and
     text protocols; :func:`_validator` puts the registered ones in)."""
-    return json.loads(_config_schema_bytes())  # type: ignore[no-any-return]
-
-
-@cache
-def _config_schema_bytes() -> bytes:
-    return resources.files("harness").joinpath("schemas/config.schema.json").read_bytes()
+    return bundled_schema("config")
 
 
 @cache
@@ -193,7 +187,7 @@ def _schema_problems(data: dict[str, Any]) -> Iterator[tuple[Where, str]]:
     def judge() -> list[Any]:
         return list(_validator(*names).iter_errors(data))
 
-    for error in judged("config-schema", _config_schema_bytes() + repr(names).encode(), data, judge):
+    for error in judged("config-schema", bundled_schema_bytes("config") + repr(names).encode(), data, judge):
         yield from _explain(error)
 
 

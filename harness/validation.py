@@ -18,6 +18,7 @@ import os
 import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from importlib import resources
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
@@ -182,6 +183,30 @@ def _jsonschema_stamp() -> bytes | None:
         parts.append(f"{seen.st_size} {seen.st_mtime_ns}")
     parts += [name for name in FORMAT_PACKAGES if importlib.util.find_spec(name) is not None]
     return (";".join(parts) + "|").encode()
+
+
+@functools.cache
+def bundled_schema_bytes(name: str) -> bytes:
+    """``harness/schemas/<name>.schema.json`` as shipped (``scenario``, ``toolset``, ``config``):
+    what :func:`judged` keys its verdicts by."""
+    return resources.files("harness").joinpath(f"schemas/{name}.schema.json").read_bytes()
+
+
+@functools.cache
+def bundled_schema(name: str) -> dict[str, Any]:
+    """A bundled schema, parsed (shared: read it, never change it)."""
+    return json.loads(bundled_schema_bytes(name))  # type: ignore[no-any-return]
+
+
+@functools.cache
+def bundled_validator(name: str, definition: str | None = None) -> Any:
+    """A draft 2020-12 validator of a bundled schema, or of one of its ``$defs``."""
+    import jsonschema
+
+    schema = bundled_schema(name)
+    if definition is not None:
+        schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
 
 
 def in_path_order(errors: Iterable[Any]) -> list[Any]:

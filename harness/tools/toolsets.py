@@ -15,7 +15,6 @@ a ``/`` or ending in ``.yaml`` is a path relative to the scenario file.
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -28,7 +27,14 @@ from harness.errors import ScenarioError, UnknownNameError
 from harness.matchers import check_matcher
 from harness.tools.declared import DeclarationError, DeclaredTool, declare
 from harness.tools.run_tools import Tool
-from harness.validation import explain, in_path_order, judged, ref_problems
+from harness.validation import (
+    bundled_schema_bytes,
+    bundled_validator,
+    explain,
+    in_path_order,
+    judged,
+    ref_problems,
+)
 
 SUFFIXES = (".yaml", ".yml")
 FOLDER = "toolsets"
@@ -57,36 +63,15 @@ class ToolSet:
         return [t.name for t in self.tools]
 
 
-@cache
-def _toolset_schema_bytes() -> bytes:
-    return resources.files("harness").joinpath("schemas/toolset.schema.json").read_bytes()
-
-
-@cache
-def toolset_schema() -> dict[str, Any]:
-    return json.loads(_toolset_schema_bytes())  # type: ignore[no-any-return]
-
-
-@cache
-def _validator(definition: str | None = None) -> Any:
-    """A validator of the tool set schema, or of one of its ``$defs``."""
-    import jsonschema
-
-    schema = toolset_schema()
-    if definition is not None:
-        schema = {"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
-    return jsonschema.Draft202012Validator(schema)
-
-
 def validate_declaration(
     data: Any, path: str, node: Any, where: tuple[str | int, ...]
 ) -> list[ScenarioError]:
     """Every schema error of one tool declaration at ``where`` in a YAML file (:func:`judged`)."""
     errors = judged(
         "toolset-schema",
-        _toolset_schema_bytes() + b"#/$defs/tool",
+        bundled_schema_bytes("toolset") + b"#/$defs/tool",
         data,
-        lambda: in_path_order(_validator("tool").iter_errors(data)),
+        lambda: in_path_order(bundled_validator("toolset", "tool").iter_errors(data)),
     )
     return [_error(path, node, [*where, *at], message) for at, message in explain(errors)]
 
@@ -174,7 +159,10 @@ def _read_file(path: Path) -> Reading:
         errors = [ScenarioError(source, str(e), line=e.line, pointer=e.pointer) for e in exc.problems]
         return Reading(ToolSet(path.stem, (), path=source), tuple(errors), names_known=False)
     found = judged(
-        "toolset-schema", _toolset_schema_bytes(), data, lambda: in_path_order(_validator().iter_errors(data))
+        "toolset-schema",
+        bundled_schema_bytes("toolset"),
+        data,
+        lambda: in_path_order(bundled_validator("toolset").iter_errors(data)),
     )
     errors = [  # the tools are checked one by one below
         _error(source, node, at, message)

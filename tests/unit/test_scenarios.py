@@ -618,19 +618,19 @@ def test_a_scenario_the_schema_accepted_is_not_validated_again_and_an_error_alwa
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
     path = write(tmp_path, VALID)
     load_file(path)
-    built = scenarios._validator
+    built = scenarios.bundled_validator
 
-    def refused(definition: str | None = None) -> object:
+    def refused(name: str, definition: str | None = None) -> object:
         raise AssertionError("validated again")
 
-    monkeypatch.setattr(scenarios, "_validator", refused)
+    monkeypatch.setattr(scenarios, "bundled_validator", refused)
     assert load_file(path)[0].id == "demo.one"
-    monkeypatch.setattr(scenarios, "_validator", built)
+    monkeypatch.setattr(scenarios, "bundled_validator", built)
     bad = write(tmp_path, VALID.replace("category: single", "category: single\ncolour: red"), "bad.yaml")
     for _ in range(2):
         with pytest.raises(ScenarioError, match="colour"):
             load_file(bad)
-    monkeypatch.setattr(scenarios, "_validator", refused)
+    monkeypatch.setattr(scenarios, "bundled_validator", refused)
     edited = write(tmp_path, VALID.replace("Paris", "Lisbon"), "edited.yaml")
     with pytest.raises(AssertionError, match="validated again"):
         load_file(edited)
