@@ -129,6 +129,45 @@ def test_a_header_secret_reaches_no_written_byte(url: str, tmp_path: Path) -> No
     assert leaks == []
 
 
+def test_a_secret_given_to_a_hosted_connector_reaches_no_written_byte(url: str, tmp_path: Path) -> None:
+    """The same server handed to the providers' connectors (Responses' ``mcp`` tool takes its
+    headers, Anthropic's ``mcp_servers`` the bare token after ``Bearer``): the token from the
+    environment, a literal bearer token, a literal credential header, and the URL's password and
+    token parameter are in no file a record and a replay write, nor on the console."""
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    literal, bearer = "lit-5c0ffee5ecret", "lit-b3arer70ken"
+    password, parameter = "pw-5ecretpa55", "qtok-5ecret123"
+    credentialed = url.replace("http://", f"http://someone:{password}@") + f"?token={parameter}"
+    for scenario, authorization in (("find_symbol", f"{{env:{TOKEN_VARIABLE}}}"), ("tool_error", bearer)):
+        data = yaml.safe_load((REPO / "scenarios" / "mcp" / f"{scenario}.yaml").read_text())
+        headers = {"Authorization": f"Bearer {authorization}", "X-Team-Key": literal}
+        data["mcp_servers"] = {"codeindex": {"url": credentialed, "headers": headers}}
+        (folder / f"{scenario}.yaml").write_text(yaml.safe_dump(data))
+    hosted = ("-t", "sim-openai-responses-hosted-mcp-stream", "-t", "sim-anthropic-hosted-mcp")
+    common = (*hosted, "--scenarios", folder, "--cassettes", tmp_path / "cassettes")
+    recorded = harness(
+        "run", "--mode", "record", *common, "--out", tmp_path / "out", env={TOKEN_VARIABLE: TOKEN}
+    )
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    replayed = harness("run", *common, "--out", tmp_path / "out-replay")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    cassettes = sorted(tmp_path.glob("cassettes/**/*.yaml"))
+    assert len(cassettes) == 4, cassettes
+    bodies = "".join(c.read_text() for c in cassettes)
+    assert "authorization_token" in bodies and "server_url" in bodies  # both connectors were given it
+    forms = [TOKEN, literal, bearer, password, parameter]
+    forms += [base64.b64encode(f"Bearer {secret}".encode()).decode() for secret in (TOKEN, bearer)]
+    forms.append(base64.b64encode(f"someone:{password}".encode()).decode())
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and folder not in p.parents]
+    outputs = {path: path.read_bytes() for path in written}
+    outputs |= {
+        Path(f"console {i}"): (p.stdout + p.stderr).encode() for i, p in enumerate((recorded, replayed))
+    }
+    leaks = [(str(path), form) for path, data in outputs.items() for form in forms if form.encode() in data]
+    assert leaks == []
+
+
 def test_a_pinned_revision_is_spoken_over_http_and_stdio(url: str) -> None:
     """An older handshake-era revision over both transports, and the stateless one over HTTP."""
     bearer = {"Authorization": f"Bearer {TOKEN}"}

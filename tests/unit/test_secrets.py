@@ -153,6 +153,14 @@ def test_credentials_in_a_url_are_registered_by_value() -> None:
     assert redact(echoed) == f"you sent {REDACTED} as {REDACTED} on 2024-06-01"
 
 
+def test_a_credential_header_registers_the_credentials_after_its_scheme_too() -> None:
+    """A provider's MCP connector is given the token of ``Bearer <token>`` on its own."""
+    secrets.forget_all()
+    secrets.register_header("Bearer tok-HEADER-77", "Basic  dXNlcjpwYXNz ", "plain-VALUE-9")
+    assert set(secrets.known()) >= {"Bearer tok-HEADER-77", "tok-HEADER-77", "dXNlcjpwYXNz", "plain-VALUE-9"}
+    assert redact('{"authorization_token": "tok-HEADER-77"}') == f'{{"authorization_token": "{REDACTED}"}}'
+
+
 def test_a_live_endpoint_registers_its_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     """The key, the Authorization value made of it, the value of a header named like a credential
     and a credential query value are secrets before anything is sent; a routing header is not."""

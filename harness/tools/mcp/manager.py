@@ -133,7 +133,7 @@ class MCPManager:
         for spec in map(MCPServerSpec.of, specs):
             if not spec.name or spec.name in self._servers:
                 raise ConfigError(f"MCP server names must be unique and non-empty: {spec.name!r}")
-            secrets.register(*spec.headers.values())  # an HTTP server's credentials, never written
+            secrets.register_header(*spec.headers.values())  # an HTTP server's credentials, never written
             if spec.url is not None:
                 register_url(spec.url)
             self._servers[spec.name] = _Server(spec)
