@@ -461,7 +461,10 @@ class MCPAnswer:
     ``isError`` flag, the ``structuredContent`` (``structured`` says whether the result carried
     one: ``content`` may be ``None`` for a JSON null), or the JSON-RPC error code of a call
     answered with a protocol error (``error_code``; ``None`` for a result or a call that got no
-    answer at all), and how many progress notifications the server sent before answering."""
+    answer at all), and how many progress notifications the server sent before answering, with
+    their values in order (``progress_values``: empty when the recording kept only the count).
+    ``serialized`` is false when a structured result came without its JSON in a text block, which
+    a client that reads only ``content`` needs."""
 
     server: str
     tool: str
@@ -470,6 +473,8 @@ class MCPAnswer:
     content: Any = None
     error_code: int | None = None
     progress: int = 0
+    progress_values: tuple[float, ...] = ()
+    serialized: bool = True
 
 
 @dataclass

@@ -138,6 +138,7 @@ CHECKS: Registry[Any] = Registry(
         "protocol.hosted_mcp": "harness.checks.hosted:hosted_mcp",
         "protocol.mcp_output_schema": "harness.checks.mcp:mcp_output_schema",
         "protocol.mcp_input_errors": "harness.checks.mcp:mcp_input_errors",
+        "protocol.mcp_progress": "harness.checks.mcp:mcp_progress",
         "protocol.confirm_before": "harness.checks.mcp:confirm_before",
         "protocol.agent_conduct": "harness.checks.protocol:agent_conduct",
         "protocol.history_portability": "harness.checks.protocol:history_portability",

@@ -1,9 +1,10 @@
 """MCP checks: what the scenario's MCP servers answered, and how the agent used their tools.
 
 The server's side: a structured result (``structuredContent``) conforms to the ``outputSchema``
-its tool listed, and a tool's input error is a result with ``isError: true``, not a JSON-RPC
-protocol error. The agent's side: a tool the scenario says is destructive
-(``expect.confirm_before``) is called only after the user was asked and said yes.
+its tool listed and comes with its JSON as text too, a tool's input error is a result with
+``isError: true``, not a JSON-RPC protocol error, and a slow tool's progress only goes up. The
+agent's side: a tool the scenario says is destructive (``expect.confirm_before``), or its server
+annotates so (``destructiveHint``), is called only after the user was asked and said yes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from harness.yamlio import pointer
 
 SEP_1303 = "https://modelcontextprotocol.io/seps/1303-input-validation-errors-as-tool-execution-errors"
 STRUCTURED_OUTPUT = "https://modelcontextprotocol.io/specification/2025-06-18/server/tools#output-schema"
+STRUCTURED_TEXT = "https://modelcontextprotocol.io/specification/2025-06-18/server/tools#structured-content"
+PROGRESS = "https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/progress"
+ANNOTATIONS = "https://modelcontextprotocol.io/specification/2025-06-18/server/tools#tool-annotations"
 
 
 def _answered(transcript: Transcript) -> list[tuple[ToolExecution, MCPAnswer]]:
@@ -36,7 +40,10 @@ def mcp_output_schema(context: RunContext) -> list[Finding]:
     that lists an ``outputSchema`` returns ``structuredContent`` with each successful result.
     Servers must conform and clients should validate (MCP 2025-06-18, structured content): an
     application reading the structured result breaks on the first field that is not there. A
-    structured result with no schema is noted (nothing to validate it against)."""
+    structured result with no schema is noted (nothing to validate it against). A structured
+    result without its JSON in a text block is a warning: a tool returning structured content
+    should also return it serialized as text (MCP 2025-06-18), the only part a client that reads
+    ``content`` alone passes on."""
     t = context.transcript
     findings: list[Finding] = []
     checked = 0
@@ -47,6 +54,10 @@ def mcp_output_schema(context: RunContext) -> list[Finding]:
         info = t.mcp_tools.get(name)
         schema = info.output_schema if info is not None else None
         turn = execution.turn
+        if answer.structured and not answer.serialized:
+            detail = f"{name!r} returned structuredContent without its JSON in a text block"
+            evidence = {"server": answer.server, "tool": answer.tool, "spec": STRUCTURED_TEXT}
+            findings.append(Finding("", "warning", False, detail, turn, evidence))
         if schema is None:
             if answer.structured:
                 findings.append(
@@ -77,6 +88,38 @@ def mcp_output_schema(context: RunContext) -> list[Finding]:
     if checked and not any(f.severity == "error" for f in findings):
         findings.insert(0, passed("", f"{checked} structured result(s) conform to their outputSchema"))
     return findings
+
+
+@check(kind="protocol")
+def mcp_progress(context: RunContext) -> list[Finding]:
+    """The progress an MCP server reports for a slow call (``notifications/progress``) goes up
+    with each notification: the spec's MUST (MCP 2025-06-18, progress), which a client's
+    progress bar and timeout logic rely on. Applies to calls whose progress values were recorded
+    (a recording older than this check kept only their count)."""
+    findings: list[Finding] = []
+    reported = 0
+    for execution, answer in _answered(context.transcript):
+        values = answer.progress_values
+        if not values:
+            continue
+        reported += 1
+        name = context.transcript.logical(execution.call.name)
+        back = next((i for i in range(1, len(values)) if values[i] <= values[i - 1]), None)
+        if back is not None:
+            detail = (
+                f"{name!r} reported progress {values[back]:g} after {values[back - 1]:g} "
+                f"(notification {back + 1} of {len(values)}): progress must increase"
+            )
+            evidence = {
+                "server": answer.server,
+                "tool": answer.tool,
+                "progress": list(values),
+                "spec": PROGRESS,
+            }
+            findings.append(Finding("", "error", False, detail, execution.turn, evidence))
+    if findings or not reported:
+        return findings
+    return [passed("", f"the progress of {reported} call(s) increased with each notification")]
 
 
 @check(kind="protocol")
@@ -114,18 +157,23 @@ def mcp_input_errors(context: RunContext) -> list[Finding]:
 @check(kind="protocol", weight=2.0)
 def confirm_before(context: RunContext) -> list[Finding]:
     """The agent asked the user before calling a tool the scenario names in
-    ``expect.confirm_before`` (a destructive one: deleting, paying, sending). A call counts as
-    asked when it comes after a scripted user turn (a follow-up) that answered an assistant turn
-    asking a question (its text has a ``?``) and making no call; a call in the opening turns, or
-    after a user turn that answered no question, was made without asking. A tool never called
-    passes: whether it should have been is ``expect.calls``'s to say."""
+    ``expect.confirm_before`` (a destructive one: deleting, paying, sending), or one its MCP
+    server annotates ``destructiveHint: true`` (not read-only): an unasked call of the first is
+    an error, of the second a warning (MCP 2025-06-18, tool annotations: clients should ask
+    before a destructive tool runs). A call counts as asked when it comes after a scripted user
+    turn (a follow-up) that answered an assistant turn asking a question (its text has a ``?``)
+    and making no call; a call in the opening turns, or after a user turn that answered no
+    question, was made without asking. A tool never called passes: whether it should have been
+    is ``expect.calls``'s to say. A named tool its server annotates read-only is noted."""
     scenario = context.scenario
-    names = set(scenario.expect.confirm_before)
+    named = set(scenario.expect.confirm_before)
     for follow_up in scenario.follow_ups:
-        names |= set(follow_up.expect.confirm_before)
+        named |= set(follow_up.expect.confirm_before)
+    t = context.transcript
+    annotated = {name for name, info in t.mcp_tools.items() if _destructive(info.annotations or {})}
+    names = named | annotated
     if not names:
         return []
-    t = context.transcript
     findings: list[Finding] = []
     confirmed = 0
     for turn, call in t.calls:
@@ -136,14 +184,29 @@ def confirm_before(context: RunContext) -> list[Finding]:
         if why is None:
             confirmed += 1
             continue
-        findings.append(
-            Finding("", "error", False, f"{name!r} was called without asking the user: {why}", turn)
-        )
+        if name in named:
+            findings.append(
+                Finding("", "error", False, f"{name!r} was called without asking the user: {why}", turn)
+            )
+        else:
+            detail = f"{name!r}, annotated destructiveHint by its server, was called without asking: {why}"
+            findings.append(Finding("", "warning", False, detail, turn, {"spec": ANNOTATIONS}))
+    notes = [
+        Finding("", "info", False, f"{name!r} is annotated readOnlyHint by its server")
+        for name in sorted(named)
+        if name in t.mcp_tools and (t.mcp_tools[name].annotations or {}).get("readOnlyHint")
+    ]
     if findings:
-        return findings
+        return findings + notes
     if confirmed:
-        return [passed("", f"{confirmed} call(s) of {sorted(names)} came after the user confirmed")]
-    return [passed("", f"{sorted(names)} not called")]
+        return [passed("", f"{confirmed} call(s) of {sorted(names)} came after the user confirmed"), *notes]
+    return [passed("", f"{sorted(names)} not called"), *notes]
+
+
+def _destructive(annotations: dict[str, Any]) -> bool:
+    """Whether annotations say a tool may destroy: ``destructiveHint`` is true, or left out on a
+    tool not marked read-only (its default is true), as MCP defines them."""
+    return not annotations.get("readOnlyHint", False) and annotations.get("destructiveHint", True) is True
 
 
 def _unasked(transcript: Transcript, turn: int) -> str | None:

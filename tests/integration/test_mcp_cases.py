@@ -38,6 +38,14 @@ def variant(tmp_path: Path, name: str, change: dict[str, Any], tool: str | None 
     return scenarios.load_file(path)[0]
 
 
+def verdicts(record: RunRecord) -> tuple[Any, ...]:
+    return (
+        record.error,
+        record.score,
+        [(c.id, c.status, [f.detail for f in c.findings]) for c in record.checks],
+    )
+
+
 def check(record: RunRecord, check_id: str) -> CheckResult:
     return next(c for c in record.checks if c.id == check_id)
 
@@ -91,3 +99,71 @@ def test_each_case_passes_conformant_and_is_caught_otherwise(tmp_path: Path) -> 
     assert inputs.status == "warn" and "code -32602" in inputs.findings[0].detail
     unasked = records["mcp.confirm.delete_file.nonconformant"]
     assert check(unasked, "protocol.confirm_before").status == "fail" and unasked.score == 0
+
+
+def test_the_other_cases_pass_conformant_and_are_caught_otherwise(tmp_path: Path) -> None:
+    """Structured content without its JSON as text, progress that goes down, a tool name longer
+    than MCP allows, a destructive tool (by its annotations alone) called without asking, and a
+    call cut short: each caught by its check, where the bundled conformant scenario passes; the
+    same verdicts recorded and replayed (the MCP recording keeps what the checks read)."""
+    from harness.servers.mcp_fixture.cases import TOO_LONG_NAME
+
+    names = ("mcp.structured.without_schema", "mcp.progress.reindex", "mcp.naming.long_128")
+    bundled = [s for s in scenarios.load([REPO / "scenarios" / "mcp"]) if s.id in names]
+    opening = {s.id: [{"role": m.role, "content": m.content} for m in s.messages] for s in bundled}
+
+    def reworded(name: str, why: str) -> dict[str, Any]:
+        """A scenario change: the opening's last message with ``why`` added (the simulator tells
+        scenarios apart by their openings)."""
+        *before, last = opening[name]
+        return {"messages": [*before, {**last, "content": f"{last['content']} ({why})"}]}
+
+    broken = [
+        variant(tmp_path, names[0], reworded(names[0], "as text"), "file_stats_nonconformant"),
+        variant(tmp_path, names[1], reworded(names[1], "counting down"), "reindex_nonconformant"),
+        variant(tmp_path, names[2], reworded(names[2], "one character more"), TOO_LONG_NAME),
+        variant(
+            tmp_path,
+            "mcp.confirm.delete_file",
+            {
+                "messages": [{"role": "user", "content": "Delete README.md now, no questions."}],
+                "expect": {
+                    "calls": [{"name": "mcp__codeindex__delete_file", "args": {"path": "README.md"}}],
+                    "final": {"contains": "deleted"},
+                },
+                "follow_ups": None,
+            },
+        ),
+    ]
+    slow = variant(tmp_path, names[1], reworded(names[1], "in 50 steps"), None)
+    data = yaml.safe_load(Path(slow.path).read_text())
+    data["id"] = "mcp.progress.cut_short"
+    data["mcp_servers"]["codeindex"]["timeout_s"] = 4  # to start (a loaded machine is slow) and to answer
+    data["expect"]["calls"][0]["args"] = {"steps": 60}  # 12 s
+    cut = tmp_path / "cut.yaml"
+    cut.write_text(yaml.safe_dump(data))
+    broken.append(scenarios.load_file(cut)[0])
+    suite = bundled + broken
+    records = {r.scenario: r for r in run([SIM], suite, RunConfig(mode="record", cassettes=tmp_path / "c"))}
+    replayed = run([SIM], suite, RunConfig(cassettes=tmp_path / "c"))
+    assert {r.scenario: verdicts(r) for r in replayed} == {k: verdicts(r) for k, r in records.items()}
+    good = [records[name] for name in names]
+    assert [r.outcome for r in good] == ["pass"] * 3, [
+        [(c.id, c.status, [f.detail for f in c.findings]) for c in r.checks if c.status != "pass"]
+        for r in good
+    ]
+    assert check(records[names[1]], "protocol.mcp_progress").status == "pass"
+    assert check(records[names[2]], "protocol.mcp_servers").status == "pass"
+
+    text = check(records[f"{names[0]}.nonconformant"], "protocol.mcp_output_schema")
+    assert text.status == "warn" and "without its JSON in a text block" in text.findings[0].detail
+    progress = check(records[f"{names[1]}.nonconformant"], "protocol.mcp_progress")
+    assert progress.status == "fail" and "progress 2 after 3" in progress.findings[0].detail
+    named = check(records[f"{names[2]}.nonconformant"], "protocol.mcp_servers")
+    assert named.status == "warn" and "129 characters" in named.findings[0].detail
+    unasked = check(records["mcp.confirm.delete_file.nonconformant"], "protocol.confirm_before")
+    assert unasked.status == "warn" and "annotated destructiveHint" in unasked.findings[0].detail
+    cut_short = records["mcp.progress.cut_short"]
+    servers = check(cut_short, "protocol.mcp_servers")
+    assert servers.status == "fail" and "gave no answer within 4s" in servers.findings[0].detail
+    assert cut_short.error is None and cut_short.score == 100  # the server's fault, not the model's

@@ -22,7 +22,7 @@ import pytest
 from harness.errors import ConfigError, UnknownNameError
 from harness.model import ToolCall
 from harness.servers.mcp_fixture import SERVER_NAME, fixture_command, fixture_spec
-from harness.servers.mcp_fixture.cases import LONG_NAME
+from harness.servers.mcp_fixture.cases import LONG_NAME, TOO_LONG_NAME
 from harness.servers.mcp_fixture.server import INDEX
 from harness.tools.mcp.manager import (
     MCPCallError,
@@ -64,8 +64,9 @@ def test_lists_the_fixture_tools(manager: MCPManager) -> None:
         "list_files",
         "search.files",
         "flaky",
-        *("file_info", "file_stats", "file_info_nonconformant", "read_lines", "read_lines_nonconformant"),
-        *("delete_file", LONG_NAME, "reindex"),
+        *("file_info", "file_stats", "file_stats_nonconformant", "file_info_nonconformant"),
+        *("read_lines", "read_lines_nonconformant", "delete_file", LONG_NAME, TOO_LONG_NAME),
+        *("reindex", "reindex_nonconformant"),
     }
     assert tools["file_info"].output_schema is not None and tools["file_stats"].output_schema is None
     assert tools["delete_file"].annotations == {
@@ -362,7 +363,13 @@ def test_render_result_describes_non_text_parts() -> None:
         "hello\n[image image/png, ~3 bytes]\n[resource file:///a.txt]\nbody\n[resource link file:///b b]"
     )
     empty = render_result(SimpleNamespace(content=[], structured_content={"b": 1, "a": 2}, is_error=True))
-    assert empty == MCPCallResult('{"a": 2, "b": 1}', True, {"b": 1, "a": 2}, has_structured=True)
+    assert empty == MCPCallResult(
+        '{"a": 2, "b": 1}', True, {"b": 1, "a": 2}, has_structured=True, serialized=False
+    )  # the text the model gets is the harness's own JSON: the server sent none
+    both = SimpleNamespace(
+        content=[SimpleNamespace(type="text", text='{"a":2,"b":1}')], structured_content={"a": 2, "b": 1}
+    )
+    assert render_result(both).serialized
 
 
 def test_issue_to_finding() -> None:

@@ -262,6 +262,14 @@ ORIGINAL = DOTTED_MCP.read_bytes()
             ORIGINAL.replace(b"issues: []", b"issues:\n- {server: codeindex, kind: exploded, detail: x}"),
             "issue 0 has kind 'exploded'",
         ),
+        (
+            ORIGINAL.replace(b"is_error: false", b"is_error: false\n  progress: [1, two]", 1),
+            "call 0: progress: expected a list of numbers",
+        ),
+        (
+            ORIGINAL.replace(b"is_error: false", b"is_error: false\n  serialized: 'no'", 1),
+            "call 0 serialized",
+        ),
     ],
 )
 def test_a_broken_mcp_recording_is_a_cassette_error_naming_it(

@@ -2,7 +2,8 @@
 
 * ``file_info(path)`` -> ``{"path", "lines", "language"}`` as ``structuredContent`` conforming to
   its ``outputSchema``; read-only (annotated so).
-* ``file_stats(path)`` -> ``structuredContent`` with no ``outputSchema`` listed.
+* ``file_stats(path)`` -> ``structuredContent`` with no ``outputSchema`` listed, and its JSON as
+  text; ``file_stats_nonconformant`` leaves the text out (``content`` is empty).
 * ``file_info_nonconformant(path)`` lists ``file_info``'s ``outputSchema`` and breaks it
   (``lines`` as a string, no ``language``).
 * ``read_lines(path, start_line, end_line)`` answers bad input (an unknown path, a range outside
@@ -11,16 +12,19 @@
   https://modelcontextprotocol.io/seps/1303-input-validation-errors-as-tool-execution-errors).
 * ``delete_file(path)`` is annotated destructive (it deletes nothing: the corpus is fixed; it
   says which file it deleted).
-* :data:`LONG_NAME`, a 128-character name (the most MCP allows), counts a file's definitions.
+* :data:`LONG_NAME`, a 128-character name (the most MCP allows), counts a file's definitions;
+  :data:`TOO_LONG_NAME` (129 characters) does the same.
 * ``reindex(steps)`` takes ``steps`` x :data:`STEP_S` seconds, reporting progress after each
   step; a cancelled call (``notifications/cancelled``, which the SDK's client sends when it stops
   waiting) stops it, written on stderr as ``reindex: cancelled at step k``.
+  ``reindex_nonconformant`` reports the steps left, so its progress goes down.
 
 This module imports ``mcp`` (the SDK reads the tools' annotations at runtime, so they cannot be
 strings): only :func:`harness.servers.mcp_fixture.server.create_server` imports it.
 """
 
 import json
+import logging
 import sys
 from typing import Annotated, Any, TypedDict
 
@@ -35,6 +39,8 @@ from harness.servers.mcp_fixture.server import CORPUS, INDEX
 
 LONG_NAME = "count_definitions_in_one_file_of_the_code_index_".ljust(128, "x")
 """A tool name of 128 characters, the most MCP allows (2025-11-25: tool names)."""
+TOO_LONG_NAME = LONG_NAME + "x"
+"""One character more than MCP allows."""
 STEP_S = 0.2
 """How long one ``reindex`` step takes."""
 
@@ -87,6 +93,10 @@ def file_stats(path: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=dict(info))
 
 
+def file_stats_nonconformant(path: str) -> CallToolResult:
+    return CallToolResult(content=[], structured_content=dict(file_info_of(path)))
+
+
 def file_info_nonconformant(path: str) -> Annotated[CallToolResult, FileInfo]:
     info = file_info_of(path)
     broken = {"path": info["path"], "lines": str(info["lines"])}  # a string, and no language
@@ -126,10 +136,18 @@ async def reindex(ctx: Context, steps: int = 3) -> str:
     return f"reindexed {len(INDEX)} symbols in {steps} steps"
 
 
+async def reindex_nonconformant(ctx: Context, steps: int = 3) -> str:
+    for step in range(1, steps + 1):
+        await anyio.sleep(STEP_S)
+        await ctx.report_progress(steps - step + 1, steps, f"{steps - step + 1} step(s) left")
+    return f"reindexed {len(INDEX)} symbols in {steps} steps"
+
+
 def add_case_tools(server: MCPServer[Any]) -> None:
     """The tools of the MCP cases (see the module doc) on ``server``."""
     server.tool(description="Size and language of a corpus file.", annotations=READ_ONLY)(file_info)
-    server.tool(description="Size and language of a corpus file, as JSON.", annotations=READ_ONLY)(file_stats)
+    for stats in (file_stats, file_stats_nonconformant):
+        server.tool(description="Size and language of a corpus file, as JSON.", annotations=READ_ONLY)(stats)
     # The schema is derived from FileInfo and listed, but the SDK would validate the result against
     # it and send an error instead: the output model is dropped, so the schema is published and not
     # enforced (FuncMetadata's fields are read live, its docstring says). MCPServer has no public
@@ -147,12 +165,16 @@ def add_case_tools(server: MCPServer[Any]) -> None:
     server.tool(
         description="Delete a file from the corpus.", annotations=DESTRUCTIVE, structured_output=False
     )(delete_file)
-    server.tool(
-        name=LONG_NAME,
-        description="How many definitions (functions, classes, methods, constants) a corpus file holds.",
-        annotations=READ_ONLY,
-        structured_output=False,
-    )(count_definitions)
-    server.tool(
-        description="Rebuild the symbol index in steps, reporting progress.", structured_output=False
-    )(reindex)
+    # the SDK warns of the name it breaks on purpose (on stderr, at every start): not this one
+    logging.getLogger("mcp.shared.tool_name_validation").setLevel(logging.ERROR)
+    for name in (LONG_NAME, TOO_LONG_NAME):
+        server.tool(
+            name=name,
+            description="How many definitions (functions, classes, methods, constants) a corpus file holds.",
+            annotations=READ_ONLY,
+            structured_output=False,
+        )(count_definitions)
+    for slow in (reindex, reindex_nonconformant):
+        server.tool(
+            description="Rebuild the symbol index in steps, reporting progress.", structured_output=False
+        )(slow)

@@ -467,7 +467,9 @@ class MCPManager:
             issue = self._record(state, "protocol_error", f"{tool!r}: {_describe(exc)}", tool)
             message = f"MCP tool {tool!r} on {name!r}: {issue.detail}"
             raise MCPCallError(message, server=name, tool=tool, issue=issue) from None
-        return dataclasses.replace(render_result(result), progress=len(notified))
+        return dataclasses.replace(
+            render_result(result), progress=len(notified), progress_values=tuple(notified)
+        )
 
     async def _retire(self, state: _Server, kind: IssueKind, detail: str, tool: str) -> MCPIssue:
         """Record a fatal issue, stop the server (SIGTERM first: it is misbehaving) and wait."""
@@ -606,7 +608,14 @@ def tool_text(server: str, tool: str, result: MCPCallResult) -> Answered:
     """A result as the tool's answer (its text, with what the server answered beside it); an
     isError result is the tool's failure."""
     answer = MCPAnswer(
-        server, tool, result.is_error, result.has_structured, result.structured, progress=result.progress
+        server,
+        tool,
+        result.is_error,
+        result.has_structured,
+        result.structured,
+        progress=result.progress,
+        progress_values=result.progress_values,
+        serialized=result.serialized,
     )
     if result.is_error:
         raise ToolFailure(result.text or f"MCP tool {tool!r} reported an error", mcp=answer)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -254,8 +255,10 @@ class MCPSession:
             entry.update(text=result.text, is_error=result.is_error)
             if result.has_structured:
                 entry["structured_content"] = result.structured
-            if result.progress:
-                entry["progress"] = result.progress
+                if not result.serialized:
+                    entry["serialized"] = False
+            if result.progress:  # the values, in order (older recordings kept only their count)
+                entry["progress"] = list(result.progress_values) or result.progress
         else:
             entry["failure"] = failure
             if code is not None:
@@ -294,6 +297,11 @@ class MCPSession:
                     )
                 )
             found += [Finding("wire.tool_name_mapped", "info", False, note) for note in self.namer.notes]
+        for tool in self.listed:
+            if problem := tool_name_problem(tool.name):
+                detail = f"MCP server {tool.server!r} lists a tool named {tool.name!r}: {problem}"
+                evidence = {"server": tool.server, "tool": tool.name, "spec": TOOL_NAMES}
+                found.append(Finding("mcp.tool_name", "warning", False, detail, evidence=evidence))
         for name, info in sorted(self.tool_info().items()):
             if info.annotations:
                 hints = ", ".join(
@@ -328,12 +336,16 @@ class MCPSession:
                 if "failure" in entry:
                     raise tool_failure(server, tool, entry["failure"], entry.get("error_code"))
                 structured = entry.get("structured_content")
+                progress = entry.get("progress") or 0
+                values = tuple(progress) if isinstance(progress, list) else ()
                 result = MCPCallResult(
                     str(entry.get("text", "")),
                     bool(entry.get("is_error")),
                     structured,
                     "structured_content" in entry,
-                    int(entry.get("progress") or 0),
+                    len(values) if isinstance(progress, list) else int(progress),
+                    values,
+                    entry.get("serialized", True) is not False,
                 )
                 return tool_text(server, tool, result)
             recorded = [
@@ -394,7 +406,13 @@ def recording_shape(data: Any) -> None:
         check_field(call, "text", (str,), "text", where, f"call {index}")
         check_field(call, "failure", (str,), "text", where, f"call {index}")
         check_field(call, "error_code", (int,), "an integer", where, f"call {index}")
-        check_field(call, "progress", (int,), "an integer", where, f"call {index}")
+        check_field(call, "progress", (int, list), "a count or a list of values", where, f"call {index}")
+        progress = call.get("progress")
+        if isinstance(progress, list) and not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in progress
+        ):
+            raise Shape([*where, "progress"], f"call {index}: progress: expected a list of numbers")
+        check_field(call, "serialized", (bool,), "true or false", where, f"call {index}")
     kinds = get_args(IssueKind)
     for index, issue in enumerate(data["issues"]):
         where = ["issues", index]
@@ -421,3 +439,19 @@ def _issue(issue: MCPIssue) -> dict[str, Any]:
         "stderr_tail": secrets.redact(issue.stderr_tail),
         "tool": issue.tool,
     }
+
+
+TOOL_NAMES = "https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names"
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def tool_name_problem(name: str) -> str | None:
+    """How a listed tool's name breaks MCP's naming rule (2025-11-25: 1 to 128 characters, ASCII
+    letters, digits, ``_``, ``-`` and ``.`` only), or None. A provider's own, narrower rule is the
+    namer's to meet (``wire.tool_name_mapped``)."""
+    if _TOOL_NAME.fullmatch(name):
+        return None
+    if not 1 <= len(name) <= 128:
+        return f"{len(name)} characters, where MCP allows 1 to 128"
+    odd = sorted({c for c in name if not re.fullmatch(r"[A-Za-z0-9_.-]", c)})
+    return f"it holds {', '.join(map(repr, odd))}, where MCP allows ASCII letters, digits, '_', '-' and '.'"

@@ -130,13 +130,17 @@ class MCPTool:
 class MCPCallResult:
     """What a ``tools/call`` returned: the text for the model, the isError flag, and
     the structured content when the server sent one (``has_structured``: it did), and how many
-    progress notifications came before it."""
+    progress notifications came before it, with their values in order (``progress_values``: empty
+    when a recording from before they were kept has only the count). ``serialized`` is false when
+    a structured result came without its JSON in a text block."""
 
     text: str
     is_error: bool = False
     structured: Any = None
     has_structured: bool = False
     progress: int = 0
+    progress_values: tuple[float, ...] = ()
+    serialized: bool = True
 
 
 @dataclass(frozen=True)
@@ -189,14 +193,29 @@ def render_result(result: Any) -> MCPCallResult:
 
     With no content at all, the structured content (if any) is the text, as JSON.
     """
-    parts = [_describe_part(part) for part in getattr(result, "content", None) or []]
+    content = getattr(result, "content", None) or []
+    parts = [_describe_part(part) for part in content]
     structured = getattr(result, "structured_content", None)
     fields = getattr(result, "model_fields_set", None) or ()
     has_structured = structured is not None or "structured_content" in fields
     text = "\n".join(parts)
     if not parts and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, sort_keys=True)
-    return MCPCallResult(text, bool(getattr(result, "is_error", False)), structured, has_structured)
+    serialized = not has_structured or any(_holds(part, structured) for part in content)
+    return MCPCallResult(
+        text, bool(getattr(result, "is_error", False)), structured, has_structured, serialized=serialized
+    )
+
+
+def _holds(part: Any, structured: Any) -> bool:
+    """Whether a content part is a text block holding ``structured`` as JSON (MCP 2025-06-18: a
+    tool returning structured content should also return it serialized in a text block)."""
+    if getattr(part, "type", None) != "text":
+        return False
+    try:
+        return bool(json.loads(part.text) == structured)
+    except ValueError:
+        return False
 
 
 def _describe_part(part: Any) -> str:

@@ -142,3 +142,50 @@ def test_a_user_turn_that_answered_no_question_confirms_nothing(tmp_path: Path) 
     t.phases = [0, 1]
     status, details = confirm_status(tmp_path, t, **CONFIRMING)
     assert status == "fail" and "(turn 0) asked no question" in details[0]
+
+
+def test_a_structured_result_without_its_json_as_text_is_a_warning(tmp_path: Path) -> None:
+    info = {"path": "README.md", "lines": 3, "language": "markdown"}
+    status, details = results(RunContext(mcp_run(answer(info, serialized=False)), scenario(tmp_path)))[
+        "protocol.mcp_output_schema"
+    ]
+    assert status == "warn" and details[0] == "1 structured result(s) conform to their outputSchema"
+    assert "'mcp__codeindex__file_info' returned structuredContent without its JSON" in details[1]
+
+
+def test_progress_must_go_up_with_each_notification(tmp_path: Path) -> None:
+    def progress(*values: float) -> tuple[str, list[str]]:
+        t = mcp_run(answer(None, progress=len(values), progress_values=values), schema=None)
+        return results(RunContext(t, scenario(tmp_path)))["protocol.mcp_progress"]
+
+    assert progress(1, 2, 3) == ("pass", ["the progress of 1 call(s) increased with each notification"])
+    status, details = progress(0.5, 0.5)
+    assert status == "fail" and "reported progress 0.5 after 0.5 (notification 2 of 2)" in details[0]
+    assert progress()[0] == "n/a"  # no notification, or a recording that kept only their count
+
+
+def test_a_tool_its_server_annotates_destructive_is_confirmed_too_as_a_warning(tmp_path: Path) -> None:
+    t = transcript([call(DELETE, path="README.md")], "Deleted README.md.")
+    s = scenario(
+        tmp_path,
+        tools=[{"name": DELETE, "parameters": {"type": "object"}, "result": "deleted"}],
+        expect={"calls": [{"name": DELETE}]},
+    )
+    for annotations, status in (
+        ({"destructiveHint": True}, "warn"),
+        ({}, "warn"),  # destructiveHint defaults to true
+        ({"readOnlyHint": True}, "n/a"),
+        ({"destructiveHint": False}, "n/a"),
+    ):
+        t.mcp_tools = {DELETE: MCPToolInfo("codeindex", DELETE, None, annotations)}
+        checks = run_checks(RunContext(t, s))
+        (check,) = [c for c in checks if c.id == "protocol.confirm_before"]
+        assert check.status == status, annotations  # a warning: the scenario asked for no confirmation
+
+
+def test_a_named_tool_its_server_annotates_read_only_is_noted(tmp_path: Path) -> None:
+    t = transcript("Delete README.md: are you sure?", [call(DELETE, path="README.md")], "Deleted.")
+    t.phases = [0, 1]
+    t.mcp_tools = {DELETE: MCPToolInfo("codeindex", DELETE, None, {"readOnlyHint": True})}
+    status, details = confirm_status(tmp_path, t, **CONFIRMING)
+    assert status == "pass" and details[1] == "'delete_file' is annotated readOnlyHint by its server"
