@@ -15,15 +15,15 @@ from tests.helpers.cli import REPO
 
 
 @contextlib.contextmanager
-def fixture_http(token: str | None = None) -> Iterator[str]:
+def fixture_http(token: str | None = None, *flags: str) -> Iterator[str]:
     """``python -m harness.servers.mcp_fixture --http --port 0`` (requiring ``Bearer <token>``
-    when given): yields its URL, stops it after."""
+    when given; ``flags`` added, ``--handshake-only``): yields its URL, stops it after."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("MCP_FIXTURE_TOKEN", None)
     if token is not None:
         env["MCP_FIXTURE_TOKEN"] = token
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness.servers.mcp_fixture", "--http", "--port", "0"],
+        [sys.executable, "-m", "harness.servers.mcp_fixture", "--http", "--port", "0", *flags],
         stdout=subprocess.PIPE,
         text=True,
         env=env,

@@ -233,6 +233,25 @@ def test_a_handshake_only_server_is_reached_by_falling_back_and_a_pin_it_refuses
         assert manager.call("old", "echo", {"text": "hi"}).text == "echo: hi"
 
 
+def test_a_handshake_era_server_over_http_is_reached_by_falling_back() -> None:
+    """The fixture refusing ``server/discover`` as a 2025-era server does: negotiation over HTTP
+    falls back to the ``initialize`` handshake (the newest handshake revision, a session id), the
+    tools answer; pinned to the stateless revision, the refusal is a start failure, named."""
+    with fixture_http(TOKEN, "--handshake-only") as legacy:
+        bearer = {"Authorization": f"Bearer {TOKEN}"}
+        auto = MCPServerSpec("auto", url=legacy, headers=bearer)
+        pinned = MCPServerSpec(
+            "pinned", url=legacy, headers=bearer, protocol_version="2026-07-28", timeout_s=10
+        )
+        with MCPManager([auto, pinned]) as manager:
+            assert manager.protocol_version("auto") == "2025-11-25"
+            result = manager.call("auto", "find_symbol", {"name": "Point"})
+            assert result.structured == {"path": "src/geometry.py", "line": 8, "kind": "class"}
+            assert [(i.server, i.kind) for i in manager.issues] == [("pinned", "start_failed")], (
+                manager.issues
+            )
+
+
 def test_a_third_party_server_over_http_records_and_replays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
