@@ -43,11 +43,16 @@ Tier = Literal["verified", "replayed", "untested"]
 FLAGS: dict[str, tuple[str, ...]] = {
     "supports_function_calling": ("native_calls",),
     "supports_parallel_function_calling": ("parallel_calls",),
-    "supports_tool_choice": ("tool_choice_required", "tool_choice_none", "tool_choice_named"),
+    "supports_tool_choice": ("tool_choice_required", "tool_choice_named"),
 }
 """LiteLLM's flag -> the grid's columns it is decided by (LiteLLM's model map, and
 ``litellm.supports_function_calling`` / ``supports_parallel_function_calling`` /
 ``litellm.utils.supports_tool_choice``, which read it)."""
+SHOWN: dict[str, tuple[str, ...]] = {"supports_tool_choice": ("tool_choice_none",)}
+"""Columns a flag's evidence shows without being decided by them. ``supports_tool_choice`` says
+whether the ``tool_choice`` parameter may be sent (LiteLLM drops it where the flag is false), and
+what it is sent for is forcing a call; a wire with no "none" (Bedrock Converse) still takes it,
+so "none" is shown beside and cannot turn the flag off."""
 
 WORST = ("no", "partial", "yes")
 """Cell values from worst to best (``untested`` decides nothing)."""
@@ -169,7 +174,7 @@ def _entry(model: _Model, cells: dict[str, dict[str, Any]], source: Provenance) 
     }
     evidence: dict[str, dict[str, Any]] = {}
     for flag, columns in FLAGS.items():
-        found = _combined(columns, cells)
+        found = _combined(columns, cells, SHOWN.get(flag, ()))
         evidence[flag] = found
         if found["value"] != "untested":
             entry[flag] = found["value"] != "no"
@@ -185,18 +190,26 @@ def _entry(model: _Model, cells: dict[str, dict[str, Any]], source: Provenance) 
     return entry
 
 
-def _combined(columns: tuple[str, ...], cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _combined(
+    columns: tuple[str, ...], cells: dict[str, dict[str, Any]], shown: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """One flag's cell from its columns' cells: the worst tested value, with the runs of every
-    tested column and the detail of each (named by its column when there are several)."""
+    tested column and the detail of each (named by its column when there are several), then the
+    detail of each tested column in ``shown``, which decides nothing."""
     tested = {c: cells[c] for c in columns if cells[c]["value"] != "untested"}
+    beside = {c: cells[c] for c in shown if cells[c]["value"] != "untested"}
     if not tested:
         return {"value": "untested", "detail": cells[columns[0]]["detail"], "runs": []}
     value = min((cell["value"] for cell in tested.values()), key=WORST.index)
     runs = sorted({run for cell in tested.values() for run in cell["runs"]})
-    if len(columns) == 1:
+    if len(columns) == 1 and not beside:
         return {"value": value, "detail": tested[columns[0]]["detail"], "runs": runs}
-    detail = "; ".join(f"{column}: {cell['value']}, {cell['detail']}" for column, cell in tested.items())
-    return {"value": value, "detail": detail, "runs": runs}
+    details = [f"{column}: {cell['value']}, {cell['detail']}" for column, cell in tested.items()]
+    details += [
+        f"{column} (shown, not deciding): {cell['value']}, {cell['detail']}"
+        for column, cell in beside.items()
+    ]
+    return {"value": value, "detail": "; ".join(details), "runs": runs}
 
 
 def _tier(modes: set[str], measured: bool = True) -> Tier:

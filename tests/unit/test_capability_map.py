@@ -167,3 +167,15 @@ def test_provenance_without_a_run_folder_is_the_file_s_time(tmp_path: Path) -> N
     os.utime(path, (1_790_000_000, 1_790_000_000))
     found = provenance(path)
     assert (found.date, found.run) == ("2026-09-21T14:13:20Z", None)
+
+
+def test_a_wire_without_tool_choice_none_still_supports_tool_choice(tmp_path: Path) -> None:
+    """Bedrock Converse forces a call (``any``, ``tool``) but has no "none": LiteLLM may send it
+    ``tool_choice``, so the flag is true and "none" is shown beside, deciding nothing."""
+    cases = ["tool_choice.required.weather", "tool_choice.named.time", "tool_choice.none.weather"]
+    found = litellm_map(replay_bundled(["sim-bedrock"], cases, tmp_path / "r.jsonl"), SOURCE, simulated=True)
+    (bedrock,) = found.values()
+    assert bedrock["supports_tool_choice"] is True
+    detail = bedrock["metadata"]["x-harness"]["evidence"]["supports_tool_choice"]["detail"]
+    assert "tool_choice_required: yes" in detail and "tool_choice_named: yes" in detail
+    assert "tool_choice_none (shown, not deciding): no" in detail
