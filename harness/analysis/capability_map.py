@@ -24,7 +24,6 @@ when some came from cassettes, ``untested`` when no flag could be measured.
 
 from __future__ import annotations
 
-import filecmp
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from harness.analysis.capabilities import Grid
 from harness.errors import ConfigError
 from harness.providers.litellm_names import litellm_mode, litellm_provider
 from harness.records import RunRecord
+from harness.results import run_manifest
 
 Tier = Literal["verified", "replayed", "untested"]
 
@@ -76,7 +76,7 @@ def provenance(results: Path) -> Provenance:
     """The provenance of a results file: its run folder's ``run.json`` (beside it, or that of the
     run folder under ``runs/`` holding the same results), the version in the ``report.json``
     beside it; else the file's time and this harness's version."""
-    manifest = _read_json(results.parent / "run.json") or _read_json(_run_folder(results) / "run.json")
+    manifest = run_manifest(results)
     report = _read_json(results.parent / "report.json")
     version = str(report.get("harness_version", __version__)) if report else __version__
     if manifest.get("started"):
@@ -85,18 +85,6 @@ def provenance(results: Path) -> Provenance:
         started = datetime.fromtimestamp(results.stat().st_mtime, UTC)
     run = manifest.get("run_id")
     return Provenance(_iso(started), version, str(run) if run else None, str(results))
-
-
-def _run_folder(results: Path) -> Path:
-    """The newest folder under ``runs/`` beside ``results`` whose results are the same bytes
-    (``harness run`` publishes a finished run's results to its ``--out``), else ``results``'s."""
-    runs = results.parent / "runs"
-    if runs.is_dir():
-        for folder in sorted(runs.iterdir(), reverse=True):  # newest first: run ids start with the time
-            copy = folder / results.name
-            if copy.is_file() and filecmp.cmp(copy, results, shallow=False):
-                return folder
-    return results.parent
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -50,24 +50,69 @@ def report(results: Path, out: Path, config: str | None) -> None:
 @click.option("--config", default=None, help="Targets file (default ./harness.toml if present).")
 @click.option("--min-score", default=None, type=click.FloatRange(0, 100), help="Exit 1 below this score.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any run fails.")
+@click.option(
+    "--history",
+    default=None,
+    metavar="PATH|URL",
+    help="Keep the merged run in this history: an SQLite file or a postgresql:// URL (default: "
+    "$HARNESS_HISTORY, else harness.toml's [history] url, else OUT/history.sqlite).",
+)
+@click.option("--no-history", is_flag=True, help="Keep no history of the merged run.")
 def merge(
-    shards: tuple[Path, ...], out: Path, config: str | None, min_score: float | None, strict: bool
+    shards: tuple[Path, ...],
+    out: Path,
+    config: str | None,
+    min_score: float | None,
+    strict: bool,
+    history: str | None,
+    no_history: bool,
 ) -> None:
-    """Put the results of `harness run --shard K/N` jobs together: one results.jsonl and one
-    report, the same as one unsharded run's (each SHARD is a results file or its folder)."""
+    """Put the results of `harness run --shard K/N` jobs together: one run, the same as one
+    unsharded run's (each SHARD is a results file or its folder). The merged run gets a run folder
+    under OUT/runs/ (its manifest names the shards), is published to OUT/ and kept in the run
+    history; the shards themselves are not."""
+    from harness._version import __version__
+    from harness.history import remember, where
+    from harness.history.facts import manifest_facts, now
     from harness.reports import write_built
-    from harness.results import merge_results
-    from harness.targets_file import load_targets
+    from harness.results import RunFolder, merge_results, shard_manifests
+    from harness.targets_file import load_config
 
-    known = load_targets(config)
-    records = merge_results(shards, out / "results.jsonl")
-    built = build_report(records, known)
-    paths = write_built(built, records, out)
+    loaded = load_config(config)
+    kept = None if no_history else where(history, default=loaded.history or out / "history.sqlite")
+    manifests = shard_manifests(shards)
+    modes = sorted({str(m["mode"]) for m in manifests if m.get("mode")})
+    manifest = {
+        "mode": modes[0] if len(modes) == 1 else "+".join(modes),
+        "harness_version": __version__,
+        "merged_from": [str(m.get("run_id") or path) for path, m in zip(shards, manifests, strict=True)],
+    }
+    folder = RunFolder.create(out, manifest)
+    try:
+        started = sorted(str(m["started"]) for m in manifests if m.get("started"))
+        if started:  # the merged run started when its first shard did
+            folder.manifest["started"] = started[0]
+        records = merge_results(shards, folder.results)
+        built = build_report(records, loaded.targets)
+        paths = write_built(built, records, folder.path)
+        folder.manifest["finished"] = now()
+        published = folder.finish("complete", paths, out)
+    except BaseException:  # nothing was published: no half-merged folder is left to be resumed
+        import shutil
+
+        folder.release()
+        shutil.rmtree(folder.path, ignore_errors=True)
+        raise
+    if kept is not None:
+        remember(lambda: manifest_facts(folder, built.summary, records), kept)
     print_table(built)
     github_step_summary(built, out)
-    wrote = ", ".join(map(str, [out / "results.jsonl", *paths]))
-    click.echo(f"merged {len(records)} run(s) of {len(shards)} shard(s); wrote {wrote}", err=True)
-    exit_on_gate(built, known, min_score=min_score, strict=strict)
+    wrote = ", ".join(map(str, published))
+    click.echo(
+        f"merged {len(records)} run(s) of {len(shards)} shard(s) as run {folder.run_id}; wrote {wrote}",
+        err=True,
+    )
+    exit_on_gate(built, loaded.targets, min_score=min_score, strict=strict)
 
 
 @click.command(name="compare")

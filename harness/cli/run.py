@@ -243,6 +243,8 @@ def _run(
         }
         folder = results.RunFolder.create(out, manifest)
     click.get_current_context().call_on_close(folder.release)  # however the command ends
+    if settings.shard is not None:  # a part of a run: `harness merge` keeps the whole one
+        kept = None
     done = folder.done()
     err = console(stderr=True)
     if settings.rechunk and not any(t.agent for t in chosen):

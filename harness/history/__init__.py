@@ -106,9 +106,13 @@ def import_folders(folders: Iterable[str | Path], history: str) -> tuple[list[st
     for folder in sorted(expand(folders)):
         if not folder.is_dir():
             raise ConfigError(f"{folder}: not a run folder (a folder under reports/runs/)")
-        status = read_manifest(folder).get("status")
+        manifest = read_manifest(folder)
+        status = manifest.get("status")
         if status != "complete":
             skipped.append(f"{folder}: the run did not finish ({status}); `harness run --resume` it first")
+            continue
+        if manifest.get("shard"):
+            skipped.append(f"{folder}: shard {manifest['shard']} of a run; its `harness merge` run is kept")
             continue
         facts = folder_facts(folder)  # its rows as lists: not every folder's summary kept till written
         chosen.append(dataclasses.replace(facts, scenarios=list(facts.scenarios), checks=list(facts.checks)))

@@ -399,6 +399,35 @@ def select(records: Iterable[RunRecord], keep: Callable[[Key], bool]) -> Iterabl
     return [r for r in records if keep(r.key)]
 
 
+def run_manifest(results: Path) -> dict[str, Any]:
+    """The manifest (``run.json``) of the run that wrote ``results``: beside it, else that of the
+    newest run folder under ``runs/`` beside it holding the same bytes (``harness run`` publishes
+    a finished run's results to its ``--out``); ``{}`` when there is none or it cannot be read."""
+    import filecmp
+
+    def read(folder: Path) -> dict[str, Any]:
+        try:
+            manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return manifest if isinstance(manifest, dict) else {}
+
+    runs = results.parent / "runs"
+    folders = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []  # run ids start with the time
+    same = (
+        f
+        for f in folders
+        if (f / results.name).is_file() and filecmp.cmp(f / results.name, results, shallow=False)
+    )
+    return read(results.parent) or read(next(same, results.parent))
+
+
+def shard_manifests(shards: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The run manifest of each shard (a results file or its folder: :func:`run_manifest`), in
+    order."""
+    return [run_manifest(Path(s) / "results.jsonl" if Path(s).is_dir() else Path(s)) for s in shards]
+
+
 def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
     """The records of several ``harness run --shard K/N`` jobs (each a results file or the folder
     holding ``results.jsonl``), written together to ``out`` sorted by (target, scenario, repeat).

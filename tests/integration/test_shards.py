@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from harness.runner import Shard
 from tests.helpers.cli import harness
@@ -24,21 +25,53 @@ def keys(folder: Path) -> set[tuple[str, str, int]]:
     return {(r["target"]["name"], r["scenario"], r["repeat"]) for r in map(json.loads, lines)}
 
 
+def history(path: Path) -> list[dict[str, Any]]:
+    listed = harness("history", "--db", path, "--json")
+    assert listed.returncode == 0, listed.stderr
+    runs: list[dict[str, Any]] = json.loads(listed.stdout)
+    return runs
+
+
 def test_three_shards_merged_make_the_unsharded_report(tmp_path: Path) -> None:
-    whole = harness("run", *SELECTION, "--out", tmp_path / "whole")
+    """The merged run is one run in the history, with the unsharded run's figures, rebuilt by
+    `harness history import` as it was written; the shards are not kept there."""
+    kept = tmp_path / "history.sqlite"
+    whole = harness("run", *SELECTION, "--out", tmp_path / "whole", "--history", kept)
     assert whole.returncode == 0, whole.stderr
     shards = [tmp_path / f"shard-{k}" for k in (1, 2, 3)]
     for k, folder in enumerate(shards, 1):
-        ran = harness("run", *SELECTION, "--shard", f"{k}/3", "--out", folder)
+        ran = harness("run", *SELECTION, "--shard", f"{k}/3", "--out", folder, "--history", kept)
         assert ran.returncode == 0, ran.stderr
         assert f"shard {k}/3: {len(keys(folder))} of them" in ran.stderr
+    assert len(history(kept)) == 1  # the shards are parts of a run
     parts = [keys(folder) for folder in shards]
     assert all(parts) and sum(map(len, parts)) == len(set().union(*parts))  # each has some, none shared
     assert set().union(*parts) == keys(tmp_path / "whole")
-    merged = harness("merge", *shards, "--out", tmp_path / "merged")
+    merged = harness("merge", *shards, "--out", tmp_path / "merged", "--history", kept)
     assert merged.returncode == 0, merged.stderr
     assert report(tmp_path / "merged") == report(tmp_path / "whole")
     assert keys(tmp_path / "merged") == keys(tmp_path / "whole")
+    (folder,) = (tmp_path / "merged" / "runs").iterdir()
+    manifest = json.loads((folder / "run.json").read_text())
+    assert manifest["status"] == "complete" and manifest["mode"] == "replay"
+    assert len(manifest["merged_from"]) == 3 and manifest["started"] <= folder.name[:16]
+    runs = history(kept)
+    assert [r["run_id"] for r in runs][-1] == folder.name and len(runs) == 2
+
+    def figures(db: Path) -> list[Any]:
+        shown = harness("history", "--db", db, "--target", "sim-openai", "--json")
+        assert shown.returncode == 0, shown.stderr
+        runs: list[Any] = json.loads(shown.stdout)["runs"]
+        return [{k: v for k, v in r.items() if k not in ("run_id", "started")} for r in runs]
+
+    first, second = figures(kept)
+    assert first == second  # the merged run's figures are the unsharded run's
+    rebuilt = tmp_path / "rebuilt.sqlite"
+    sharded = [folder / "runs" for folder in shards]
+    imported = harness("history", "import", *sharded, tmp_path / "merged" / "runs", "--db", rebuilt)
+    assert imported.returncode == 0, imported.stderr
+    assert "of a run; its `harness merge` run is kept" in imported.stdout + imported.stderr
+    assert [r["run_id"] for r in history(rebuilt)] == [folder.name]
     into_shard = harness("merge", *shards, "--out", shards[0])  # the first shard's own results file
     assert into_shard.returncode == 0, into_shard.stderr
     assert report(shards[0]) == report(tmp_path / "whole") and keys(shards[0]) == keys(tmp_path / "whole")
