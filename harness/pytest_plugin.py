@@ -83,7 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="Keep the session's runs in this history, an SQLite file or a postgresql:// URL (default: "
         "$HARNESS_HISTORY, else harness.toml's [history] url, else reports/history.sqlite); one run per "
-        "session (per xdist worker).",
+        "session (under xdist too: the workers' runs are kept by the controller).",
     )
     group.addoption("--harness-no-history", action="store_true", help="Keep no history of the session.")
 
@@ -114,6 +114,10 @@ def _targets(config: pytest.Config) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "harness: a toolcall harness scenario run against a target")
     config.stash[HISTORY] = []
+    if hasattr(config, "workerinput"):  # an xdist worker
+        config.stash[PENDING] = []
+    elif config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_WorkersRuns(config), "harness-workers-runs")
     if not _targets(config):
         return
     from harness.targets import pick
@@ -190,11 +194,21 @@ class HarnessSession:
 SESSION = pytest.StashKey[HarnessSession]()
 HISTORY = pytest.StashKey[list[Any]]()
 """The session's runs, for the history: a :class:`harness.history.facts.Collector` once a run ends."""
+PENDING = pytest.StashKey[list[str]]()
+"""In an xdist worker: the results lines of the runs ended since the last test report, sent with
+it to the controller, which keeps the session's one run in the history."""
 
 
 def keep(config: pytest.Config, record: RunRecord) -> None:
-    """Note a finished run for the session's history (nothing when it is off)."""
+    """Note a finished run for the session's history (nothing when it is off); an xdist worker
+    passes it to the controller with its test's report."""
     if config.getoption("harness_no_history"):
+        return
+    pending = config.stash.get(PENDING, None)
+    if pending is not None:
+        from harness.records import record_line
+
+        pending.append(record_line(record).decode())
         return
     kept = config.stash.get(HISTORY, None)
     if kept is None:
@@ -204,6 +218,34 @@ def keep(config: pytest.Config, record: RunRecord) -> None:
 
         kept.append(Collector())
     kept[0].add(record)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """In an xdist worker, the runs ended during a test phase ride on its report
+    (``harness_history``: a report's attributes reach the controller)."""
+    report = yield
+    pending = item.config.stash.get(PENDING, None)
+    if pending:
+        report.harness_history = list(pending)
+        pending.clear()
+    return report
+
+
+class _WorkersRuns:
+    """In the xdist controller: each worker's runs, read off its test reports, kept as the
+    session's (:func:`keep`)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        lines = getattr(report, "harness_history", None)
+        if lines:
+            from harness.records import decode_record
+
+            for line in lines:
+                keep(self.config, decode_record(line.encode()))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

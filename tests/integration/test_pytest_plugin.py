@@ -74,13 +74,31 @@ def test_a_failure_shows_checks_findings_and_wire_not_a_traceback() -> None:
     assert "Traceback" not in out.stdout and "harness/pytest_plugin.py" not in out.stdout
 
 
-def test_xdist_gives_the_same_outcomes(tmp_path: Path) -> None:
+def test_xdist_gives_the_same_outcomes_and_one_run_in_the_history(tmp_path: Path) -> None:
+    """Two workers: the same outcomes, and the session is one run in the history (the controller
+    keeps the workers' runs), with the figures one process gives."""
+    from tests.helpers.cli import harness
+
     common = ["--harness-targets", "sim-openai,local-gemma3-270m", "-q", "-m", "single or parallel or error"]
-    pytest_run(*common, "--junitxml", tmp_path / "one.xml")
-    pytest_run(*common, "-n", "2", "--junitxml", tmp_path / "two.xml")
+    pytest_run(*common, "--junitxml", tmp_path / "one.xml", "--harness-history", tmp_path / "one.sqlite")
+    pytest_run(
+        *common, "-n", "2", "--junitxml", tmp_path / "two.xml", "--harness-history", tmp_path / "two.sqlite"
+    )
     one, two = outcomes(tmp_path / "one.xml"), outcomes(tmp_path / "two.xml")
     assert one == two and len(one) >= 10
     assert set(one.values()) == {"passed", "failure"}  # the local model fails some: same ones both ways
+
+    def figures(db: Path, target: str) -> list[Any]:
+        shown = harness("history", "--db", db, "-t", target, "--json")
+        assert shown.returncode == 0, shown.stderr
+        return [
+            {k: v for k, v in r.items() if k not in ("run_id", "started")}
+            for r in json.loads(shown.stdout)["runs"]
+        ]
+
+    for target in ("sim-openai", "local-gemma3-270m"):
+        alone = figures(tmp_path / "one.sqlite", target)
+        assert len(alone) == 1 and figures(tmp_path / "two.sqlite", target) == alone
 
 
 def test_the_harness_fixture_runs_a_scenario_from_python(pytester: pytest.Pytester) -> None:
