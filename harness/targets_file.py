@@ -75,6 +75,7 @@ class TargetsConfig:
     targets: dict[str, Target]
     profiles: dict[str, Profile]
     history: str | None = None  # [history] url: a path (made relative to the file's folder) or a URL
+    keep_runs: int | None = None  # [history] keep_runs: run folders kept under OUT/runs/ (0: all)
 
 
 # -- errors with their place ----------------------------------------------------------------
@@ -529,7 +530,9 @@ def read_config(source: str, text: str, base: Mapping[str, Target] | None = None
     targets.update(_build_targets(file, data, profiles, base or {}))
     if file.problems:
         raise ConfigFileError(file.problems)
-    return TargetsConfig(targets, profiles, _history(source, data.get("history")))
+    table = data.get("history")
+    keep = table.get("keep_runs") if isinstance(table, dict) else None
+    return TargetsConfig(targets, profiles, _history(source, table), keep)
 
 
 def _history(source: str, table: Any) -> str | None:

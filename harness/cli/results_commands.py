@@ -58,6 +58,13 @@ def report(results: Path, out: Path, config: str | None) -> None:
     "$HARNESS_HISTORY, else harness.toml's [history] url, else OUT/history.sqlite).",
 )
 @click.option("--no-history", is_flag=True, help="Keep no history of the merged run.")
+@click.option(
+    "--keep-runs",
+    default=None,
+    type=click.IntRange(0),
+    help="Run folders to keep under OUT/runs/ (default: harness.toml's [history] keep_runs, else 5; "
+    "0 keeps every one).",
+)
 def merge(
     shards: tuple[Path, ...],
     out: Path,
@@ -66,6 +73,7 @@ def merge(
     strict: bool,
     history: str | None,
     no_history: bool,
+    keep_runs: int | None,
 ) -> None:
     """Put the results of `harness run --shard K/N` jobs together: one run, the same as one
     unsharded run's (each SHARD is a results file or its folder). The merged run gets a run folder
@@ -96,7 +104,8 @@ def merge(
         built = build_report(records, loaded.targets)
         paths = write_built(built, records, folder.path)
         folder.manifest["finished"] = now()
-        published = folder.finish("complete", paths, out)
+        keep = keep_runs if keep_runs is not None else loaded.keep_runs
+        published = folder.finish("complete", paths, out, keep)
     except BaseException:  # nothing was published: no half-merged folder is left to be resumed
         import shutil
 

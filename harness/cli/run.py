@@ -105,6 +105,13 @@ def _run_options(fn: Any) -> Any:
         ),
         click.option("--no-history", is_flag=True, help="Keep no history of this run."),
         click.option(
+            "--keep-runs",
+            default=None,
+            type=click.IntRange(0),
+            help="Run folders to keep under OUT/runs/, the newest (default: harness.toml's [history] "
+            "keep_runs, else 5; 0 keeps every one, so `harness history import` can rebuild them all).",
+        ),
+        click.option(
             "--resume",
             "resume",
             is_flag=False,
@@ -179,6 +186,7 @@ def _run(
     resume: str | None,
     history: str | None = None,
     no_history: bool = False,
+    keep_runs: int | None = None,
     baseline: Path | None = None,
     tolerance: float = 0.0,
     **run_options: Any,
@@ -314,7 +322,8 @@ def _run(
     paths = write_built(report, records, folder.path, sections=_trends(kept, folder, report, records))
     if not stop.is_set():
         folder.manifest["finished"] = now()  # saved by finish, read by `harness history import`
-    published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out)
+    keep = keep_runs if keep_runs is not None else loaded.keep_runs
+    published = folder.finish("interrupted" if stop.is_set() else "complete", [*paths], out, keep)
     if not stop.is_set() and kept is not None:  # written once the results are published: never costs them
         remember(lambda: manifest_facts(folder, report.summary, records), kept)
     print_table(report)

@@ -482,7 +482,8 @@ def merge_results(shards: Sequence[str | Path], out: str | Path) -> RecordLog:
 
 
 KEEP_RUNS = 5
-"""Finished run folders kept under ``<out>/runs/`` (the newest ones)."""
+"""Finished run folders kept under ``<out>/runs/`` (the newest ones) unless told otherwise
+(``--keep-runs``, ``[history] keep_runs``; 0 keeps every one)."""
 LOCK_FILE = "run.lock"
 """In a run folder: the OS lock its run holds while it lives, and who holds it."""
 
@@ -561,14 +562,18 @@ class RunFolder:
     def save(self) -> None:
         _replace(self.path / "run.json", json.dumps(self.manifest, indent=2, sort_keys=True).encode() + b"\n")
 
-    def finish(self, status: str, reports: list[Path], out: Path) -> list[Path]:
+    def finish(self, status: str, reports: list[Path], out: Path, keep: int | None = None) -> list[Path]:
         """Mark the run ``complete`` or ``interrupted``; a complete run's results and reports are
-        published to ``out``. Returns the published paths. The folder is then let go."""
+        published to ``out``, and the finished run folders beyond the newest ``keep`` (this one
+        among them; ``None``: :data:`KEEP_RUNS`; 0: none is removed) are removed. Returns the
+        published paths. The folder is then let go."""
+        keep = KEEP_RUNS if keep is None else keep
         self.manifest["status"] = status
         self.save()
         published = []
         if status == "complete":
-            self._prune()
+            if keep > 0:
+                self._prune(keep)
             for path in [self.results, *self.beside(), *reports]:
                 target = out / path.name
                 _publish(path, target)
@@ -588,9 +593,9 @@ class RunFolder:
             os.close(self.lock)
             self.lock = None
 
-    def _prune(self) -> None:
-        """Remove the oldest finished run folders beyond :data:`KEEP_RUNS` (unfinished ones stay:
-        resumable; one a run holds, resumed by its id, stays too)."""
+    def _prune(self, keep: int) -> None:
+        """Remove the oldest finished run folders beyond the newest ``keep`` (unfinished ones
+        stay: resumable; one a run holds, resumed by its id, stays too)."""
         import shutil
 
         finished = []
@@ -598,7 +603,7 @@ class RunFolder:
             manifest = path / "run.json"
             if path != self.path and manifest.is_file() and _status(manifest) == "complete":
                 finished.append(path)
-        for path in finished[: max(0, len(finished) - (KEEP_RUNS - 1))]:
+        for path in finished[: max(0, len(finished) - (keep - 1))]:
             try:
                 lock = _take(path)
             except ConfigError:

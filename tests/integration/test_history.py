@@ -106,6 +106,34 @@ def test_no_history_a_configured_one_and_one_that_cannot_be_written(
     assert not (tmp_path / "m").exists()  # refused before the run
 
 
+def test_every_run_folder_is_kept_when_asked_so_import_rebuilds_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the default five run folders, the history holds runs import could no longer rebuild;
+    ``[history] keep_runs = 0`` (or ``--keep-runs 0``) keeps every folder, and every run is
+    rebuilt; ``--keep-runs 2`` keeps two."""
+    monkeypatch.delenv("HARNESS_HISTORY")  # (tests/conftest.py turns it off; it comes before the file)
+    (tmp_path / "harness.toml").write_text('[history]\nurl = "h.sqlite"\nkeep_runs = 0\n')
+    selection = ["-t", "sim-openai", "-s", "weather.single.*", *SUITE, "--config", tmp_path / "harness.toml"]
+    for _ in range(6):
+        assert invoke("run", *selection, "--out", tmp_path / "r").exit_code == 0
+    folders = sorted((tmp_path / "r" / "runs").iterdir())
+    assert len(folders) == 6
+    rebuilt = tmp_path / "rebuilt.sqlite"
+    assert invoke("history", "import", tmp_path / "r" / "runs", "--db", rebuilt).exit_code == 0
+    with (
+        History.open(tmp_path / "h.sqlite", create=False) as kept,
+        History.open(rebuilt, create=False) as again,
+    ):
+        assert (
+            [r["run_id"] for r in again.runs()]
+            == [r["run_id"] for r in kept.runs()]
+            == [f.name for f in folders]
+        )
+    assert invoke("run", *selection, "--out", tmp_path / "r", "--keep-runs", "2").exit_code == 0
+    assert len(list((tmp_path / "r" / "runs").iterdir())) == 2
+
+
 def test_the_api_and_the_pytest_plugin_keep_their_runs(tmp_path: Path, pytester: pytest.Pytester) -> None:
     db = tmp_path / "h.sqlite"
     config = RunConfig(cassettes=REPO / "cassettes")

@@ -82,6 +82,24 @@ def test_pruning_leaves_a_folder_another_run_holds(tmp_path: Path, monkeypatch: 
     assert not held.path.exists()
 
 
+def test_a_finished_run_keeps_the_newest_folders_it_is_told_to(tmp_path: Path) -> None:
+    """``keep`` run folders (this one among them), the default five, or every one for 0."""
+
+    def folders() -> int:
+        return sum(1 for _ in (tmp_path / "runs").iterdir())
+
+    for _ in range(7):
+        folder = RunFolder.create(tmp_path, MANIFEST)
+        folder.results.touch()
+        folder.finish("complete", [], tmp_path, keep=0)
+    assert folders() == 7
+    for keep, left in ((None, results.KEEP_RUNS), (2, 2)):
+        folder = RunFolder.create(tmp_path, MANIFEST)
+        folder.results.touch()
+        folder.finish("complete", [], tmp_path, keep=keep)
+        assert folders() == left and folder.path.is_dir()
+
+
 @pytest.mark.parametrize(
     ("tail", "kept"),
     [(b"", 2), (whole(2)[:300], 2), (whole(2)[:-1], 3)],
