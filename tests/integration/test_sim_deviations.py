@@ -107,12 +107,19 @@ def test_every_deviation_has_an_oracle() -> None:
     assert {(name, d) for name, fmt in FORMATS.items() for d in fmt.deviations} <= set(ORACLES) | hosted
 
 
-@pytest.mark.parametrize("deviation", sorted(HOSTED_CAUGHT))
-def test_each_hosted_mcp_deviation_is_caught(deviation: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("fmt", "deviation"),
+    [
+        *(("openai-responses", d) for d in sorted(HOSTED_CAUGHT)),
+        ("anthropic-messages", "hosted-disallowed-tool"),
+    ],
+)
+def test_each_hosted_mcp_deviation_is_caught(fmt: str, deviation: str, tmp_path: Path) -> None:
+    """On the Responses connector (both), and on Anthropic's (which asks no approval)."""
     settings, check_id, detail = HOSTED_CAUGHT[deviation]
     target = Target.build(
         f"sim-{deviation}",
-        format="openai-responses",
+        format=fmt,
         model="sim-deviant",
         base_url=f"sim~{deviation}",
         hosted_mcp=settings,

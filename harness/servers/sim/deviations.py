@@ -16,6 +16,7 @@ of each scenario id and the seed, so the headline can be held to the truth (``10
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter, defaultdict
@@ -69,15 +70,25 @@ def _text_leak(reply: Reply, conversation: Conversation) -> Reply:
     return Reply(text=text)
 
 
+def _hosted_disallowed(reply: Reply, conversation: Conversation) -> Reply:
+    renamed = [
+        dataclasses.replace(step, name=f"{step.name}_admin") if step.kind != "list_tools" else step
+        for step in reply.hosted
+    ]
+    return dataclasses.replace(reply, hosted=renamed)
+
+
 REPLY_DEVIATIONS: dict[str, Callable[[Reply, Conversation], Reply]] = {
     "unknown-tool": _unknown_tool,
     "schema-violation": _schema_violation,
     "no-calls": _no_calls,
     "text-leak": _text_leak,
+    "hosted-disallowed-tool": _hosted_disallowed,
 }
 """What the model says: a tool that was not offered, arguments against the schema, no call
 at all (tool_choice ignored), calls written into the text (Hermes tags) instead of the
-tool-call fields."""
+tool-call fields; and what the provider's MCP connector did (hosted MCP, Responses and
+Anthropic alike): a call (or an approval request) to a tool outside ``allowed_tools``."""
 
 
 NOISY_SHARE = 5

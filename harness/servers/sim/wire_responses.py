@@ -595,13 +595,6 @@ def _hosted_unapproved(obj: dict[str, Any]) -> None:
             )
 
 
-def _hosted_disallowed(obj: dict[str, Any]) -> None:
-    """The MCP connector calls (and asks approval for) a tool the request's allowed_tools leave out."""
-    for item in obj["output"]:
-        if item.get("type") in HOSTED_STEPS:
-            item["name"] = f"{item['name']}_admin"
-
-
 DEVIATIONS: dict[str, Callable[[Response], Response]] = {
     "args-object": _deviation(_arguments_object),
     "args-invalid-json": _deviation(_arguments_truncated),
@@ -616,7 +609,6 @@ DEVIATIONS: dict[str, Callable[[Response], Response]] = {
     "items-out-of-order": _deviation(events=_out_of_order, stream_only=True),
     "strict-normalised": _deviation(_strict_normalised),
     "hosted-unapproved": _deviation(_hosted_unapproved),
-    "hosted-disallowed-tool": _deviation(_hosted_disallowed),
 }
 """How the Responses answer is written wrongly: the chat deviations that apply (arguments as an
 object or as broken JSON, call ids missing or shared, a failure inside an HTTP 200, a 500), and
@@ -624,8 +616,8 @@ what Responses servers have been seen to do: a call streamed as ``output_text`` 
 #29725, #36435), ``call_id`` changed in ``response.completed`` (vLLM PR #47916), a
 ``multi_tool_use.parallel`` wrapper (vercel/ai issue 19067), argument deltas keyed by
 ``call_id`` rather than the item id, items streamed last to first, and every schema normalised
-to strict mode whatever ``strict`` said (what OpenAI does when it is omitted); and two of a hosted
-MCP connector overstepping the request: a call run without the approval it required, a call to a
-tool outside ``allowed_tools``."""
+to strict mode whatever ``strict`` said (what OpenAI does when it is omitted); and a hosted MCP
+connector overstepping the request: a call run without the approval it required (a call to a
+tool outside ``allowed_tools`` is a reply deviation: :mod:`harness.servers.sim.deviations`)."""
 
 RESPONSES = SimFormat("openai-responses", read, respond, error, DEVIATIONS)
