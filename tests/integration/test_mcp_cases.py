@@ -56,6 +56,18 @@ def asked(question: str) -> dict[str, Any]:
     return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": question}]}
 
 
+def deleted_at_once(request: str, *, confirm: bool = False) -> dict[str, Any]:
+    """A scenario change: ``request`` answered by deleting README.md at once (no question, no
+    follow-up), the scenario naming the tool in ``confirm_before`` or not."""
+    expect: dict[str, Any] = {
+        "calls": [{"name": "mcp__codeindex__delete_file", "args": {"path": "README.md"}}],
+        "final": {"contains": "deleted"},
+    }
+    if confirm:
+        expect["confirm_before"] = ["mcp__codeindex__delete_file"]
+    return {"messages": [{"role": "user", "content": request}], "expect": expect, "follow_ups": None}
+
+
 def test_each_case_passes_conformant_and_is_caught_otherwise(tmp_path: Path) -> None:
     bundled = [s for s in scenarios.load([REPO / "scenarios" / "mcp"]) if s.id in CASES]
     broken = [
@@ -65,19 +77,7 @@ def test_each_case_passes_conformant_and_is_caught_otherwise(tmp_path: Path) -> 
         variant(
             tmp_path, "mcp.error.input_is_error", asked("Lines 30-35 of README?"), "read_lines_nonconformant"
         ),
-        variant(
-            tmp_path,
-            "mcp.confirm.delete_file",
-            {
-                "messages": [{"role": "user", "content": "Delete README.md now."}],
-                "expect": {
-                    "calls": [{"name": "mcp__codeindex__delete_file", "args": {"path": "README.md"}}],
-                    "final": {"contains": "deleted"},
-                    "confirm_before": ["mcp__codeindex__delete_file"],
-                },
-                "follow_ups": None,
-            },
-        ),
+        variant(tmp_path, "mcp.confirm.delete_file", deleted_at_once("Delete README.md now.", confirm=True)),
     ]
     records = {
         r.scenario: r
@@ -122,18 +122,7 @@ def test_the_other_cases_pass_conformant_and_are_caught_otherwise(tmp_path: Path
         variant(tmp_path, names[0], reworded(names[0], "as text"), "file_stats_nonconformant"),
         variant(tmp_path, names[1], reworded(names[1], "counting down"), "reindex_nonconformant"),
         variant(tmp_path, names[2], reworded(names[2], "one character more"), TOO_LONG_NAME),
-        variant(
-            tmp_path,
-            "mcp.confirm.delete_file",
-            {
-                "messages": [{"role": "user", "content": "Delete README.md now, no questions."}],
-                "expect": {
-                    "calls": [{"name": "mcp__codeindex__delete_file", "args": {"path": "README.md"}}],
-                    "final": {"contains": "deleted"},
-                },
-                "follow_ups": None,
-            },
-        ),
+        variant(tmp_path, "mcp.confirm.delete_file", deleted_at_once("Delete README.md now, no questions.")),
     ]
     slow = variant(tmp_path, names[1], reworded(names[1], "in 50 steps"), None)
     data = yaml.safe_load(Path(slow.path).read_text())

@@ -89,6 +89,29 @@ def test_fixture_scenarios_give_the_same_verdicts_over_stdio_and_http(
         assert yaml.safe_load(http.read_text())["protocol_versions"] == {"codeindex": "2026-07-28"}
 
 
+def record_and_replay(tmp_path: Path, folder: Path, *targets: str) -> list[str]:
+    """The scenarios in ``folder`` recorded (the token in the environment) then replayed (without
+    it) with the CLI, each exiting 0: their consoles."""
+    common = (*targets, "--scenarios", folder, "--cassettes", tmp_path / "cassettes")
+    recorded = harness(
+        "run", "--mode", "record", *common, "--out", tmp_path / "out", env={TOKEN_VARIABLE: TOKEN}
+    )
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    replayed = harness("run", *common, "--out", tmp_path / "out-replay")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    return [p.stdout + p.stderr for p in (recorded, replayed)]
+
+
+def leaks(tmp_path: Path, folder: Path, forms: list[str], consoles: list[str]) -> list[tuple[str, str]]:
+    """(where, form) for each of ``forms`` found in a file written under ``tmp_path`` (the scenarios
+    in ``folder`` aside) or on a console."""
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and folder not in p.parents]
+    assert len(written) > 6, written
+    outputs = {str(path): path.read_bytes() for path in written}
+    outputs |= {f"console {i}": text.encode() for i, text in enumerate(consoles)}
+    return [(where, form) for where, data in outputs.items() for form in forms if form.encode() in data]
+
+
 def test_a_header_secret_reaches_no_written_byte(url: str, tmp_path: Path) -> None:
     """Record and replay with the CLI; every file it wrote, and its console, lack the token in
     every form it travels in (the ``Bearer`` header's base64 too)."""
@@ -102,13 +125,7 @@ def test_a_header_secret_reaches_no_written_byte(url: str, tmp_path: Path) -> No
             "codeindex": {"url": url, "headers": headers, "protocol_version": "2025-06-18"}
         }
         (folder / f"{scenario}.yaml").write_text(yaml.safe_dump(data))
-    common = ("-t", SIM, "--scenarios", folder, "--cassettes", tmp_path / "cassettes")
-    recorded = harness(
-        "run", "--mode", "record", *common, "--out", tmp_path / "out", env={TOKEN_VARIABLE: TOKEN}
-    )
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    replayed = harness("run", *common, "--out", tmp_path / "out-replay")
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    consoles = record_and_replay(tmp_path, folder, "-t", SIM)
     recordings = sorted(tmp_path.glob("cassettes/**/*.mcp.yaml"))
     assert len(recordings) == 2
     for recording in recordings:
@@ -119,14 +136,7 @@ def test_a_header_secret_reaches_no_written_byte(url: str, tmp_path: Path) -> No
         base64.b64encode(f"Bearer {TOKEN}".encode()).decode(),
         base64.b64encode(literal.encode()).decode(),
     ]
-    written = [p for p in tmp_path.rglob("*") if p.is_file() and folder not in p.parents]
-    assert len(written) > 6, written
-    outputs = {path: path.read_bytes() for path in written}
-    outputs |= {
-        Path(f"console {i}"): (p.stdout + p.stderr).encode() for i, p in enumerate((recorded, replayed))
-    }
-    leaks = [(str(path), form) for path, data in outputs.items() for form in forms if form.encode() in data]
-    assert leaks == []
+    assert leaks(tmp_path, folder, forms, consoles) == []
 
 
 def test_a_secret_given_to_a_hosted_connector_reaches_no_written_byte(url: str, tmp_path: Path) -> None:
@@ -145,13 +155,7 @@ def test_a_secret_given_to_a_hosted_connector_reaches_no_written_byte(url: str, 
         data["mcp_servers"] = {"codeindex": {"url": credentialed, "headers": headers}}
         (folder / f"{scenario}.yaml").write_text(yaml.safe_dump(data))
     hosted = ("-t", "sim-openai-responses-hosted-mcp-stream", "-t", "sim-anthropic-hosted-mcp")
-    common = (*hosted, "--scenarios", folder, "--cassettes", tmp_path / "cassettes")
-    recorded = harness(
-        "run", "--mode", "record", *common, "--out", tmp_path / "out", env={TOKEN_VARIABLE: TOKEN}
-    )
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-    replayed = harness("run", *common, "--out", tmp_path / "out-replay")
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    consoles = record_and_replay(tmp_path, folder, *hosted)
     cassettes = sorted(tmp_path.glob("cassettes/**/*.yaml"))
     assert len(cassettes) == 4, cassettes
     bodies = "".join(c.read_text() for c in cassettes)
@@ -159,13 +163,7 @@ def test_a_secret_given_to_a_hosted_connector_reaches_no_written_byte(url: str, 
     forms = [TOKEN, literal, bearer, password, parameter]
     forms += [base64.b64encode(f"Bearer {secret}".encode()).decode() for secret in (TOKEN, bearer)]
     forms.append(base64.b64encode(f"someone:{password}".encode()).decode())
-    written = [p for p in tmp_path.rglob("*") if p.is_file() and folder not in p.parents]
-    outputs = {path: path.read_bytes() for path in written}
-    outputs |= {
-        Path(f"console {i}"): (p.stdout + p.stderr).encode() for i, p in enumerate((recorded, replayed))
-    }
-    leaks = [(str(path), form) for path, data in outputs.items() for form in forms if form.encode() in data]
-    assert leaks == []
+    assert leaks(tmp_path, folder, forms, consoles) == []
 
 
 def test_a_pinned_revision_is_spoken_over_http_and_stdio(url: str) -> None:
