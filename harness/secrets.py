@@ -67,17 +67,6 @@ def register(*values: str | None) -> None:
         _ordered = tuple(sorted(found, key=lambda form: (-len(form), form)))  # a key inside another
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+(\S.*)")
-"""An ``Authorization``-style value: a scheme, then its credentials (RFC 9110, section 11.4)."""
-
-
-def register_header(*values: str) -> None:
-    """Remember credential header values, and the credentials after a scheme (``Bearer <token>``:
-    the token too, which a provider's MCP connector is given on its own)."""
-    register(*values)
-    register(*(found[1].strip() for value in values if (found := _SCHEME.fullmatch(value.strip()))))
-
-
 def known() -> tuple[str, ...]:
     """Every registered form, longest first."""
     return _ordered

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from harness import secrets
@@ -70,6 +72,20 @@ def register_url(uri: str) -> None:
     if parts.query:  # a URL scrubbed already holds markers, not secrets
         query = parse_qsl(parts.query, True)
         secrets.register(*(v for k, v in query if k.lower() in SECRET_QUERY and v not in MARKERS))
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*\s+(\S.*)")
+"""A credential header's value: an authentication scheme, then its credentials (RFC 9110 11.4)."""
+
+
+def register_headers(headers: Mapping[str, str]) -> None:
+    """Register the header values an MCP server is given as secrets, and, of a credential header
+    (:func:`secret_header`), the credentials after its scheme too (``Bearer <token>``: the token,
+    which Anthropic's MCP connector is given on its own)."""
+    secrets.register(*headers.values())
+    for name, value in headers.items():
+        if secret_header(name) and (found := _SCHEME.fullmatch(value.strip())):
+            secrets.register(found[1].strip())
 
 
 def secret_header(name: str) -> bool:

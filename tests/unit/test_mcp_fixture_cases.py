@@ -96,3 +96,33 @@ def test_the_slow_tool_reports_progress_and_stops_when_cancelled(capsys: pytest.
 
     assert with_client(cancelled) == REQUEST_TIMEOUT
     assert re.search(r"^reindex: cancelled at step \d+$", capsys.readouterr().err, re.MULTILINE)
+
+
+def test_the_sdk_s_own_text_of_a_wrapped_result_counts_as_its_json() -> None:
+    """The official SDK writes a plain value's structured result as ``{"result": value}`` and its
+    text as the value (a block per list item): not flagged; the fixture's nonconformant tool,
+    with no text at all, is."""
+    from mcp.server.mcpserver import MCPServer
+
+    from harness.tools.mcp.types import render_result
+
+    def word() -> str:
+        return "hello"
+
+    def items() -> list[int]:
+        return [1, 2]
+
+    server = MCPServer("wrapped")
+    for tool in (word, items):
+        server.tool()(tool)
+
+    async def run() -> list[Any]:
+        async with Client(server) as client:
+            return [render_result(await client.call_tool(name, {})) for name in ("word", "items")]
+
+    found = asyncio.run(run())
+    assert [r.structured for r in found] == [{"result": "hello"}, {"result": [1, 2]}]
+    assert [r.text for r in found] == ["hello", "1\n2"] and all(r.serialized for r in found)
+    missing = with_client(lambda c: c.call_tool("file_stats_nonconformant", {"path": "README.md"}))
+    assert render_result(missing).structured == {"path": "README.md", "lines": 3, "language": "markdown"}
+    assert not render_result(missing).serialized

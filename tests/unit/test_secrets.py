@@ -21,7 +21,7 @@ from harness.secrets import REDACTED, redact, redact_body, redact_bytes
 from harness.servers.endpoints import live_endpoint
 from harness.targets import Target
 from harness.transport.cassette import CassetteTransport
-from harness.transport.credentials import register_url, safe_url
+from harness.transport.credentials import register_headers, register_url, safe_url
 from harness.transport.send import Transport
 from tests.helpers.echo_server import b64, json_escaped
 
@@ -154,10 +154,18 @@ def test_credentials_in_a_url_are_registered_by_value() -> None:
 
 
 def test_a_credential_header_registers_the_credentials_after_its_scheme_too() -> None:
-    """A provider's MCP connector is given the token of ``Bearer <token>`` on its own."""
+    """A provider's MCP connector is given the token of ``Bearer <token>`` on its own; the tail of
+    a header that carries no credential is no secret."""
     secrets.forget_all()
-    secrets.register_header("Bearer tok-HEADER-77", "Basic  dXNlcjpwYXNz ", "plain-VALUE-9")
+    headers = {
+        "Authorization": "Bearer tok-HEADER-77",
+        "Proxy-Authorization": "Basic  dXNlcjpwYXNz ",
+        "X-Team-Key": "plain-VALUE-9",
+        "X-Title": "Tool Harness",
+    }
+    register_headers(headers)
     assert set(secrets.known()) >= {"Bearer tok-HEADER-77", "tok-HEADER-77", "dXNlcjpwYXNz", "plain-VALUE-9"}
+    assert "Harness" not in secrets.known()
     assert redact('{"authorization_token": "tok-HEADER-77"}') == f'{{"authorization_token": "{REDACTED}"}}'
 
 

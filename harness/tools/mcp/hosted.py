@@ -8,8 +8,8 @@ scenario offers from a server become its ``allowed_tools``.
 
 A provider reaches a server by URL. A Streamable HTTP server declared with a ``url`` is
 declared with it, and with its headers, ``{env:NAME}`` filled in. The header values, each
-variable's value, the credentials after an ``Authorization`` scheme and the URL's own
-credentials are registered as secrets, so they are redacted from every written byte. A stdio
+variable's value, the credentials after a credential header's scheme (``Bearer``) and the URL's
+own credentials are registered as secrets, so they are redacted from every written byte. A stdio
 server has no URL a provider could reach, so it is declared as ``stdio://<name>``, which only
 the reference simulator serves (it plays the provider's connector from the scenario's toolset:
 see :mod:`harness.servers.sim.hosted`).
@@ -17,14 +17,11 @@ see :mod:`harness.servers.sim.hosted`).
 
 from __future__ import annotations
 
-import os
-from re import Match
 from typing import Any
 
-from harness import secrets
 from harness.model import Approval, HostedServer
-from harness.tools.mcp.types import ENV_REFERENCE, MCPUse
-from harness.transport.credentials import register_url
+from harness.tools.mcp.types import MCPUse, fill_env
+from harness.transport.credentials import register_headers, register_url
 
 STDIO_SCHEME = "stdio://"
 """The URL a stdio server is declared under (no provider can reach it; the simulator serves it)."""
@@ -42,21 +39,9 @@ def hosted_servers(use: MCPUse, settings: dict[str, Any]) -> tuple[HostedServer,
         if server.url:
             register_url(server.url)  # its userinfo and credential query values
         url = server.url or f"{STDIO_SCHEME}{server.name}"
-        headers = {name: _filled(value) for name, value in server.headers.items()}
-        secrets.register_header(*headers.values())
+        # a replay, which sends nothing to the provider, may run without the variable: kept as written
+        headers = {name: fill_env(value, lambda n: f"{{env:{n}}}") for name, value in server.headers.items()}
+        register_headers(headers)
         allowed = offered.get(server.name)
         servers.append(HostedServer(server.name, url, allowed, approval, headers))
     return tuple(servers)
-
-
-def _filled(value: str) -> str:
-    """A header value with each ``{env:NAME}`` the environment holds filled in (a replay, which
-    sends nothing to the provider, may run without the variable). Each value filled in is a
-    secret: a header may carry it among other text."""
-
-    def variable(match: Match[str]) -> str:
-        found = os.environ.get(match[1])
-        secrets.register(found)
-        return match[0] if found is None else found
-
-    return ENV_REFERENCE.sub(variable, value)

@@ -71,7 +71,7 @@ from harness.tools.mcp.types import (
 )
 from harness.tools.naming import OnForbidden, Style, ToolNamer
 from harness.tools.run_tools import Answered, Tool, ToolFailure
-from harness.transport.credentials import register_url
+from harness.transport.credentials import register_headers, register_url
 
 if TYPE_CHECKING:
     from anyio import CancelScope, Event
@@ -133,7 +133,7 @@ class MCPManager:
         for spec in map(MCPServerSpec.of, specs):
             if not spec.name or spec.name in self._servers:
                 raise ConfigError(f"MCP server names must be unique and non-empty: {spec.name!r}")
-            secrets.register_header(*spec.headers.values())  # an HTTP server's credentials, never written
+            register_headers(spec.headers)  # an HTTP server's credentials, never written
             if spec.url is not None:
                 register_url(spec.url)
             self._servers[spec.name] = _Server(spec)

@@ -13,14 +13,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from re import Match
 from typing import Any, get_args
 
 import yaml
@@ -29,9 +27,9 @@ from harness import secrets
 from harness.errors import CassetteDriftError, CassetteMissingError, ConfigError
 from harness.model import Finding, MCPToolInfo
 from harness.providers import adapter_class
+from harness.providers.rules import NameRules
 from harness.tools.mcp.manager import registry_tool, tool_failure, tool_text
 from harness.tools.mcp.types import (
-    ENV_REFERENCE,
     IssueKind,
     MCPCallResult,
     MCPIssue,
@@ -39,6 +37,7 @@ from harness.tools.mcp.types import (
     MCPServerSpec,
     MCPTool,
     MCPUse,
+    fill_env,
 )
 from harness.tools.naming import Style, ToolNamer
 from harness.tools.run_tools import Answered, Tool
@@ -115,7 +114,9 @@ class MCPSession:
         """The declared server with ``{python}`` and ``{fixture}`` filled in (fixtures made now), or
         its headers' ``{env:NAME}`` (every value registered as a secret)."""
         if server.url is not None:
-            headers = {name: self._fill_env(server, name, value) for name, value in server.headers.items()}
+            headers = {
+                name: fill_env(value, self._unset(server, name)) for name, value in server.headers.items()
+            }
             return MCPServerSpec(
                 server.name,
                 timeout_s=server.timeout_s,
@@ -161,21 +162,16 @@ class MCPSession:
             protocol_version=server.protocol_version or self.protocol_version,
         )
 
-    def _fill_env(self, server: MCPServerDecl, header: str, value: str) -> str:
-        """A header value with each ``{env:NAME}`` replaced by that variable's value, a secret (the
-        whole value is registered as one by the manager)."""
+    def _unset(self, server: MCPServerDecl, header: str) -> Callable[[str], str]:
+        """What a header's ``{env:NAME}`` of a variable that is not set comes to: an error naming it."""
 
-        def variable(match: Match[str]) -> str:
-            found = os.environ.get(match[1])
-            if found is None:
-                raise ConfigError(
-                    f"scenario {self.use.scenario_id}: MCP server {server.name!r} needs the environment "
-                    f"variable {match[1]} (headers.{header})"
-                )
-            secrets.register(found)
-            return found
+        def refuse(name: str) -> str:
+            raise ConfigError(
+                f"scenario {self.use.scenario_id}: MCP server {server.name!r} needs the environment "
+                f"variable {name} (headers.{header})"
+            )
 
-        return ENV_REFERENCE.sub(variable, value)
+        return refuse
 
     def _load(self) -> None:
         try:  # bounded and guarded as cassettes are; a broken one is a CassetteCorruptError
@@ -442,16 +438,16 @@ def _issue(issue: MCPIssue) -> dict[str, Any]:
 
 
 TOOL_NAMES = "https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names"
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+MCP_NAMES = NameRules("mcp", "A-Za-z0-9_.-", 128, source=TOOL_NAMES)
+"""MCP's own rule for a tool's name (2025-11-25): 1 to 128 ASCII letters, digits, ``_``, ``-``
+and ``.``. A provider's narrower rule is the namer's to meet (``wire.tool_name_mapped``)."""
 
 
 def tool_name_problem(name: str) -> str | None:
-    """How a listed tool's name breaks MCP's naming rule (2025-11-25: 1 to 128 characters, ASCII
-    letters, digits, ``_``, ``-`` and ``.`` only), or None. A provider's own, narrower rule is the
-    namer's to meet (``wire.tool_name_mapped``)."""
-    if _TOOL_NAME.fullmatch(name):
+    """How a listed tool's name breaks :data:`MCP_NAMES`, or None."""
+    if MCP_NAMES.is_valid(name):
         return None
-    if not 1 <= len(name) <= 128:
-        return f"{len(name)} characters, where MCP allows 1 to 128"
-    odd = sorted({c for c in name if not re.fullmatch(r"[A-Za-z0-9_.-]", c)})
+    if not 1 <= len(name) <= MCP_NAMES.max_len:
+        return f"{len(name)} characters, where MCP allows 1 to {MCP_NAMES.max_len}"
+    odd = sorted({c for c in name if not MCP_NAMES.allows(c)})
     return f"it holds {', '.join(map(repr, odd))}, where MCP allows ASCII letters, digits, '_', '-' and '.'"

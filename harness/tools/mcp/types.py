@@ -7,11 +7,13 @@ results files) without touching asyncio or the ``mcp`` package.
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from harness import secrets
 from harness.errors import ServerError
 from harness.model import Finding, Severity
 from harness.transport.credentials import safe_url
@@ -19,6 +21,23 @@ from harness.transport.credentials import safe_url
 IssueKind = Literal["start_failed", "timeout", "crashed", "protocol_error", "orphan", "shutdown_error"]
 ENV_REFERENCE = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 """``{env:NAME}`` in an HTTP server's header value: that variable of the harness's environment."""
+
+
+def fill_env(value: str, missing: Callable[[str], str]) -> str:
+    """``value`` with each ``{env:NAME}`` replaced by that variable's value, registered as a
+    secret (a header may carry it among other text); a variable that is not set is replaced by
+    what ``missing(NAME)`` gives, or its error."""
+
+    def variable(match: re.Match[str]) -> str:
+        found = os.environ.get(match[1])
+        if found is None:
+            return missing(match[1])
+        secrets.register(found)
+        return found
+
+    return ENV_REFERENCE.sub(variable, value)
+
+
 FATAL_KINDS: frozenset[str] = frozenset({"start_failed", "timeout", "crashed"})
 """Issue kinds after which the server is stopped and every later call fails fast."""
 
@@ -201,21 +220,28 @@ def render_result(result: Any) -> MCPCallResult:
     text = "\n".join(parts)
     if not parts and structured is not None:
         text = json.dumps(structured, ensure_ascii=False, sort_keys=True)
-    serialized = not has_structured or any(_holds(part, structured) for part in content)
+    serialized = not has_structured or _serialized(content, structured)
     return MCPCallResult(
         text, bool(getattr(result, "is_error", False)), structured, has_structured, serialized=serialized
     )
 
 
-def _holds(part: Any, structured: Any) -> bool:
-    """Whether a content part is a text block holding ``structured`` as JSON (MCP 2025-06-18: a
-    tool returning structured content should also return it serialized in a text block)."""
-    if getattr(part, "type", None) != "text":
-        return False
+def _serialized(content: list[Any], structured: Any) -> bool:
+    """Whether the text blocks of ``content`` carry ``structured`` (MCP 2025-06-18: a tool returning
+    structured content should also return it serialized in a text block): one block holding it as
+    JSON, or the official SDK's own form for a tool returning a plain value or a list, which it
+    wraps as ``{"result": ...}`` and writes as that value's text, a block per item."""
+    values = [_value(part.text) for part in content if getattr(part, "type", None) == "text"]
+    wrapped = [{"result": v} for v in values] + [{"result": values}]
+    return structured in values or structured in wrapped
+
+
+def _value(text: str) -> Any:
+    """A text block's JSON value, or the text itself when it is no JSON."""
     try:
-        return bool(json.loads(part.text) == structured)
+        return json.loads(text)
     except ValueError:
-        return False
+        return text
 
 
 def _describe_part(part: Any) -> str:

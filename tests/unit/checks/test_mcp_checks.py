@@ -173,8 +173,9 @@ def test_a_tool_its_server_annotates_destructive_is_confirmed_too_as_a_warning(t
     )
     for annotations, status in (
         ({"destructiveHint": True}, "warn"),
-        ({}, "warn"),  # destructiveHint defaults to true
-        ({"readOnlyHint": True}, "n/a"),
+        ({"destructiveHint": True, "readOnlyHint": True}, "n/a"),
+        ({}, "n/a"),  # a hint left out says nothing
+        (None, "n/a"),  # nor do no annotations (a tool listed for its outputSchema)
         ({"destructiveHint": False}, "n/a"),
     ):
         t.mcp_tools = {DELETE: MCPToolInfo("codeindex", DELETE, None, annotations)}
