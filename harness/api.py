@@ -222,7 +222,8 @@ def run(
             if endpoint.pace is not None and endpoint.pace.backoffs
         }
     result = RunResult(records, settings.results, {t.name: t for t in chosen}, paces=paces)
-    if history and not (settings.stop is not None and settings.stop.is_set()):
+    stopped = settings.stop is not None and settings.stop.is_set()
+    if history and not stopped and settings.shard is None:  # a shard is kept by its merged run
         kept = where(None if history is True else str(history), default=loaded.history or DEFAULT)
         remember(records, kept, "api", started)
     return result

@@ -88,7 +88,12 @@ def merge(
 
     loaded = load_config(config)
     kept = None if no_history else where(history, default=loaded.history or out / "history.sqlite")
+    if kept is not None:
+        from harness.history.store import url_of
+
+        url_of(kept)  # a URL that cannot be read fails before the merge (exit 2)
     manifests = shard_manifests(shards)
+    missing = _not_whole(manifests)
     modes = sorted({str(m["mode"]) for m in manifests if m.get("mode")})
     manifest = {
         "mode": modes[0] if len(modes) == 1 else "+".join(modes),
@@ -112,7 +117,11 @@ def merge(
         folder.release()
         shutil.rmtree(folder.path, ignore_errors=True)
         raise
-    if kept is not None:
+    if kept is not None and missing:
+        console(stderr=True).print(
+            escape(f"the merged run is not kept in the history: {missing}"), markup=False, soft_wrap=True
+        )
+    elif kept is not None:
         remember(lambda: manifest_facts(folder, built.summary, records), kept)
     print_table(built)
     github_step_summary(built, out)
@@ -122,6 +131,21 @@ def merge(
         err=True,
     )
     exit_on_gate(built, loaded.targets, min_score=min_score, strict=strict)
+
+
+def _not_whole(manifests: Sequence[Mapping[str, object]]) -> str | None:
+    """Why the shards' manifests do not make one whole run (each shard K of one N, every K, each
+    run finished), or None when they do: only a whole run is kept in the history."""
+    if not all(m.get("shard") for m in manifests):
+        return "a shard's run manifest (run.json) was not found beside its results"
+    if any(m.get("status") != "complete" for m in manifests):
+        return "a shard's run did not finish"
+    shards = sorted(str(m["shard"]) for m in manifests)
+    parts = [shard.split("/") for shard in shards]
+    counts = {n for _, n in parts}
+    if len(counts) != 1 or sorted(int(k) for k, _ in parts) != list(range(1, int(counts.pop()) + 1)):
+        return f"the shards {', '.join(shards)} are not every shard of one run"
+    return None
 
 
 @click.command(name="compare")

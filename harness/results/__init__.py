@@ -540,17 +540,23 @@ class RunFolder:
     @classmethod
     def resume(cls, out: Path, run_id: str | None = None) -> RunFolder:
         """The run to continue, locked: ``run_id``, or the newest one that did not finish; one
-        another process holds is a :class:`ConfigError` naming it."""
+        another process holds, or a ``harness merge`` run (there is nothing to run again), is a
+        :class:`ConfigError` naming it."""
         runs = out / "runs"
         candidates = sorted(runs.iterdir(), reverse=True) if runs.is_dir() else []
         for path in candidates:
             manifest_path = path / "run.json"
             if not manifest_path.is_file() or (run_id and path.name != run_id):
                 continue
-            if run_id or _status(manifest_path) != "complete":
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            if "merged_from" in manifest:  # made by `harness merge`: nothing of it can run again
+                if run_id:
+                    raise ConfigError(f"--resume: {path} holds a merged run, not one to resume")
+                continue
+            if run_id or manifest.get("status") != "complete":
                 lock = _take(path)
                 _unlink_published(path)
-                return cls(path, json.loads(manifest_path.read_text(encoding="utf-8")), lock)
+                return cls(path, manifest, lock)
         which = f"run {run_id!r}" if run_id else "an unfinished run"
         raise ConfigError(f"--resume: no {which} under {runs}")
 

@@ -72,6 +72,13 @@ def test_three_shards_merged_make_the_unsharded_report(tmp_path: Path) -> None:
     assert imported.returncode == 0, imported.stderr
     assert "of a run; its `harness merge` run is kept" in imported.stdout + imported.stderr
     assert [r["run_id"] for r in history(rebuilt)] == [folder.name]
+    part = harness("merge", *shards[:2], "--out", tmp_path / "part", "--history", tmp_path / "part.sqlite")
+    assert part.returncode == 0, part.stderr
+    assert "not kept in the history: the shards 1/3, 2/3 are not every shard of one run" in part.stderr
+    assert not (tmp_path / "part.sqlite").exists()
+    resumed = harness("run", "--out", tmp_path / "merged", "--resume", folder.name)
+    assert resumed.returncode == 2 and "a merged run, not one to resume" in resumed.stderr
+
     into_shard = harness("merge", *shards, "--out", shards[0])  # the first shard's own results file
     assert into_shard.returncode == 0, into_shard.stderr
     assert report(shards[0]) == report(tmp_path / "whole") and keys(shards[0]) == keys(tmp_path / "whole")
