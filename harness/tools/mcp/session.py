@@ -297,7 +297,7 @@ class MCPSession:
             if problem := tool_name_problem(tool.name):
                 detail = f"MCP server {tool.server!r} lists a tool named {tool.name!r}: {problem}"
                 evidence = {"server": tool.server, "tool": tool.name, "spec": TOOL_NAMES}
-                found.append(Finding("mcp.tool_name", "warning", False, detail, evidence=evidence))
+                found.append(Finding("mcp.tool_name_invalid", "warning", False, detail, evidence=evidence))
         for name, info in sorted(self.tool_info().items()):
             if info.annotations:
                 hints = ", ".join(

@@ -160,7 +160,9 @@ def test_harness_toml_names_the_history(tmp_path: Path) -> None:
     url = "postgresql://ci@db.internal/harness"
     assert read_config(source, f'[history]\nurl = "{url}"\n').history == url
     assert read_config(source, "").history is None
-    with pytest.raises(ConfigFileError, match=r"harness.toml:2: \[history.path\]: unknown key; known: url"):
+    with pytest.raises(
+        ConfigFileError, match=r"harness.toml:2: \[history.path\]: unknown key; known: keep_runs, url"
+    ):
         read_config(source, '[history]\npath = "runs.sqlite"\n')
 
 
