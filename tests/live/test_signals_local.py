@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -56,7 +57,8 @@ class Started:
         pid = self.process.pid
 
         def server() -> bool:
-            return any(b"llama_cpp.server" in _cmdline(p) for p in descendants(pid))
+            # llama_cpp.server, or its wrapper on a CPU with AMX (harness.servers.llama_cpp_serve)
+            return any(re.search(rb"llama_cpp[._]serve", _cmdline(p)) for p in descendants(pid))
 
         wait_for(server, STARTUP_S, "the local model server to start")
         self.below = descendants(pid)
