@@ -19,6 +19,20 @@ if TYPE_CHECKING:
     from harness.targets import Target
 
 
+def history_to_keep(history: str | None, no_history: bool, configured: str | None, out: Path) -> str | None:
+    """Where a command that writes a run folder under ``out`` keeps the run (``--history``,
+    ``$HARNESS_HISTORY``, harness.toml's ``[history] url``, ``out/history.sqlite``; ``None`` for
+    none); a URL that cannot be read fails now, before the run (exit 2)."""
+    from harness.history import where
+
+    kept = None if no_history else where(history, default=configured or out / "history.sqlite")
+    if kept is not None:
+        from harness.history.store import url_of
+
+        url_of(kept)
+    return kept
+
+
 def build_report(records: Iterable[RunRecord], targets: Mapping[str, Target]) -> Report:
     """The report of ``records``, to be written (its run summaries spooled to disk), with the runs
     each target expects to fail (``report.xfail``, read by the JUnit writer and the gate)."""
@@ -80,18 +94,14 @@ def merge(
     under OUT/runs/ (its manifest names the shards), is published to OUT/ and kept in the run
     history; the shards themselves are not."""
     from harness._version import __version__
-    from harness.history import remember, where
+    from harness.history import remember
     from harness.history.facts import manifest_facts, now
     from harness.reports import write_built
     from harness.results import RunFolder, merge_results, shard_manifests
     from harness.targets_file import load_config
 
     loaded = load_config(config)
-    kept = None if no_history else where(history, default=loaded.history or out / "history.sqlite")
-    if kept is not None:
-        from harness.history.store import url_of
-
-        url_of(kept)  # a URL that cannot be read fails before the merge (exit 2)
+    kept = history_to_keep(history, no_history, loaded.history, out)
     manifests = shard_manifests(shards)
     missing = _not_whole(manifests)
     modes = sorted({str(m["mode"]) for m in manifests if m.get("mode")})

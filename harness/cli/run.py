@@ -19,7 +19,7 @@ from harness.cli.console import (
     print_table,
     warn_unmatched_xfail,
 )
-from harness.cli.results_commands import build_report, exit_on_gate
+from harness.cli.results_commands import build_report, exit_on_gate, history_to_keep
 from harness.cli.signals import signals
 
 CONCURRENCY = click.IntRange(1, 1024)
@@ -197,7 +197,7 @@ def _run(
     from harness._version import __version__
     from harness.analysis import compare
     from harness.errors import ConfigError
-    from harness.history import remember, where
+    from harness.history import remember
     from harness.history.facts import manifest_facts, now
     from harness.reports import write_built
     from harness.reports.report import Baseline
@@ -212,11 +212,7 @@ def _run(
         )
     loaded = load_config(config)
     known = loaded.targets
-    kept = None if no_history else where(history, default=loaded.history or out / "history.sqlite")
-    if kept is not None:
-        from harness.history.store import url_of
-
-        url_of(kept)  # a URL that cannot be read fails before the run (exit 2)
+    kept = history_to_keep(history, no_history, loaded.history, out)
     base = compare.load(baseline) if baseline is not None else None  # a bad file fails before the run
     folder: results.RunFolder
     if resume:
